@@ -1,0 +1,1 @@
+//! The `termsprawlctl` command line (skeleton).

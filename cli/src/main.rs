@@ -1,0 +1,2 @@
+//! Entry point of `termsprawlctl`.
+fn main() {}

@@ -1,0 +1,1 @@
+//! Opens a terminal emulator attached to a termsprawl node's tmux session (skeleton).

@@ -1,0 +1,1 @@
+//! The MCP stdio bridge of `termsprawlctl mcp` (skeleton).

@@ -1,0 +1,283 @@
+//! One typed argument struct per operation, from which the operation's `inputSchema` is generated.
+//!
+//! The doc comment of each field is the property description that models and the command-line help
+//! read. Property order is declaration order. Rules the schema shape cannot express (lengths, ranges,
+//! array sizes) are enforced by [`crate::validate`], not here.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Arguments of an operation that takes none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// A guide topic, the argument of `guide_read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GuideTopic {
+    /// Start here: how to work inside a termsprawl node.
+    Overview,
+    /// Browser nodes.
+    Browser,
+    /// Shell terminals.
+    Terminal,
+    /// Canvas layout.
+    Canvas,
+    /// Reading linked peers' transcripts.
+    Context,
+    /// Messaging other agents.
+    Agents,
+    /// Showing files.
+    Artifacts,
+}
+
+/// Arguments of `guide_read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GuideReadArgs {
+    /// The guide to return.
+    pub topic: GuideTopic,
+}
+
+/// Arguments of `canvas_select`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CanvasSelectArgs {
+    /// Ids of existing nodes that become the selection; 1 to 100 ids.
+    pub node_ids: Vec<String>,
+}
+
+/// Arguments of `canvas_move`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CanvasMoveArgs {
+    /// The node to move.
+    pub node_id: String,
+    /// New left edge in canvas pixels, relative to the parent group or the canvas.
+    pub x: f64,
+    /// New top edge in canvas pixels, relative to the parent group or the canvas.
+    pub y: f64,
+}
+
+/// Arguments of `canvas_resize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CanvasResizeArgs {
+    /// The node to resize.
+    pub node_id: String,
+    /// New width in canvas pixels.
+    pub width: f64,
+    /// New height in canvas pixels.
+    pub height: f64,
+}
+
+/// Arguments of `canvas_group`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CanvasGroupArgs {
+    /// Ids of the top-level, non-group nodes to put into a new group.
+    pub node_ids: Vec<String>,
+    /// Title of the new group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// Arguments of `sticky_open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StickyOpenArgs {
+    /// The note's text.
+    pub text: String,
+}
+
+/// Arguments of `browser_open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BrowserOpenArgs {
+    /// The address to load first.
+    pub url: String,
+}
+
+/// Arguments of an operation on one node: `browser_claim`, `browser_inspect`,
+/// `browser_screenshot`, `terminal_interrupt`, `terminal_external`, `terminal_close`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NodeArgs {
+    /// The node to act on.
+    pub node_id: String,
+}
+
+/// Arguments of `browser_transfer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BrowserTransferArgs {
+    /// The browser node the caller owns.
+    pub node_id: String,
+    /// The agent node that becomes the owner.
+    pub agent_node_id: String,
+}
+
+/// Arguments of `browser_navigate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BrowserNavigateArgs {
+    /// The browser node the caller owns.
+    pub node_id: String,
+    /// The address to load.
+    pub url: String,
+}
+
+/// Arguments of `browser_click`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BrowserClickArgs {
+    /// The browser node the caller owns.
+    pub node_id: String,
+    /// A CSS selector matching exactly one visible element, as `browser_inspect` reports it.
+    pub selector: String,
+}
+
+/// Arguments of `browser_type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BrowserTypeArgs {
+    /// The browser node the caller owns.
+    pub node_id: String,
+    /// A CSS selector matching exactly one visible input or textarea.
+    pub selector: String,
+    /// The text that replaces the field's value.
+    pub text: String,
+}
+
+/// Arguments of `terminal_open`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalOpenArgs {
+    /// Title of the new terminal node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// Arguments of `terminal_read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalReadArgs {
+    /// The terminal node to read.
+    pub node_id: String,
+    /// How many characters to return from the end; 16000 when omitted, at most 100000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_chars: Option<f64>,
+}
+
+/// Arguments of `terminal_submit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalSubmitArgs {
+    /// The shell terminal node to type into.
+    pub node_id: String,
+    /// The command line; Enter is pressed after it.
+    pub command: String,
+}
+
+/// Arguments of `terminal_input`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalInputArgs {
+    /// The terminal node to send input to.
+    pub node_id: String,
+    /// The exact input; nothing is added, so include a line break to press Enter.
+    pub text: String,
+}
+
+/// An agent preset, the argument of `agent_launch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentPreset {
+    /// Claude Code.
+    Claude,
+    /// Codex.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// Grok.
+    Grok,
+    /// OpenClaude.
+    Openclaude,
+    /// opencode.
+    Opencode,
+    /// The user's custom preset from `preferences.json`.
+    Custom,
+}
+
+/// Arguments of `agent_launch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentLaunchArgs {
+    /// The agent preset to start.
+    pub agent: AgentPreset,
+}
+
+/// Arguments of `agent_send`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentSendArgs {
+    /// The peer agent node, reached over an enabled link.
+    pub node_id: String,
+    /// The request, at most 16000 characters, without control characters.
+    pub text: String,
+    /// A unique id for this request; reuse it only to retry the exact same request.
+    pub message_id: String,
+}
+
+/// Arguments of `agent_task`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentTaskArgs {
+    /// The task id that `agent_send` returned.
+    pub task_id: String,
+}
+
+/// How a request ends, the `state` of `agent_reply`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplyState {
+    /// The work was done.
+    Completed,
+    /// The work could not be done.
+    Failed,
+}
+
+/// Arguments of `agent_reply`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentReplyArgs {
+    /// The task addressed to the caller.
+    pub task_id: String,
+    /// The answer for the requesting agent.
+    pub text: String,
+    /// How the request ended; completed when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ReplyState>,
+}
+
+/// The kind of node `artifact_open` shows a file in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ArtifactView {
+    /// An editor node.
+    Editor,
+    /// A diff node.
+    Diff,
+}
+
+/// Arguments of `artifact_open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ArtifactOpenArgs {
+    /// Absolute path of a file inside the project folder.
+    pub path: String,
+    /// Editor for files and supported media, diff for source changes; editor when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ArtifactView>,
+}

@@ -1,0 +1,44 @@
+//! The termsprawl agent tool protocol, as data: the single source of truth for every frontend.
+//!
+//! This crate owns
+//! - the wire types ([`ToolRequest`], [`ToolResult`], [`ToolSession`], [`ToolEndpoint`], ...) with
+//!   their exact JSON member names and order (`spec/protocol.md` §1);
+//! - the operation table of the current protocol version ([`operations`]), whose input schemas are
+//!   generated with `schemars` from one typed argument struct per operation ([`args`]) and then
+//!   normalised to the contract's exact shape, together with the annotations and descriptions;
+//! - the guide texts ([`Topic`], [`guide`]);
+//! - the server's request validation ([`validate`]), with the contract's exact messages;
+//! - the protocol version ([`PROTOCOL_VERSION`]).
+//!
+//! It must never do I/O, start an async runtime or know about HTTP: it is plain data and pure
+//! functions, so that the client, the CLI, the MCP bridge, the server half and the docs generator
+//! all derive from the same description and cannot drift apart.
+//!
+//! Start reading at [`operations`], then [`validate`].
+
+pub mod args;
+mod guides;
+mod operations;
+mod schema;
+mod types;
+mod validate;
+
+pub use guides::{Topic, guide};
+pub use operations::{Annotations, Operation, Param, ParamKind, catalog_json, operation, operations};
+pub use types::{
+    IntegrationState, IntegrationStatus, SessionToken, ToolEndpoint, ToolIdentity, ToolRequest,
+    ToolResult,
+};
+pub use validate::{
+    MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16, ValidationError,
+    validate,
+};
+
+/// The version of the protocol this crate describes, in semver.
+///
+/// A major bump marks a breaking change of the operation table (see `cargo xtask protocol-diff`
+/// and `docs/protocol-changelog.md`).
+pub const PROTOCOL_VERSION: &str = "1.2.0";
+
+/// Member name order and field names of a session file, re-exported for writers.
+pub use types::ToolSession;

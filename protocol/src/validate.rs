@@ -1,0 +1,121 @@
+//! The server's request validation (`spec/protocol.md` §5): checks in the contract's order, the first
+//! failure wins, with the contract's exact messages.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::operations::{ParamKind, operation};
+use crate::types::ToolRequest;
+
+/// Most items in a `string[]` argument.
+pub const MAX_ARRAY_ITEMS: usize = 100;
+/// Most UTF-16 units in one item of a `string[]` argument (shorter than 256).
+pub const MAX_ITEM_UTF16: usize = 255;
+/// Most UTF-16 units in a string or enum argument.
+pub const MAX_STRING_UTF16: usize = 64_000;
+/// Largest absolute value of a number argument (inclusive).
+pub const MAX_NUMBER_MAGNITUDE: f64 = 1_000_000.0;
+
+/// Why a request body was refused. `Display` is the exact `error` string the server answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValidationError {
+    /// The body is not a JSON object or array.
+    ExpectedObject,
+    /// `operation` is missing, not a string, or not in the table.
+    UnknownOperation,
+    /// `args` is missing, `null`, not an object, or an array.
+    ExpectedArgsObject,
+    /// A required argument is absent.
+    MissingArgument(String),
+    /// A member of `args` is not a property of the operation.
+    UnknownArgument(String),
+    /// A member of `args` has the wrong type or is out of range.
+    InvalidArgument(String),
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValidationError::ExpectedObject => f.write_str("Expected an operation and args object"),
+            ValidationError::UnknownOperation => f.write_str("Unknown operation"),
+            ValidationError::ExpectedArgsObject => f.write_str("Expected args object"),
+            ValidationError::MissingArgument(name) => write!(f, "Missing argument: {name}"),
+            ValidationError::UnknownArgument(name) => write!(f, "Unknown argument: {name}"),
+            ValidationError::InvalidArgument(name) => write!(f, "Invalid {name}"),
+        }
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Validates a parsed request body against the operation table.
+///
+/// On success the request is returned with `args` unchanged (re-encoded compactly, member order
+/// kept) and `operation` set.
+pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
+    let object = match body {
+        Value::Object(object) => Some(object),
+        Value::Array(_) => None,
+        _ => return Err(ValidationError::ExpectedObject),
+    };
+    let Some(operation) = object
+        .and_then(|object| object.get("operation"))
+        .and_then(Value::as_str)
+        .and_then(operation)
+    else {
+        return Err(ValidationError::UnknownOperation);
+    };
+    let Some(Value::Object(args)) = object.and_then(|object| object.get("args")) else {
+        return Err(ValidationError::ExpectedArgsObject);
+    };
+    if let Some(missing) =
+        operation.params().iter().find(|param| param.required() && !args.contains_key(param.name()))
+    {
+        return Err(ValidationError::MissingArgument(missing.name().to_owned()));
+    }
+    for (name, value) in args {
+        let Some(param) = operation.param(name) else {
+            return Err(ValidationError::UnknownArgument(name.clone()));
+        };
+        if !value_fits(param.kind(), value) {
+            return Err(ValidationError::InvalidArgument(name.clone()));
+        }
+    }
+    Ok(ToolRequest::new(operation.name(), &Value::Object(Map::clone(args))))
+}
+
+fn value_fits(kind: &ParamKind, value: &Value) -> bool {
+    match (kind, value) {
+        (ParamKind::String, Value::String(text)) => string_fits(text),
+        (ParamKind::Enum(values), Value::String(text)) => {
+            string_fits(text) && values.iter().any(|allowed| allowed == text)
+        }
+        (ParamKind::Number, Value::Number(number)) => number
+            .as_f64()
+            .is_some_and(|number| number.is_finite() && number.abs() <= MAX_NUMBER_MAGNITUDE),
+        (ParamKind::StringArray, Value::Array(items)) => {
+            (1..=MAX_ARRAY_ITEMS).contains(&items.len())
+                && items.iter().all(|item| {
+                    item.as_str().is_some_and(|item| {
+                        utf16_len(item) <= MAX_ITEM_UTF16 && !item.contains('\0')
+                    })
+                })
+        }
+        _ => false,
+    }
+}
+
+fn string_fits(text: &str) -> bool {
+    utf16_len(text) <= MAX_STRING_UTF16 && !text.contains('\0')
+}
+
+/// The length a JavaScript string reports.
+fn utf16_len(text: &str) -> usize {
+
+
+    text.encode_utf16().count()
+}
+
+#[cfg(test)]
+mod tests;

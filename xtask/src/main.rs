@@ -1,0 +1,2 @@
+//! Project automation: `cargo xtask codegen`, `protocol-diff`, `bench` (skeleton).
+fn main() {}
