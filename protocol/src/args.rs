@@ -202,7 +202,7 @@ pub enum AgentPreset {
     Gemini,
     /// Grok.
     Grok,
-    /// OpenClaude.
+    /// `OpenClaude`.
     Openclaude,
     /// opencode.
     Opencode,

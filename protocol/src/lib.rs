@@ -24,10 +24,12 @@ mod types;
 mod validate;
 
 pub use guides::{Topic, guide};
-pub use operations::{Annotations, Operation, Param, ParamKind, catalog_json, operation, operations};
+pub use operations::{
+    Annotations, Operation, Param, ParamKind, catalog_json, operation, operations,
+};
 pub use types::{
     IntegrationState, IntegrationStatus, SessionToken, ToolEndpoint, ToolIdentity, ToolRequest,
-    ToolResult,
+    ToolResult, ToolSession,
 };
 pub use validate::{
     MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16, ValidationError,
@@ -39,6 +41,3 @@ pub use validate::{
 /// A major bump marks a breaking change of the operation table (see `cargo xtask protocol-diff`
 /// and `docs/protocol-changelog.md`).
 pub const PROTOCOL_VERSION: &str = "1.2.0";
-
-/// Member name order and field names of a session file, re-exported for writers.
-pub use types::ToolSession;

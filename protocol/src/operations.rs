@@ -50,6 +50,10 @@ pub enum ParamKind {
 
 /// The MCP tool annotations of an operation (`spec/protocol.md` §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "the four MCP hints are independent booleans on the wire"
+)]
 pub struct Annotations {
     /// `readOnlyHint`.
     pub read_only: bool,

@@ -34,7 +34,12 @@ fn normalise(generated: &Value, type_name: &str) -> Value {
         assert!(
             matches!(
                 key.as_str(),
-                "type" | "properties" | "required" | "additionalProperties" | "title" | "description"
+                "type"
+                    | "properties"
+                    | "required"
+                    | "additionalProperties"
+                    | "title"
+                    | "description"
             ),
             "schema of {type_name} has an unexpected keyword {key:?}: {generated}"
         );

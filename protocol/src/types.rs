@@ -28,7 +28,8 @@ impl SessionToken {
 
     /// Whether the token has the format the server mints: `^[a-f0-9]{64}$`.
     pub fn is_well_formed(&self) -> bool {
-        self.0.len() == 64 && self.0.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        self.0.len() == 64
+            && self.0.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     }
 }
 
@@ -277,3 +278,6 @@ impl<'de> Deserialize<'de> for ToolResult {
             .ok_or_else(|| serde::de::Error::custom("not a tool result: expected {\"ok\":…}"))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -112,8 +112,6 @@ fn string_fits(text: &str) -> bool {
 
 /// The length a JavaScript string reports.
 fn utf16_len(text: &str) -> usize {
-
-
     text.encode_utf16().count()
 }
 

@@ -4,10 +4,13 @@ use serde_json::{Value, json};
 
 use crate::{ParamKind, catalog_json, operation, operations};
 
+/// An argument of the spec table: (name, type, required).
+type SpecArg = (&'static str, &'static str, bool);
+
 /// Names, argument lists and hint columns of `spec/protocol.md` §4.3, in table order.
 /// Argument: (name, type, required); type is "string", "number", "string[]" or "a|b|…".
 #[rustfmt::skip]
-const SPEC_TABLE: &[(&str, &[(&str, &str, bool)], &str)] = &[
+const SPEC_TABLE: &[(&str, &[SpecArg], &str)] = &[
     ("session_info", &[], "R-I-"),
     ("guide_read", &[("topic", "overview|browser|terminal|canvas|context|agents|artifacts", true)], "R-I-"),
     ("canvas_list", &[], "R-I-"),
@@ -44,7 +47,7 @@ const SPEC_TABLE: &[(&str, &[(&str, &str, bool)], &str)] = &[
 
 #[test]
 fn table_matches_the_spec() {
-    let names: Vec<&str> = operations().iter().map(|operation| operation.name()).collect();
+    let names: Vec<&str> = operations().iter().map(crate::Operation::name).collect();
     let spec_names: Vec<&str> = SPEC_TABLE.iter().map(|row| row.0).collect();
     assert_eq!(names, spec_names);
     for (operation, (name, params, hints)) in operations().iter().zip(SPEC_TABLE) {
@@ -82,9 +85,8 @@ fn table_matches_the_spec() {
 
 #[test]
 fn names_are_valid_unique_and_not_reserved() {
-    let reserved = [
-        "help", "schema", "usage", "skills", "completions", "call", "doctor", "mcp", "acp",
-    ];
+    let reserved =
+        ["help", "schema", "usage", "skills", "completions", "call", "doctor", "mcp", "acp"];
     let mut seen = std::collections::HashSet::new();
     for operation in operations() {
         let name = operation.name();
@@ -111,23 +113,35 @@ fn schemas_have_exactly_the_contract_shape() {
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["additionalProperties"], false);
         for (name, property) in schema["properties"].as_object().unwrap() {
-            let keys: Vec<&str> = property.as_object().unwrap().keys().map(String::as_str).collect();
+            let keys: Vec<&str> =
+                property.as_object().unwrap().keys().map(String::as_str).collect();
             let shape = match keys.as_slice() {
-                ["type", "description"] | ["type", "items", "description"] | ["type", "enum", "description"] => {
-                    keys
-                }
+                ["type", "description"] | ["type", "items" | "enum", "description"] => keys,
                 other => panic!("{}.{name}: keys {other:?}", operation.name()),
             };
             assert!(!property["description"].as_str().unwrap().trim().is_empty());
             assert!(!property["description"].as_str().unwrap().contains('\n'));
             match shape[1] {
                 "items" => assert_eq!(property["items"], json!({"type": "string"})),
-                "enum" => assert!(property["enum"].as_array().unwrap().iter().all(Value::is_string)),
+                "enum" => {
+                    assert!(property["enum"].as_array().unwrap().iter().all(Value::is_string));
+                }
                 _ => assert!(matches!(property["type"].as_str(), Some("string" | "number"))),
             }
         }
         let text = schema.to_string();
-        for forbidden in ["$schema", "\"title\":{\"type\":\"string\",\"title", "$ref", "$defs", "definitions", "format", "null", "oneOf", "anyOf", "const"] {
+        for forbidden in [
+            "$schema",
+            "\"title\":{\"type\":\"string\",\"title",
+            "$ref",
+            "$defs",
+            "definitions",
+            "format",
+            "null",
+            "oneOf",
+            "anyOf",
+            "const",
+        ] {
             assert!(!text.contains(forbidden), "{}: {forbidden} in {text}", operation.name());
         }
     }
@@ -158,6 +172,9 @@ fn catalog_snapshot() {
 #[test]
 fn schema_snapshots() {
     for operation in operations() {
-        insta::assert_json_snapshot!(format!("schema_{}", operation.name()), operation.input_schema());
+        insta::assert_json_snapshot!(
+            format!("schema_{}", operation.name()),
+            operation.input_schema()
+        );
     }
 }

@@ -113,7 +113,8 @@ fn wrong_types_are_invalid() {
 
 #[test]
 fn numbers_must_be_finite_and_within_a_million() {
-    let body = |x: &str| format!(r#"{{"operation":"canvas_move","args":{{"nodeId":"n","x":{x},"y":0}}}}"#);
+    let body =
+        |x: &str| format!(r#"{{"operation":"canvas_move","args":{{"nodeId":"n","x":{x},"y":0}}}}"#);
     for ok in ["1000000", "-1000000", "1e6", "0.5", "-12.5", "0", "-0", "999999.999"] {
         assert!(check(&body(ok)).is_ok(), "{ok}");
     }
