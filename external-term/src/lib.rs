@@ -8,16 +8,16 @@
 //! - the attach command and the managed tmux location ([`TmuxLocation`], [`find_tmux`],
 //!   [`has_session`]);
 //! - executable resolution (`PATH`, then `~/.local/bin`, `~/.druk/bin`, `~/bin`: [`SearchPath`]);
-//! - the spawn ([`launch`]): detached in a new process group, no standard streams, watched for a
+//! - the spawn ([`launch()`]): detached in a new process group, no standard streams, watched for a
 //!   grace period and reaped on a background thread;
-//! - the whole `terminal_external` operation in one call ([`open`], with [`result_value`]).
+//! - the whole `terminal_external` operation in one call ([`open()`], with [`result_value`]).
 //!
 //! It must never run a shell (every program is executed directly with an argument vector), never
 //! pass `TMUX` or `TMUX_PANE` to the emulator (a nested client would act as one inside tmux), and
 //! never report an emulator that died within the grace period as a success. It depends on nothing
 //! else in the workspace.
 //!
-//! Start reading at [`open`], then [`terminal_command`] and [`launch`].
+//! Start reading at [`open()`], then [`terminal_command`] and [`launch()`].
 
 mod command;
 mod error;

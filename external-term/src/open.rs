@@ -44,7 +44,7 @@ impl Default for OpenOptions {
 /// 3. `has-session -t =ts-<nodeId>` must succeed ([`Error::SessionNotRunning`], [`Error::Tmux`]);
 /// 4. `<userData>/agent-tools/preferences.json` is read afresh ([`crate::load_external_terminal`]);
 /// 5. the command is built ([`crate::terminal_command`]) with [`SearchPath::find`];
-/// 6. the emulator is launched and watched ([`crate::launch`]).
+/// 6. the emulator is launched and watched ([`crate::launch()`]).
 ///
 /// On success the operation's result value is [`result_value`].
 pub fn open(node_id: &str, user_data: &Path, options: &OpenOptions) -> Result<Launched, Error> {
