@@ -1,1 +1,39 @@
-//! Opens a terminal emulator attached to a termsprawl node's tmux session (skeleton).
+//! Opens an operating-system terminal window attached to a termsprawl node's tmux session
+//! (`spec/protocol.md` §9), so that a person can watch or take over an agent next to the canvas view.
+//!
+//! This crate owns
+//! - the choice of the emulator: the `externalTerminal` template of `agent-tools/preferences.json`
+//!   ([`ExternalTerminal`], [`load_external_terminal`]) or the probe list ([`PROBES`]), turned into
+//!   an argument vector by the pure function [`terminal_command`];
+//! - the attach command and the managed tmux location ([`TmuxLocation`], [`find_tmux`],
+//!   [`has_session`]);
+//! - executable resolution (`PATH`, then `~/.local/bin`, `~/.druk/bin`, `~/bin`: [`SearchPath`]);
+//! - the spawn ([`launch()`]): detached in a new process group, no standard streams, watched for a
+//!   grace period and reaped on a background thread;
+//! - the whole `terminal_external` operation in one call ([`open()`], with [`result_value`]).
+//!
+//! It must never run a shell (every program is executed directly with an argument vector), never
+//! pass `TMUX` or `TMUX_PANE` to the emulator (a nested client would act as one inside tmux), and
+//! never report an emulator that died within the grace period as a success. It depends on nothing
+//! else in the workspace.
+//!
+//! Start reading at [`open()`], then [`terminal_command`] and [`launch()`].
+
+mod command;
+mod error;
+mod launch;
+mod open;
+mod preferences;
+mod search_path;
+mod tmux;
+
+pub use command::{PROBES, Probe, TerminalCommand, terminal_command};
+pub use error::Error;
+pub use launch::{DEFAULT_GRACE_PERIOD, LaunchOptions, Launched, launch};
+pub use open::{OpenOptions, open, result_value, user_data_from_session_file};
+pub use preferences::{ExternalTerminal, PLACEHOLDER, load_external_terminal, preferences_path};
+pub use search_path::{SearchPath, is_executable_file};
+pub use tmux::{
+    TMUX_FALLBACKS, TmuxLocation, ensure_socket_dir, find_tmux, has_session, is_valid_node_id,
+    session_name, socket_path,
+};
