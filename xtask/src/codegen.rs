@@ -90,7 +90,7 @@ impl Drift {
         }
     }
 
-    /// The unified diff that [`write`] would apply.
+    /// The unified diff that [`write()`] would apply.
     pub fn diff(&self) -> &str {
         match self {
             Drift::Stale { diff, .. } | Drift::Missing { diff, .. } | Drift::Extra { diff, .. } => {
@@ -111,7 +111,7 @@ impl fmt::Display for Drift {
     }
 }
 
-/// What [`write`] did to one file.
+/// What [`write()`] did to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Created a missing file.

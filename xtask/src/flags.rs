@@ -44,7 +44,7 @@ pub struct ProtocolDiff {
     #[arg(long, value_name = "CATALOG_JSON")]
     pub against_file: Option<PathBuf>,
     /// The protocol version of `--against-file`; the current version when omitted (no bump).
-    #[arg(long, value_name = "SEMVER", requires = "against_file")]
+    #[arg(long, value_name = "SEMVER", requires = "against_file", conflicts_with = "git_ref")]
     pub against_version: Option<String>,
 }
 
@@ -110,3 +110,6 @@ impl ProtocolDiff {
         Ok(report.passes())
     }
 }
+
+#[cfg(test)]
+mod tests;

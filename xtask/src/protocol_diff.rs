@@ -466,6 +466,15 @@ fn compare_schemas(
             location: "inputSchema.type".to_owned(),
         });
     }
+    // Malformed `properties` or `required` are read as empty; a change of them is left to people.
+    let malformed = |schema: &Map<String, Value>| {
+        !matches!(schema.get("properties"), None | Some(Value::Object(_)))
+            || !matches!(schema.get("required"), None | Some(Value::Array(_)))
+    };
+    if (malformed(old) || malformed(new)) && old != new {
+        kinds
+            .push(ChangeKind::Unclassified { operation: op(), location: "inputSchema".to_owned() });
+    }
     let empty = Map::new();
     let old_properties = old.get("properties").and_then(Value::as_object).unwrap_or(&empty);
     let new_properties = new.get("properties").and_then(Value::as_object).unwrap_or(&empty);

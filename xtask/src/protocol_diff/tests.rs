@@ -315,6 +315,20 @@ fn unknown_differences_are_unclassified_and_breaking() {
 }
 
 #[test]
+fn malformed_properties_or_required_are_unclassified() {
+    let changes = check(|catalog| catalog[1]["inputSchema"]["properties"] = json!(["x"]));
+    assert_eq!(changes, ["breaking: `beta`: unclassified change at `inputSchema`"]);
+    let changes = check(|catalog| catalog[0]["inputSchema"]["required"] = json!("nodeId"));
+    assert_eq!(
+        changes,
+        [
+            "breaking: `alpha`: unclassified change at `inputSchema`",
+            "compatible: `alpha`: property `nodeId` is no longer required",
+        ]
+    );
+}
+
+#[test]
 fn every_change_carries_the_class_of_its_kind() {
     let old = base();
     let mut new =
