@@ -1,0 +1,346 @@
+//! Tests of the generators and of the check: the committed files are fresh, the check finds every
+//! kind of drift without changing anything, and a normal run repairs it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use termsprawl_protocol::{
+    IntegrationState, IntegrationStatus, SessionToken, ToolEndpoint, ToolIdentity, ToolRequest,
+    ToolResult, ToolSession, catalog_json, operations,
+};
+
+use super::{
+    Action, Drift, FIX_COMMAND, GeneratedFile, MARKER, check, generate, render_drifts, write,
+};
+use crate::project_root;
+
+/// The committed `docs/reference/` is what `cargo xtask codegen` writes.
+#[test]
+fn docs_reference_is_fresh() {
+    let drifts = check(&project_root(), &generate()).unwrap();
+    assert!(drifts.is_empty(), "\n{}", render_drifts(&drifts));
+}
+
+fn generated(path: &str) -> String {
+    generate()
+        .into_iter()
+        .find(|(generated, _)| generated == Path::new(path))
+        .unwrap_or_else(|| panic!("{path} is not generated"))
+        .1
+}
+
+fn generated_json(path: &str) -> Value {
+    serde_json::from_str(&generated(path)).unwrap()
+}
+
+#[test]
+fn catalog_json_is_the_tools_list_array_pretty_printed() {
+    let text = generated("docs/reference/catalog.json");
+    assert_eq!(text, format!("{}\n", serde_json::to_string_pretty(&catalog_json()).unwrap()));
+    assert!(text.starts_with("[\n  {\n    \"name\": \"session_info\",\n"));
+}
+
+#[test]
+fn every_generated_file_carries_the_marker_where_the_format_allows() {
+    for (path, contents) in generate() {
+        let shown = path.display();
+        assert!(path.starts_with("docs/reference"), "{shown}");
+        assert!(contents.ends_with('\n') && !contents.ends_with("\n\n"), "{shown}: final newline");
+        match path.extension().and_then(|extension| extension.to_str()) {
+            Some("md") => {
+                assert!(contents.starts_with(&format!("<!-- {MARKER} -->\n\n")), "{shown}");
+            }
+            Some("json") if path.ends_with("catalog.json") => {
+                assert!(contents.starts_with('['), "{shown}");
+            }
+            Some("json") => {
+                let schema: Map<String, Value> = serde_json::from_str(&contents).unwrap();
+                assert_eq!(schema.keys().next().map(String::as_str), Some("$comment"), "{shown}");
+                assert_eq!(schema["$comment"], MARKER, "{shown}");
+                assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+            }
+            _ => panic!("{shown}: unexpected kind of generated file"),
+        }
+    }
+}
+
+#[test]
+fn every_operation_has_a_schema_file_and_a_reference_section() {
+    let reference = generated("docs/reference/operations.md");
+    for operation in operations() {
+        let name = operation.name();
+        let mut schema = generated_json(&format!("docs/reference/schemas/{name}.json"));
+        assert_eq!(schema["title"], name);
+        assert_eq!(schema["description"], operation.description());
+        let schema = schema.as_object_mut().unwrap();
+        for header in ["$comment", "$schema", "title", "description"] {
+            schema.remove(header);
+        }
+        assert_eq!(&Value::Object(schema.clone()), operation.input_schema(), "{name}");
+        assert!(reference.contains(&format!("\n## `{name}`\n\n{}\n", operation.description())));
+        for param in operation.params() {
+            let required = if param.required() { "yes" } else { "no" };
+            let row_start = format!("| `{}` | ", param.name());
+            let row = reference[reference.find(&format!("\n## `{name}`")).unwrap()..]
+                .lines()
+                .find(|line| line.starts_with(&row_start))
+                .unwrap_or_else(|| panic!("{name}.{}: no row", param.name()));
+            assert!(row.ends_with(&format!(" | {required} | {} |", param.description())), "{row}");
+        }
+    }
+    let files = generate();
+    let schema_files = files.iter().filter(|(path, _)| path.starts_with("docs/reference/schemas"));
+    assert_eq!(schema_files.count(), operations().len());
+}
+
+#[test]
+fn enum_arguments_list_their_values_in_the_reference() {
+    let reference = generated("docs/reference/operations.md");
+    assert!(reference.contains(
+        "| `agent` | string, one of `claude`, `codex`, `gemini`, `grok`, `openclaude`, `opencode`, `custom` | yes | The agent preset to start. |"
+    ));
+    assert!(
+        reference.contains("| 25 | [`agent_launch`](#agent_launch) | `agent`* | – | – | – | ✓ |")
+    );
+}
+
+// The wire-type schemas are checked against values serialised by the protocol crate's types.
+
+/// Checks `value` against `schema` for the keywords the wire-type schemas use; `$ref` names a
+/// sibling file in `types/`. Member order must follow `properties`, and no undeclared member may
+/// appear (our writers emit none).
+fn conforms(schema: &Value, value: &Value) -> Result<(), String> {
+    if let Some(Value::String(reference)) = schema.get("$ref") {
+        let name = reference.strip_suffix(".json").unwrap();
+        return conforms(&generated_json(&format!("docs/reference/types/{name}.json")), value);
+    }
+    if let Some(Value::String(kind)) = schema.get("type") {
+        let matches = match kind.as_str() {
+            "object" => value.is_object(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            other => panic!("type {other} is not used by the wire types"),
+        };
+        if !matches {
+            return Err(format!("{value} is not of type {kind}"));
+        }
+    }
+    if let Some(expected) = schema.get("const")
+        && expected != value
+    {
+        return Err(format!("{value} is not {expected}"));
+    }
+    if let Some(Value::Array(values)) = schema.get("enum")
+        && !values.contains(value)
+    {
+        return Err(format!("{value} is not one of {values:?}"));
+    }
+    if let (Some(maximum), Some(text)) = (schema.get("maxLength"), value.as_str())
+        && text.chars().count() > usize::try_from(maximum.as_u64().unwrap()).unwrap()
+    {
+        return Err(format!("{value} is too long"));
+    }
+    if let Some(Value::Array(branches)) = schema.get("oneOf") {
+        let matching = branches.iter().filter(|branch| conforms(branch, value).is_ok()).count();
+        if matching != 1 {
+            return Err(format!("{value} matches {matching} branches of oneOf"));
+        }
+    }
+    let Value::Object(object) = value else { return Ok(()) };
+    for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+        if !object.contains_key(name.as_str().unwrap()) {
+            return Err(format!("{value} lacks the required member {name}"));
+        }
+    }
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        let declared: Vec<&String> =
+            properties.keys().filter(|key| object.contains_key(*key)).collect();
+        let present: Vec<&String> = object.keys().collect();
+        if declared != present {
+            return Err(format!("members {present:?} are not in schema order {declared:?}"));
+        }
+        for (name, member) in object {
+            conforms(&properties[name], member).map_err(|error| format!("{name}: {error}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn wire(name: &str, value: &Value) -> Result<(), String> {
+    conforms(&generated_json(&format!("docs/reference/types/{name}.json")), value)
+}
+
+fn status(state: IntegrationState) -> IntegrationStatus {
+    IntegrationStatus {
+        state,
+        adapter: "claude-mcp".to_owned(),
+        version: "2.1.0 (Claude Code)".to_owned(),
+        reason: "Waiting for the agent to connect to MCP".to_owned(),
+    }
+}
+
+#[test]
+fn wire_type_schemas_accept_what_the_protocol_types_write() {
+    let identity = ToolIdentity { node_id: "node-1".to_owned(), project_id: "project".to_owned() };
+    wire("ToolIdentity", &serde_json::to_value(identity).unwrap()).unwrap();
+    for state in
+        [IntegrationState::Connected, IntegrationState::CliFallback, IntegrationState::NeedsSetup]
+    {
+        wire("IntegrationStatus", &serde_json::to_value(status(state)).unwrap()).unwrap();
+    }
+    let session = ToolSession {
+        node_id: "node-1".to_owned(),
+        project_id: "project".to_owned(),
+        token: SessionToken::new("0".repeat(64)),
+        status: status(IntegrationState::NeedsSetup),
+    };
+    wire("ToolSession", &serde_json::to_value(session).unwrap()).unwrap();
+    let endpoint = ToolEndpoint {
+        url: "http://127.0.0.1:43123/call".to_owned(),
+        instance_id: "0d4f7c8e-5d0b-4f39-9d0e-6d6f9a1b2c3d".to_owned(),
+    };
+    wire("ToolEndpoint", &serde_json::to_value(endpoint).unwrap()).unwrap();
+    let request = ToolRequest::new("canvas_move", &json!({"nodeId": "n", "x": 1, "y": 2}));
+    wire("ToolRequest", &serde_json::from_str(&request.to_body()).unwrap()).unwrap();
+    for result in [
+        ToolResult::ok(json!({"nodeId": "n"})),
+        ToolResult::ok(Value::Null),
+        ToolResult::ok_empty(),
+        ToolResult::failure("Tool failed"),
+    ] {
+        wire("ToolResult", &result.to_value()).unwrap();
+    }
+}
+
+#[test]
+fn wire_type_schemas_reject_what_the_contract_forbids() {
+    assert!(wire("ToolResult", &json!({"ok": false})).is_err());
+    assert!(wire("ToolResult", &json!({"ok": "yes"})).is_err());
+    assert!(wire("ToolRequest", &json!({"operation": "x"})).is_err());
+    assert!(wire("ToolRequest", &json!({"args": {}, "operation": "x"})).is_err(), "member order");
+    assert!(
+        wire(
+            "IntegrationStatus",
+            &json!({"state": "ready", "adapter": "a", "version": "v", "reason": "r"})
+        )
+        .is_err()
+    );
+    let long = "v".repeat(161);
+    assert!(
+        wire(
+            "IntegrationStatus",
+            &json!({"state": "connected", "adapter": "a", "version": long, "reason": "r"})
+        )
+        .is_err()
+    );
+    let session = json!({"nodeId": "n", "projectId": "p", "token": "t", "status": {"state": "connected", "adapter": "a", "version": "v"}});
+    assert!(wire("ToolSession", &session).unwrap_err().contains("reason"));
+}
+
+// The check and the writer, on a scratch repository.
+
+fn scratch_files() -> Vec<GeneratedFile> {
+    vec![
+        (PathBuf::from("docs/reference/same.md"), "unchanged\n".to_owned()),
+        (PathBuf::from("docs/reference/stale.md"), "line one\nline two, new\n".to_owned()),
+        (PathBuf::from("docs/reference/nested/missing.json"), "{}\n".to_owned()),
+    ]
+}
+
+fn put(root: &Path, path: &str, contents: &str) {
+    let full = root.join(path);
+    fs::create_dir_all(full.parent().unwrap()).unwrap();
+    fs::write(full, contents).unwrap();
+}
+
+fn snapshot(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let contents = fs::read_to_string(&path).unwrap();
+                files.push((path.strip_prefix(root).unwrap().to_path_buf(), contents));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn check_finds_stale_missing_and_extra_files_and_changes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    put(root.path(), "docs/reference/same.md", "unchanged\n");
+    put(root.path(), "docs/reference/stale.md", "line one\nline two, old\n");
+    put(root.path(), "docs/reference/old/extra.md", "left over\n");
+    put(root.path(), "docs/other.md", "not generated, not checked\n");
+    let before = snapshot(root.path());
+
+    let drifts = check(root.path(), &scratch_files()).unwrap();
+
+    assert_eq!(snapshot(root.path()), before, "the check must not write");
+    let summary: Vec<String> = drifts.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        summary,
+        [
+            "docs/reference/nested/missing.json: missing",
+            "docs/reference/old/extra.md: extra (no generator writes it)",
+            "docs/reference/stale.md: stale",
+        ]
+    );
+    assert!(matches!(drifts[0], Drift::Missing { .. }));
+    assert_eq!(
+        drifts[0].diff(),
+        "--- /dev/null\n+++ b/docs/reference/nested/missing.json\n@@ -0,0 +1 @@\n+{}\n"
+    );
+    assert_eq!(
+        drifts[1].diff(),
+        "--- a/docs/reference/old/extra.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-left over\n"
+    );
+    assert_eq!(
+        drifts[2].diff(),
+        "--- a/docs/reference/stale.md\n+++ b/docs/reference/stale.md\n@@ -1,2 +1,2 @@\n line one\n-line two, old\n+line two, new\n"
+    );
+    let report = render_drifts(&drifts);
+    assert!(report.contains(drifts[2].diff()), "{report}");
+    assert!(report.ends_with(&format!(
+        "error: 3 generated file(s) out of date\n\nhint: run `{FIX_COMMAND}` and commit the result\n"
+    )));
+}
+
+#[test]
+fn write_repairs_every_drift_and_leaves_fresh_files_alone() {
+    let root = tempfile::tempdir().unwrap();
+    put(root.path(), "docs/reference/same.md", "unchanged\n");
+    put(root.path(), "docs/reference/stale.md", "line one\nline two, old\n");
+    put(root.path(), "docs/reference/old/deeper/extra.md", "left over\n");
+
+    let actions = write(root.path(), &scratch_files()).unwrap();
+
+    assert_eq!(
+        actions,
+        [
+            (PathBuf::from("docs/reference/nested/missing.json"), Action::Created),
+            (PathBuf::from("docs/reference/old/deeper/extra.md"), Action::Deleted),
+            (PathBuf::from("docs/reference/stale.md"), Action::Updated),
+        ]
+    );
+    assert!(check(root.path(), &scratch_files()).unwrap().is_empty());
+    assert!(!root.path().join("docs/reference/old").exists(), "emptied folders are removed");
+    assert!(root.path().join("docs/reference").is_dir());
+    assert_eq!(write(root.path(), &scratch_files()).unwrap(), []);
+}
+
+#[test]
+fn check_of_an_empty_repository_reports_every_file_missing() {
+    let root = tempfile::tempdir().unwrap();
+    let files = generate();
+    let drifts = check(root.path(), &files).unwrap();
+    assert_eq!(drifts.len(), files.len());
+    assert!(drifts.iter().all(|drift| matches!(drift, Drift::Missing { .. })));
+}

@@ -1,0 +1,54 @@
+//! Project automation for the termsprawl workspace, reached as `cargo xtask <command>`.
+//!
+//! This crate owns
+//! - `codegen` ([`codegen`]): the generated files of `docs/reference/`, derived from the
+//!   `termsprawl-protocol` crate, with a `--check` mode that a test runs on every `cargo test`;
+//! - `protocol-diff` ([`protocol_diff`]): the classification of operation-table changes against a
+//!   git revision, and the rule that a breaking change needs a major bump of `PROTOCOL_VERSION`;
+//! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
+//!   `cargo metadata`.
+//!
+//! It must never be a dependency of another crate, and it does not wrap `cargo fmt`, `clippy` or
+//! `test`: those stay plain cargo commands.
+//! Printing is this crate's job, so the print lints are allowed here once, for the whole crate.
+//!
+//! Start reading at [`flags`] (the command line), then [`codegen::generate`] and
+//! [`protocol_diff::classify`].
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "xtask is a command-line tool: reporting to the terminal is its job"
+)]
+#![allow(
+    clippy::format_push_string,
+    reason = "the generators and reports build text; `write!` into a String needs an ignored Result"
+)]
+
+pub mod codegen;
+pub mod flags;
+pub mod protocol_diff;
+pub mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Runs one command and turns its outcome into the process exit code: 0 on success, 1 when a
+/// check failed or an error occurred (the error is printed to stderr).
+pub fn run(xtask: flags::Xtask) -> ExitCode {
+    match xtask.exec(&project_root()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The repository root: the parent of this crate's folder.
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one folder below the repository root")
+        .to_path_buf()
+}

@@ -1,0 +1,272 @@
+//! Tidy checks over the source tree and `cargo metadata`, run as ordinary `#[test]`s (in
+//! `tidy/tests.rs`) so that `cargo test --workspace` enforces them.
+//!
+//! Each check is a function returning its violations as readable lines, so that a test can show
+//! all of them at once and other tests can feed the checks synthetic input. The dependency rules
+//! between crates are data: [`CRATE_RULES`].
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+use serde_json::Value;
+
+/// Folder names that are never searched: version control, build output, tool environments.
+pub const SKIPPED_DIRS: &[&str] = &[".git", "target", ".venv", "node_modules", "__pycache__"];
+
+/// What one workspace package may depend on.
+#[derive(Debug, Clone, Copy)]
+pub struct CrateRule {
+    /// The package name.
+    pub package: &'static str,
+    /// The workspace packages it may depend on, in any dependency kind; `None` means any.
+    pub workspace_deps: Option<&'static [&'static str]>,
+    /// The external packages it may use as normal or build dependencies; `None` means any.
+    pub external_deps: Option<&'static [&'static str]>,
+    /// Whether it may depend on `anyhow` (binaries and xtask only).
+    pub anyhow: bool,
+}
+
+const PROTOCOL: &str = "termsprawl-protocol";
+const TRANSPORT: &str = "termsprawl-transport";
+const CLI: &str = "termsprawl-cli";
+const MCP: &str = "termsprawl-mcp";
+const EXTERNAL_TERM: &str = "termsprawl-external-term";
+const ACP: &str = "termsprawl-acp";
+const HEADLESS: &str = "termsprawl-headless";
+
+/// The dependency rules of `STYLE.md` §1, one row per workspace package (rows of packages that do
+/// not exist yet are harmless). A package without a row fails the check: add its row here.
+pub const CRATE_RULES: &[CrateRule] = &[
+    // No I/O, no HTTP: the wire model and nothing else.
+    CrateRule {
+        package: PROTOCOL,
+        workspace_deps: Some(&[]),
+        external_deps: Some(&["serde", "serde_json", "schemars"]),
+        anyhow: false,
+    },
+    // The only crate that speaks HTTP.
+    CrateRule {
+        package: TRANSPORT,
+        workspace_deps: Some(&[PROTOCOL]),
+        external_deps: None,
+        anyhow: false,
+    },
+    // The frontends: never each other, except that the cli binary wires in mcp (and acp, and
+    // external-term for its terminal command).
+    CrateRule {
+        package: CLI,
+        workspace_deps: Some(&[PROTOCOL, TRANSPORT, MCP, ACP, EXTERNAL_TERM]),
+        external_deps: None,
+        anyhow: true,
+    },
+    CrateRule {
+        package: MCP,
+        workspace_deps: Some(&[PROTOCOL, TRANSPORT]),
+        external_deps: None,
+        anyhow: false,
+    },
+    CrateRule {
+        package: ACP,
+        workspace_deps: Some(&[PROTOCOL, TRANSPORT]),
+        external_deps: None,
+        anyhow: false,
+    },
+    CrateRule {
+        package: EXTERNAL_TERM,
+        workspace_deps: Some(&[]),
+        external_deps: None,
+        anyhow: false,
+    },
+    // The later reference tool server: a binary.
+    CrateRule {
+        package: HEADLESS,
+        workspace_deps: Some(&[PROTOCOL, TRANSPORT, EXTERNAL_TERM]),
+        external_deps: None,
+        anyhow: true,
+    },
+    CrateRule { package: "xtask", workspace_deps: None, external_deps: None, anyhow: true },
+];
+
+/// Every file below `root` whose extension is one of `extensions`, relative to `root` and
+/// sorted, skipping the [`SKIPPED_DIRS`].
+pub fn files_with_extensions(root: &Path, extensions: &[&str]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        let dir = root.join(&relative);
+        for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+            let name = entry.file_name();
+            let child = relative.join(&name);
+            let file_type = entry.file_type()?;
+            if file_type.is_dir() {
+                if !SKIPPED_DIRS.iter().any(|skipped| name == *skipped) {
+                    pending.push(child);
+                }
+            } else if file_type.is_file()
+                && child
+                    .extension()
+                    .is_some_and(|extension| extensions.iter().any(|wanted| extension == *wanted))
+            {
+                found.push(child);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// A violation when a Rust file does not start with a `//!` comment.
+pub fn missing_module_doc(path: &Path, text: &str) -> Option<String> {
+    (!text.starts_with("//!"))
+        .then(|| format!("{}: does not start with a `//!` comment", path.display()))
+}
+
+/// The attributes that no test may carry: assert the `Err` instead of expecting a panic, and
+/// fix or delete a test instead of skipping it. Spelled in pieces so this file does not match.
+const FORBIDDEN_ATTRIBUTES: &[&str] = &[concat!("#[should", "_panic"), concat!("#[ig", "nore")];
+
+/// One violation per line of a Rust file that carries a forbidden test attribute.
+pub fn forbidden_attributes(path: &Path, text: &str) -> Vec<String> {
+    let mut violations = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        for attribute in FORBIDDEN_ATTRIBUTES {
+            if line.contains(attribute) {
+                violations.push(format!("{}:{}: `{attribute}]`", path.display(), index + 1));
+            }
+        }
+    }
+    violations
+}
+
+/// One violation per line that ends with a space or a tab.
+pub fn trailing_whitespace(path: &Path, text: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| line.ends_with([' ', '\t']))
+        .map(|(index, _)| format!("{}:{}: trailing whitespace", path.display(), index + 1))
+        .collect()
+}
+
+/// `cargo metadata --format-version 1 --no-deps` of the workspace at `root`, run with the cargo
+/// named by the `CARGO` environment variable when set.
+pub fn cargo_metadata(root: &Path) -> anyhow::Result<Value> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .output()
+        .context("cannot run cargo metadata")?;
+    if !output.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr).trim());
+    }
+    serde_json::from_slice(&output.stdout).context("cargo metadata printed no JSON")
+}
+
+/// Violations of `rules` by the packages of `metadata` (the output of [`cargo_metadata`]):
+/// a package without a rule, a workspace dependency the rule does not allow (a package's
+/// dependency on itself, for features in tests, is fine), an external normal or build dependency
+/// outside the rule's list, and `anyhow` where the rule forbids it.
+pub fn dependency_violations(metadata: &Value, rules: &[CrateRule]) -> Vec<String> {
+    let members = member_names(metadata);
+    let mut violations = Vec::new();
+    for package in packages(metadata) {
+        let name = package["name"].as_str().unwrap_or_default();
+        let Some(rule) = rules.iter().find(|rule| rule.package == name) else {
+            violations.push(format!(
+                "{name}: no dependency rule; add a row to CRATE_RULES in xtask/src/tidy.rs"
+            ));
+            continue;
+        };
+        for dependency in dependencies(package) {
+            let dependency_name = dependency["name"].as_str().unwrap_or_default();
+            let kind = dependency_kind(dependency);
+            if members.contains(&dependency_name) {
+                let allowed = dependency_name == name
+                    || rule.workspace_deps.is_none_or(|allowed| allowed.contains(&dependency_name));
+                if !allowed {
+                    violations
+                        .push(format!("{name} must not depend on {dependency_name} ({kind})"));
+                }
+                continue;
+            }
+            if dependency_name == "anyhow" && !rule.anyhow {
+                violations.push(format!(
+                    "{name} must not depend on anyhow ({kind}): libraries use thiserror"
+                ));
+                continue;
+            }
+            if kind != "dev"
+                && rule.external_deps.is_some_and(|allowed| !allowed.contains(&dependency_name))
+            {
+                violations.push(format!("{name} must not depend on {dependency_name} ({kind})"));
+            }
+        }
+    }
+    violations
+}
+
+/// Violations by normal and build dependencies on workspace packages that carry no version
+/// requirement (`cargo publish` needs one besides the path).
+pub fn unversioned_path_dependencies(metadata: &Value) -> Vec<String> {
+    let members = member_names(metadata);
+    let mut violations = Vec::new();
+    for package in packages(metadata) {
+        let name = package["name"].as_str().unwrap_or_default();
+        for dependency in dependencies(package) {
+            let dependency_name = dependency["name"].as_str().unwrap_or_default();
+            let kind = dependency_kind(dependency);
+            let internal = members.contains(&dependency_name) || dependency.get("path").is_some();
+            if internal && kind != "dev" && dependency["req"].as_str() == Some("*") {
+                violations.push(format!(
+                    "{name}: path dependency {dependency_name} ({kind}) has no version"
+                ));
+            }
+        }
+    }
+    violations
+}
+
+/// Violations by `[workspace.dependencies]` entries of the root manifest that give a `path`
+/// without a `version`.
+pub fn unversioned_workspace_dependencies(root_manifest: &str) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut in_section = false;
+    for (index, line) in root_manifest.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_section = line == "[workspace.dependencies]";
+            continue;
+        }
+        let has_path = line.contains("path =") || line.contains("path=");
+        if in_section && has_path && !line.contains("version") {
+            violations.push(format!(
+                "Cargo.toml:{}: workspace dependency with a path but no version: {line}",
+                index + 1
+            ));
+        }
+    }
+    violations
+}
+
+fn packages(metadata: &Value) -> impl Iterator<Item = &Value> {
+    metadata["packages"].as_array().into_iter().flatten()
+}
+
+fn dependencies(package: &Value) -> impl Iterator<Item = &Value> {
+    package["dependencies"].as_array().into_iter().flatten()
+}
+
+fn member_names(metadata: &Value) -> Vec<&str> {
+    packages(metadata).filter_map(|package| package["name"].as_str()).collect()
+}
+
+fn dependency_kind(dependency: &Value) -> &str {
+    dependency["kind"].as_str().unwrap_or("normal")
+}
+
+#[cfg(test)]
+mod tests;
