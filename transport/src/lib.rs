@@ -21,6 +21,8 @@
 
 mod client;
 pub mod discovery;
+#[cfg(feature = "server")]
+pub mod server;
 
 pub use client::{
     Client, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, call, call_blocking, connection_unavailable,

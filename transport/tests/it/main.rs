@@ -2,4 +2,7 @@
 
 mod client;
 mod endpoint;
+mod files;
+mod restart;
+mod server;
 mod support;

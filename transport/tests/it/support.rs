@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tempfile::TempDir;
-use termsprawl_protocol::ToolResult;
+use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolIdentity, ToolResult};
+use termsprawl_transport::server::{ServerConfig, ToolHandler, ToolServer, handler_fn};
 
 /// The token of every fixture session: well-formed and easy to spot in any output.
 pub(crate) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -268,4 +269,151 @@ impl Tripwire {
             Err(error) => panic!("accept failed: {error}"),
         }
     }
+}
+
+// ---- the real server half ----
+
+/// A provisioning status for fixtures.
+pub(crate) fn status(reason: &str) -> IntegrationStatus {
+    IntegrationStatus {
+        state: IntegrationState::NeedsSetup,
+        adapter: "claude-mcp".to_owned(),
+        version: "1.0.0".to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+/// A fixture identity.
+pub(crate) fn identity(node_id: &str, project_id: &str) -> ToolIdentity {
+    ToolIdentity { node_id: node_id.to_owned(), project_id: project_id.to_owned() }
+}
+
+/// A handler scripted by operation name:
+/// - `terminal_close` fails with `Node not found in the visible project`;
+/// - `canvas_list` fails with an empty error;
+/// - `agent_status` panics;
+/// - `session_info` succeeds without a value;
+/// - `guide_read` succeeds with `null`;
+/// - anything else echoes `{"nodeId","projectId","instanceId","operation","args"}`.
+pub(crate) fn scripted_handler() -> Arc<dyn ToolHandler> {
+    handler_fn(|caller, request| async move {
+        match request.operation().unwrap_or_default() {
+            "terminal_close" => ToolResult::failure("Node not found in the visible project"),
+            "canvas_list" => ToolResult::failure(""),
+            "agent_status" => panic!("the handler panicked"),
+            "session_info" => ToolResult::ok_empty(),
+            "guide_read" => ToolResult::ok(Value::Null),
+            operation => ToolResult::ok(json!({
+                "nodeId": caller.node_id(),
+                "projectId": caller.project_id(),
+                "instanceId": caller.instance_id(),
+                "operation": operation,
+                "args": request.args_value(),
+            })),
+        }
+    })
+}
+
+/// A started server on a fresh `D` with the scripted handler and one session `agent-1` in
+/// `project-1`.
+pub(crate) struct Fixture {
+    pub(crate) dir: TempDir,
+    pub(crate) server: ToolServer,
+    pub(crate) session_file: PathBuf,
+}
+
+impl Fixture {
+    pub(crate) async fn start() -> Fixture {
+        Fixture::start_with(ServerConfig::default()).await
+    }
+
+    pub(crate) async fn start_with(config: ServerConfig) -> Fixture {
+        let dir = TempDir::new().unwrap();
+        let server =
+            ToolServer::start_with(&dir.path().join("agent-tools"), scripted_handler(), config)
+                .await
+                .unwrap();
+        let session_file = server
+            .provision_session(identity("agent-1", "project-1"), status("fixture"), false)
+            .unwrap();
+        Fixture { dir, server, session_file }
+    }
+
+    /// The live token of `agent-1`, read back from its session file.
+    pub(crate) fn token(&self) -> String {
+        let session: Value =
+            serde_json::from_slice(&std::fs::read(&self.session_file).unwrap()).unwrap();
+        session["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// One HTTP response as bytes came off the wire.
+#[derive(Debug)]
+pub(crate) struct RawResponse {
+    pub(crate) status: u16,
+    /// Header lines, names lowercased.
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+
+    pub(crate) fn body_text(&self) -> &str {
+        std::str::from_utf8(&self.body).unwrap()
+    }
+}
+
+/// Sends `request` bytes as they are over a fresh connection to `127.0.0.1:port` and reads
+/// until the server closes the connection.
+pub(crate) async fn raw_exchange(port: u16, request: &[u8]) -> RawResponse {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stream, request).await.unwrap();
+    read_response(&mut stream).await
+}
+
+/// Reads one response until EOF.
+pub(crate) async fn read_response(stream: &mut tokio::net::TcpStream) -> RawResponse {
+    let mut bytes = Vec::new();
+    // A reset after the answer arrived still leaves the answer in `bytes`.
+    let _ = tokio::io::AsyncReadExt::read_to_end(stream, &mut bytes).await;
+    parse_response(&bytes)
+}
+
+/// Parses one `content-length` or empty-bodied response.
+pub(crate) fn parse_response(bytes: &[u8]) -> RawResponse {
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) =
+        text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no response head in {text:?}"));
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap();
+    let status = status_line.split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .map(|line| {
+            let (name, value) = line.split_once(':').unwrap();
+            (name.trim().to_ascii_lowercase(), value.trim().to_owned())
+        })
+        .collect();
+    RawResponse { status, headers, body: body.as_bytes().to_vec() }
+}
+
+/// A `POST /call` with `connection: close`, the given extra header lines and body.
+pub(crate) fn post(target: &str, headers: &[String], body: &[u8]) -> Vec<u8> {
+    request("POST", target, headers, body)
+}
+
+/// A request with `connection: close`, a correct `content-length`, the extra header lines and body.
+pub(crate) fn request(method: &str, target: &str, headers: &[String], body: &[u8]) -> Vec<u8> {
+    let mut request =
+        format!("{method} {target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n");
+    for header in headers {
+        request.push_str(header);
+        request.push_str("\r\n");
+    }
+    let mut request = request.into_bytes();
+    request.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    request.extend_from_slice(body);
+    request
 }
