@@ -294,7 +294,12 @@ async fn a_silent_new_connection_gets_408() {
 
 #[tokio::test]
 async fn kept_alive_connections_serve_several_requests_then_close_when_idle() {
-    let fixture = Fixture::start_with(quick()).await;
+    // Roomy enough that a loaded machine cannot make a request or a pause between requests look
+    // slow; the idle close still comes after a second.
+    let config = ServerConfig::default()
+        .with_receive_timeout(Duration::from_secs(5))
+        .with_idle_timeout(Duration::from_secs(1));
+    let fixture = Fixture::start_with(config).await;
     let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
     let request = format!(
         "POST /call HTTP/1.1\r\nhost: 127.0.0.1\r\n{}\r\ncontent-length: {}\r\n\r\n",
