@@ -9,3 +9,4 @@ mod framing;
 mod methods;
 mod support;
 mod tools_call;
+mod transport;
