@@ -15,7 +15,12 @@
 //! Start reading at [`run`], which assigns a command line to one of the two forms.
 
 mod compat;
+mod convert;
+pub mod describe;
 mod exit;
+mod flags;
+mod json_arg;
+mod quote;
 mod session;
 mod streams;
 
