@@ -370,10 +370,11 @@ fn without_null_alternative(schema: &Map<String, Value>) -> &Map<String, Value> 
         let Some(Value::Array(alternatives)) = schema.get(keyword) else { continue };
         let is_null = |alternative: &Value| alternative.get("type") == Some(&Value::from("null"));
         let real: Vec<&Value> = alternatives.iter().filter(|a| !is_null(a)).collect();
-        if alternatives.len() == 2 && real.len() == 1 {
-            if let Some(real) = real[0].as_object() {
-                return real;
-            }
+        if alternatives.len() == 2
+            && let [real] = real.as_slice()
+            && let Some(real) = real.as_object()
+        {
+            return real;
         }
     }
     schema

@@ -195,7 +195,7 @@ fn merge(
             Given::Scalar(_) | Given::Array(_) if exists => return Err(both_give(&path)),
             Given::Scalar(text) => target.push((last.clone(), raw(text.clone()))),
             Given::Array(texts) => {
-                target.push((last.clone(), raw(format!("[{}]", texts.join(",")))))
+                target.push((last.clone(), raw(format!("[{}]", texts.join(",")))));
             }
             Given::Map(entries) => {
                 let node = member(target, last, || Node::Object(Vec::new()));
@@ -218,13 +218,10 @@ fn member<'a>(
     name: &str,
     new: impl FnOnce() -> Node,
 ) -> &'a mut Node {
-    let index = match members.iter().position(|(existing, _)| existing == name) {
-        Some(index) => index,
-        None => {
-            members.push((name.to_owned(), new()));
-            members.len() - 1
-        }
-    };
+    let index = members.iter().position(|(existing, _)| existing == name).unwrap_or_else(|| {
+        members.push((name.to_owned(), new()));
+        members.len() - 1
+    });
     &mut members[index].1
 }
 

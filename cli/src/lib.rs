@@ -17,16 +17,24 @@
 mod compat;
 mod convert;
 pub mod describe;
+mod direct;
 mod exit;
 mod flags;
+mod generate;
+mod image;
 mod json_arg;
+mod output;
 mod quote;
 mod session;
+mod skills;
 mod streams;
+mod usage;
 
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::process::ExitCode;
+
+use describe::Command;
 
 pub use exit::ExitStatus;
 pub use session::{MISSING_SESSION, SESSION_ENV};
@@ -56,6 +64,40 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
             Err(compat::McpRequested(session)) => termsprawl_mcp::run_stdio(&session),
         };
     }
-    streams.error_line(&format!("Error: {}", compat::USAGE_LINE));
-    ExitStatus::USAGE.into()
+    direct::run(args, session_env, streams).into()
 }
+
+/// The program's version, as `--version` prints it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The whole usage Markdown of `termsprawlctl usage`: the Calling section, then one section per
+/// operation in table order (`spec/shell-conventions.md` §7). `cargo xtask codegen` writes it
+/// into `docs/reference/`.
+pub fn usage_markdown() -> String {
+    usage::usage(&catalog())
+}
+
+/// The help of `termsprawlctl help`: the Calling section, an index of the operations and the
+/// program's own commands.
+pub fn help_markdown() -> String {
+    usage::help(&catalog())
+}
+
+/// The skills of `termsprawlctl skills`, as (directory name, `SKILL.md` content) per guide topic.
+pub fn skill_documents() -> Vec<(String, String)> {
+    skills::skill_documents(&catalog())
+}
+
+/// The `clap` command tree that the completion scripts and the man page are generated from
+/// (never used to parse).
+pub fn clap_command() -> clap::Command {
+    generate::clap_command(&catalog())
+}
+
+/// Every operation of the table, described as a command.
+fn catalog() -> Vec<Command> {
+    termsprawl_protocol::operations().iter().map(Command::from_operation).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -42,9 +42,9 @@ fn command(schema: &Value) -> Command {
 }
 
 /// The args text the command line sends, `help`, or the error message.
-fn run_bytes(args: Vec<OsString>, stdin: &str) -> String {
+fn run_bytes(args: &[OsString], stdin: &str) -> String {
     let command = command(&schema());
-    let (flags, positionals) = match scan_operation(&command, &args) {
+    let (flags, positionals) = match scan_operation(&command, args) {
         Err(message) => return format!("error: {message}"),
         Ok(Scanned::Help) => return "help".to_owned(),
         Ok(Scanned::Args(flags, positionals)) => (flags, positionals),
@@ -59,7 +59,7 @@ fn run_bytes(args: Vec<OsString>, stdin: &str) -> String {
 }
 
 fn run(words: &[&str]) -> String {
-    run_bytes(words.iter().map(OsString::from).collect(), "")
+    run_bytes(&words.iter().map(OsString::from).collect::<Vec<_>>(), "")
 }
 
 #[test]
@@ -142,13 +142,13 @@ fn a_boolean_does_not_take_the_next_word() {
 #[test]
 fn json_alone_is_sent_byte_for_byte() {
     assert_eq!(run(&["  {\"b\": 1,  \"a\":\"\\u0041\"}\n"]), "raw {\"b\": 1,  \"a\":\"\\u0041\"}");
-    assert_eq!(run_bytes(vec![OsString::from("-")], "\n{\"x\": 1e400}\n\n"), "raw {\"x\": 1e400}");
+    assert_eq!(run_bytes(&[OsString::from("-")], "\n{\"x\": 1e400}\n\n"), "raw {\"x\": 1e400}");
 }
 
 #[test]
 fn json_checks_in_order() {
     assert_eq!(
-        run_bytes(vec![OsString::from_vec(b"{\"a\":\"\xff\"}".to_vec())], ""),
+        run_bytes(&[OsString::from_vec(b"{\"a\":\"\xff\"}".to_vec())], ""),
         "error: the JSON argument is not valid UTF-8"
     );
     for text in ["null", "[]", "\"s\"", "1", "false", "{", "{\"a\":1} x", ""] {
@@ -160,7 +160,7 @@ fn json_checks_in_order() {
     );
     assert_eq!(run(&[r#"{"a":1,"\u0061":2}"#]), r#"error: the JSON argument gives "a" twice"#);
     assert_eq!(
-        run_bytes(vec![OsString::from("-")], "[1]"),
+        run_bytes(&[OsString::from("-")], "[1]"),
         "error: the JSON argument is not a JSON object"
     );
 }
