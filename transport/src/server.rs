@@ -122,6 +122,22 @@ impl Default for ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// This configuration with another receive timeout (tests use a fraction of a second).
+    #[must_use]
+    pub fn with_receive_timeout(mut self, timeout: Duration) -> ServerConfig {
+        self.receive_timeout = timeout;
+        self
+    }
+
+    /// This configuration with another idle timeout.
+    #[must_use]
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> ServerConfig {
+        self.idle_timeout = timeout;
+        self
+    }
+}
+
 /// Why [`ToolServer::start`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {

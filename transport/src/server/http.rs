@@ -187,7 +187,9 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
             }
         })
     };
-    let mut connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    // Half-close: a client that shuts down its sending side after the request still gets the answer.
+    let mut connection =
+        hyper::server::conn::http1::Builder::new().half_close(true).serve_connection(io, service);
     loop {
         let notified = progress.changed.notified();
         let deadline = match progress.get() {

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use termsprawl_protocol::{IntegrationState, ToolRequest, ToolResult};
-use termsprawl_transport::server::{ProvisionError, StartError, ToolServer, handler_fn};
+use termsprawl_transport::server::{Caller, ProvisionError, StartError, ToolServer, handler_fn};
 
 use crate::support::{Fixture, check_failure, identity, scripted_handler, status};
 
@@ -18,6 +18,11 @@ fn mode(path: &Path) -> u32 {
 
 fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap()
+}
+
+fn token_of(session_file: &Path) -> String {
+    let session: Value = serde_json::from_str(&read(session_file)).unwrap();
+    session["token"].as_str().unwrap().to_owned()
 }
 
 fn is_uuid_v4(text: &str) -> bool {
@@ -260,8 +265,7 @@ async fn reprovisioning_without_reuse_kills_the_old_token() {
     let fixture = Fixture::start().await;
     let old = read(&fixture.session_file);
     fixture.server.provision_session(identity("agent-1", "project-1"), status("s"), false).unwrap();
-    let old_file = fixture.dir.path().join("old.json");
-    // The client finds endpoint.json two levels up; keep the old file next to the new one.
+    // A copy of the old session file, next to the new one so that it finds endpoint.json.
     let old_session = fixture.server.data_dir().join("sessions").join("old-copy.json");
     fs::write(&old_session, &old).unwrap();
     let request = ToolRequest::new("session_info", &json!({}));
@@ -273,7 +277,6 @@ async fn reprovisioning_without_reuse_kills_the_old_token() {
         termsprawl_transport::call(&fixture.session_file, &request).await,
         ToolResult::ok_empty()
     );
-    assert!(!old_file.exists());
 }
 
 #[tokio::test]
@@ -302,7 +305,8 @@ async fn the_handler_sees_the_caller_of_the_token() {
 #[tokio::test]
 async fn caller_status_changes_stay_in_memory() {
     let dir = TempDir::new().unwrap();
-    let handler = handler_fn(|caller, _request| async move {
+    // An async closure, as the headless server and other crates' tests write them.
+    let handler = handler_fn(async |caller: Caller, _request| {
         let mut status = caller.status();
         status.state = IntegrationState::Connected;
         status.reason = "Authenticated tool connection established".to_owned();
@@ -313,15 +317,31 @@ async fn caller_status_changes_stay_in_memory() {
             .iter()
             .map(|session| json!({"nodeId": session.identity().node_id, "state": session.status().state}))
             .collect();
-        ToolResult::ok(json!({"live": caller.is_live(), "sessions": live}))
+        ToolResult::ok(
+            json!({"live": caller.is_live(), "sessions": live, "debug": format!("{caller:?}")}),
+        )
     });
     let server = ToolServer::start(dir.path(), handler).await.unwrap();
     let file = server.provision_session(identity("agent-1", "p"), status("s"), false).unwrap();
-    server.provision_session(identity("agent-2", "p"), status("s"), false).unwrap();
+    let other = server.provision_session(identity("agent-2", "p"), status("s"), false).unwrap();
     let stored = read(&file);
 
     let result =
         termsprawl_transport::call(&file, &ToolRequest::new("session_info", &json!({}))).await;
+
+    // Nothing that describes the server or the caller shows a token.
+    let ToolResult::Success { value: Some(mut value) } = result else { panic!("{result:?}") };
+    let caller_debug = value.as_object_mut().unwrap().remove("debug").unwrap();
+    for token in [token_of(&file), token_of(&other)] {
+        for debug in
+            [caller_debug.to_string(), format!("{server:?}"), format!("{:?}", server.sessions())]
+        {
+            assert!(!debug.contains(&token), "token in Debug: {debug}");
+        }
+    }
+    assert!(caller_debug.to_string().contains("agent-1"), "{caller_debug}");
+    assert!(format!("{:?}", server.sessions()).contains("agent-2"));
+    let result = ToolResult::ok(value);
 
     assert_eq!(
         result,

@@ -1,7 +1,7 @@
 //! The client against the real server half: an app restart on a new port between two calls of
 //! one client, and a rough latency figure.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -63,24 +63,34 @@ fn call_blocking_against_the_real_server() {
     runtime.block_on(server.close());
 }
 
-/// Not an assertion: prints how long one in-process call takes, for the record.
-#[tokio::test]
-async fn latency_of_one_call() {
+/// Not an assertion: prints how long one call takes against the in-process server, for the
+/// record (`cargo test -p termsprawl-transport --test it latency -- --nocapture`).
+#[test]
+fn latency_of_one_call() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = TempDir::new().unwrap();
-    let server = ToolServer::start(dir.path(), scripted_handler()).await.unwrap();
+    let server = runtime.block_on(ToolServer::start(dir.path(), scripted_handler())).unwrap();
     let session_file =
         server.provision_session(identity("agent-1", "p"), status("s"), false).unwrap();
-    let client = Client::default().with_timeout(Duration::from_secs(10));
+    let client = Client::default();
     let request = echo();
-    for _ in 0..20 {
-        assert!(client.call(&session_file, &request).await.is_ok());
-    }
     let rounds = 300_u32;
-    let started = Instant::now();
-    for _ in 0..rounds {
-        assert!(client.call(&session_file, &request).await.is_ok());
-    }
-    let each = started.elapsed() / rounds;
-    eprintln!("one Client::call against the in-process server: {each:?} (mean of {rounds})");
-    server.close().await;
+
+    let mean = |call: &dyn Fn() -> ToolResult| {
+        for _ in 0..20 {
+            assert!(call().is_ok());
+        }
+        let started = Instant::now();
+        for _ in 0..rounds {
+            assert!(call().is_ok());
+        }
+        started.elapsed() / rounds
+    };
+    let in_runtime = mean(&|| runtime.block_on(client.call(&session_file, &request)));
+    let blocking = mean(&|| client.call_blocking(&session_file, &request));
+    eprintln!(
+        "one call against the in-process server, mean of {rounds}: Client::call {in_runtime:?}, \
+         call_blocking (runtime built per call) {blocking:?}"
+    );
+    runtime.block_on(server.close());
 }

@@ -1,14 +1,21 @@
 //! The server half's HTTP behaviour (`spec/protocol.md` §6.2–§6.3), one crafted raw request at a
 //! time: the whole status and body matrix, the size cap, the receive deadline.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tempfile::TempDir;
+use termsprawl_protocol::ToolResult;
+use termsprawl_transport::server::{ToolServer, handler_fn};
+use tokio::sync::Notify;
 
 use termsprawl_transport::server::{MAX_REQUEST_BYTES, ServerConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::support::{
-    Fixture, RawResponse, parse_response, post, raw_exchange, read_response, request,
+    Fixture, RawResponse, identity, parse_response, post, raw_exchange, read_response, request,
+    status,
 };
 
 const SESSION_INFO: &[u8] = br#"{"operation":"session_info","args":{}}"#;
@@ -244,10 +251,9 @@ async fn revoked_tokens_are_refused() {
 }
 
 fn quick() -> ServerConfig {
-    let mut config = ServerConfig::default();
-    config.receive_timeout = Duration::from_millis(300);
-    config.idle_timeout = Duration::from_millis(300);
-    config
+    ServerConfig::default()
+        .with_receive_timeout(Duration::from_millis(300))
+        .with_idle_timeout(Duration::from_millis(300))
 }
 
 #[track_caller]
@@ -313,4 +319,54 @@ async fn kept_alive_connections_serve_several_requests_then_close_when_idle() {
     let mut rest = Vec::new();
     stream.read_to_end(&mut rest).await.unwrap();
     assert_eq!(rest, b"");
+}
+
+#[tokio::test]
+async fn a_client_that_half_closes_still_gets_the_answer() {
+    let fixture = Fixture::start().await;
+    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
+    stream.write_all(&post("/call", &[bearer(&fixture.token())], SESSION_INFO)).await.unwrap();
+    stream.shutdown().await.unwrap();
+    check(&read_response(&mut stream).await, 200, r#"{"ok":true}"#);
+}
+
+#[tokio::test]
+async fn an_operation_that_started_is_not_cancelled_by_a_disconnect() {
+    let started = Arc::new(Notify::new());
+    let release = Arc::new(Notify::new());
+    let (finished_tx, finished_rx) = tokio::sync::oneshot::channel();
+    let finished_tx = Arc::new(Mutex::new(Some(finished_tx)));
+    let handler = {
+        let (started, release) = (Arc::clone(&started), Arc::clone(&release));
+        handler_fn(move |_caller, _request| {
+            let (started, release) = (Arc::clone(&started), Arc::clone(&release));
+            let finished_tx = Arc::clone(&finished_tx);
+            async move {
+                started.notify_one();
+                release.notified().await;
+                if let Some(finished) = finished_tx.lock().unwrap().take() {
+                    let _ = finished.send(());
+                }
+                ToolResult::ok_empty()
+            }
+        })
+    };
+    let dir = TempDir::new().unwrap();
+    let server = ToolServer::start(dir.path(), handler).await.unwrap();
+    let session = server.provision_session(identity("agent-1", "p"), status("s"), false).unwrap();
+    let token: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(session).unwrap()).unwrap();
+
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port())).await.unwrap();
+    let body = br#"{"operation":"terminal_interrupt","args":{"nodeId":"n"}}"#;
+    stream
+        .write_all(&post("/call", &[bearer(token["token"].as_str().unwrap())], body))
+        .await
+        .unwrap();
+    started.notified().await;
+    drop(stream);
+    release.notify_one();
+
+    finished_rx.await.expect("the operation ran to its end");
+    server.close().await;
 }
