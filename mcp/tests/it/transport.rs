@@ -137,8 +137,8 @@ async fn a_session_against_a_real_tool_server() {
     assert_eq!(response["error"], json!({"code": -32602, "message": "Unknown tool: no_such_tool"}));
     answers.push(response);
 
-    let (served, rest, logs) = bridge.close().await;
-    served.unwrap();
+    let (outcome, rest, logs) = bridge.close().await;
+    outcome.unwrap();
     assert!(rest.is_empty());
     for line in answers.iter().map(Value::to_string).chain(logs) {
         assert!(!line.contains(&token), "the token leaked into {line}");
