@@ -240,7 +240,8 @@ fn tools_call(id: RequestId, name: Option<&Value>, arguments: Option<&Value>) ->
     Action::Call { id, request: ToolRequest::new(name.clone(), arguments) }
 }
 
-/// ` (method "…") (id …)` for log lines, naming what is known.
+/// ` (method "…") (id …)` for log lines, naming what is known; together they echo at most
+/// [`LOG_EXCERPT_BYTES`] bytes of input.
 struct Described<'a> {
     method: Option<&'a str>,
     id: &'a Value,
@@ -248,11 +249,14 @@ struct Described<'a> {
 
 impl fmt::Display for Described<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let half = LOG_EXCERPT_BYTES / 2;
         if let Some(method) = self.method {
-            write!(f, " (method {})", excerpt(method.as_bytes()))?;
+            let shown = clip(method.as_bytes(), half);
+            let cut = if shown.len() < method.len() { "…" } else { "" };
+            write!(f, " (method {:?}{cut})", String::from_utf8_lossy(shown))?;
         }
         let id = self.id.to_string();
-        let shown = clip(id.as_bytes());
+        let shown = clip(id.as_bytes(), half);
         let cut = if shown.len() < id.len() { "…" } else { "" };
         write!(f, " (id {}{cut})", String::from_utf8_lossy(shown))
     }
@@ -261,7 +265,7 @@ impl fmt::Display for Described<'_> {
 /// At most [`LOG_EXCERPT_BYTES`] bytes of `input`, quoted and escaped so that a log line stays one
 /// line, followed by the total length when it was cut.
 pub fn excerpt(input: &[u8]) -> String {
-    let shown = clip(input);
+    let shown = clip(input, LOG_EXCERPT_BYTES);
     let text = String::from_utf8_lossy(shown);
     if shown.len() < input.len() {
         format!("{text:?}… ({} bytes)", input.len())
@@ -270,14 +274,14 @@ pub fn excerpt(input: &[u8]) -> String {
     }
 }
 
-/// The first [`LOG_EXCERPT_BYTES`] bytes of `input`, not splitting a UTF-8 character.
-fn clip(input: &[u8]) -> &[u8] {
-    if input.len() <= LOG_EXCERPT_BYTES {
+/// The first `limit` bytes of `input`, not splitting a UTF-8 character.
+fn clip(input: &[u8], limit: usize) -> &[u8] {
+    if input.len() <= limit {
         return input;
     }
-    let mut end = LOG_EXCERPT_BYTES;
+    let mut end = limit;
     // Step back over continuation bytes (at most three) so that a character is not split.
-    while LOG_EXCERPT_BYTES - 3 < end && input[end] & 0xC0 == 0x80 {
+    while limit.saturating_sub(3) < end && end > 0 && input[end] & 0xC0 == 0x80 {
         end -= 1;
     }
     &input[..end]

@@ -53,3 +53,21 @@ fn a_handshake_records_the_operations_and_the_version() {
     };
     assert_eq!(list.result_value().unwrap()["tools"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn log_lines_about_a_message_echo_at_most_200_bytes_of_it() {
+    let method = "m".repeat(500);
+    let id = "i".repeat(500);
+    let line = format!(r#"{{"jsonrpc":"1.0","id":"{id}","method":"{method}"}}"#);
+    let Action::Log(message) = classify(line.as_bytes(), &State::default()) else {
+        panic!("a wrong jsonrpc member is logged")
+    };
+    assert_eq!(
+        message,
+        format!(
+            "ignored a message whose jsonrpc is not \"2.0\" (method \"{}\"…) (id \"{}…)",
+            "m".repeat(100),
+            "i".repeat(99)
+        )
+    );
+}
