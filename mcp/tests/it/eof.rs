@@ -70,3 +70,38 @@ async fn serve_returns_at_once_when_the_output_is_gone() {
     // In-flight calls are abandoned.
     assert_eq!(fake.dropped().await, "never");
 }
+
+/// Yields one chunk, then fails.
+struct FailingInput(Option<&'static [u8]>);
+
+impl tokio::io::AsyncRead for FailingInput {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(match self.0.take() {
+            Some(chunk) => {
+                buf.put_slice(chunk);
+                Ok(())
+            }
+            None => Err(std::io::Error::other("the pipe broke")),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_read_error_ends_the_bridge_like_end_of_input() {
+    let input = FailingInput(Some(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"));
+    let mut output = Vec::new();
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&logs);
+    let options = termsprawl_mcp::Options::default()
+        .log_with(move |line| sink.lock().unwrap().push(line.to_owned()));
+    termsprawl_mcp::serve_with(input, &mut output, Fake::new(), options).await.unwrap();
+    assert_eq!(
+        String::from_utf8(output).unwrap(),
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
+    );
+    assert_eq!(*logs.lock().unwrap(), ["stopped reading input: the pipe broke"]);
+}
