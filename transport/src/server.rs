@@ -54,7 +54,7 @@ use termsprawl_protocol::{IntegrationStatus, ToolEndpoint, ToolIdentity, ToolReq
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use files::{is_valid_node_id, mint_token};
+pub use files::{is_valid_node_id, mint_token, write_atomic};
 pub use sessions::{Caller, LiveSession, Sessions};
 
 /// The largest request body the server reads: 131 072 bytes (128 KiB), inclusive.

@@ -73,7 +73,7 @@ pub(super) fn write_session(data_dir: &Path, path: &Path, session: &ToolSession)
 /// Writes `<path>.<uuid>.tmp` with mode 0600, renames it over `path`, then chmods `path` to 0600
 /// (`spec/protocol.md` §2.3). Readers see the old content or the new, never a part. The
 /// temporary file is removed when a step fails.
-pub(super) fn write_atomic(path: &Path, content: &[u8]) -> io::Result<()> {
+pub fn write_atomic(path: &Path, content: &[u8]) -> io::Result<()> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(format!(".{}.tmp", uuid::Uuid::new_v4()));
     let temporary = PathBuf::from(temporary);

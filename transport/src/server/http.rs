@@ -193,21 +193,26 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
     loop {
         let notified = progress.changed.notified();
         let deadline = match progress.get() {
-            Phase::Receiving(since) => Some((since + receive_timeout, true)),
-            Phase::Idle(since) => Some((since + idle_timeout, false)),
-            Phase::Processing => None,
+            Phase::Receiving(since) => since + receive_timeout,
+            Phase::Idle(since) => since + idle_timeout,
+            Phase::Processing => far_future(),
         };
-        let sleep_until = deadline.map_or_else(far_future, |(at, _)| at);
         tokio::select! {
             _ = &mut connection => return,
             () = notified => {}
-            () = tokio::time::sleep_until(sleep_until) => {
-                let Some((_, receiving)) = deadline else { continue };
-                if receiving {
-                    let parts = connection.into_parts();
-                    answer_request_timeout(parts.io.into_inner().stream).await;
+            () = tokio::time::sleep_until(deadline) => {
+                // The phase may have changed since the deadline was computed: decide on the
+                // current one.
+                let now = Instant::now();
+                match progress.get() {
+                    Phase::Receiving(since) if since + receive_timeout <= now => {
+                        let parts = connection.into_parts();
+                        answer_request_timeout(parts.io.into_inner().stream).await;
+                        return;
+                    }
+                    Phase::Idle(since) if since + idle_timeout <= now => return,
+                    _ => {}
                 }
-                return;
             }
         }
     }
