@@ -1,6 +1,6 @@
 //! Operations described as commands: the arguments of each operation read from its JSON Schema,
-//! the one description that both the parser ([`crate::flags`]) and the usage renderer
-//! ([`crate::usage`]) read, so that they cannot drift (`spec/shell-conventions.md` §4).
+//! the one description that both the parser (module `flags`) and the usage renderer
+//! (module `usage`) read, so that they cannot drift (`spec/shell-conventions.md` §4).
 //!
 //! The schema is read generically and leniently, as the Go `agenttool` `cli` package reads it:
 //! only the keywords the parser needs, and anything of an unexpected shape simply has no flag and

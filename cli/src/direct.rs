@@ -223,7 +223,7 @@ fn skills_command(
         }
     }
     if !scanner.rest().is_empty() {
-        return Err(skills_error("skills takes only --out DIR".to_owned()));
+        return Err(skills_error("takes only --out DIR".to_owned()));
     }
     let Some(out) = out.filter(|out| !out.is_empty()) else {
         return Err(skills_error("give the directory to write to with --out DIR".to_owned()));

@@ -1,7 +1,7 @@
 //! The hand-written command-line scanner, following the rules and messages of Go's standard
 //! `flag` package (`spec/shell-conventions.md` §3), and the operation flags read with it (§4).
 //!
-//! Arguments are read as bytes ([`OsStr`]), so that a value that is not UTF-8 reaches the check
+//! Arguments are read as bytes (`OsStr`), so that a value that is not UTF-8 reaches the check
 //! that names it instead of failing somewhere earlier.
 
 use std::ffi::OsString;

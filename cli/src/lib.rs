@@ -8,11 +8,16 @@
 //!   (`spec/shell-conventions.md`).
 //!
 //! It must never speak HTTP itself (every call goes through `termsprawl_transport`), never build
-//! the operation table or start an async runtime for a compatibility `call` or `doctor` (one
-//! current-thread runtime per call, inside `call_blocking`), and never print except through the
-//! [`Streams`] a run is given. The session token never appears in its output.
+//! the operation table for a compatibility `call` or `doctor`, never start an async runtime of
+//! its own (a call runs on the one current-thread runtime of `call_blocking`), and never print
+//! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
-//! Start reading at [`run`], which assigns a command line to one of the two forms.
+//! Start reading at [`run`], which assigns a command line to one of the two forms. Then:
+//! `compat` for the compatibility forms; `direct` for the direct form's dispatch, which reads
+//! operations through [`describe`], scans flags with `flags` (Go `flag` rules, values converted
+//! by `convert`), combines them with the JSON argument in `json_arg`, and prints through `output`
+//! and `image`; `usage`, `skills` and `generate` render the Markdown, skills, completions and man
+//! page from the same descriptions; `exit` holds the exit statuses.
 
 mod compat;
 mod convert;

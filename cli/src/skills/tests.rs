@@ -52,3 +52,10 @@ fn writes_the_files_and_reports_their_paths() {
     // Writing again replaces the files.
     assert_eq!(write_skills(&out, &catalog()).unwrap(), paths);
 }
+
+#[test]
+fn the_terminal_skill() {
+    let documents = skill_documents(&catalog());
+    let terminal = &documents.iter().find(|(name, _)| name == "termsprawl-terminal").unwrap().1;
+    insta::assert_snapshot!("terminal_skill", terminal);
+}
