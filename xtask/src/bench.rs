@@ -17,6 +17,7 @@ pub mod machine;
 pub mod mcp;
 pub mod oneshot;
 pub mod report;
+pub mod rss;
 pub mod server;
 pub mod stats;
 
@@ -32,6 +33,7 @@ use termsprawl_protocol::{ToolEndpoint, ToolSession};
 use command::{Invocation, Template};
 use machine::Machine;
 use report::{CURL, FLOOR, OURS, Report};
+use rss::{GNU_TIME, PeakRss};
 use server::{ARGUMENTS, OPERATION, ServerProcess};
 use stats::Summary;
 
@@ -127,8 +129,12 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
     let server = ServerProcess::start(&tools.helper, &scratch.path().join("agent-tools"))?;
     let session = server.session_file().to_path_buf();
     let mut notes = Vec::new();
-    let one_shot = one_shot_part(tools, plan, &session, scratch.path(), &mut notes)?;
-    let mcp = mcp_part(tools, plan, &session)?;
+    let rss = PeakRss::find(&scratch.path().join("peak-rss"));
+    if rss.is_none() {
+        notes.push(format!("GNU time (`{GNU_TIME}`) is not installed: peak RSS was not measured"));
+    }
+    let one_shot = one_shot_part(tools, plan, &session, scratch.path(), rss.as_ref(), &mut notes)?;
+    let mcp = mcp_part(tools, plan, &session, rss.as_ref())?;
     let client = client_part(tools, plan, &session)?;
     server.stop()?;
     Ok(Report {
@@ -154,6 +160,7 @@ fn one_shot_part(
     plan: &Plan,
     session: &Path,
     scratch: &Path,
+    rss: Option<&PeakRss>,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<report::OneShot>> {
     let call_args: Vec<OsString> =
@@ -180,7 +187,7 @@ fn one_shot_part(
         plan.warmup,
         plan.runs
     );
-    let samples = oneshot::round_robin(&subjects, plan.warmup, plan.runs, &mut |done| {
+    let measured = oneshot::round_robin(&subjects, rss, plan.warmup, plan.runs, &mut |done| {
         if done % 100 == 0 {
             eprintln!("bench:   {done} of {} iterations", plan.runs);
         }
@@ -188,23 +195,30 @@ fn one_shot_part(
     let scratch = scratch.to_string_lossy();
     let session = session.to_string_lossy();
     let mut rows = Vec::new();
-    for (subject, samples) in subjects.iter().zip(&samples) {
-        let walls: Vec<_> = samples.iter().map(|sample| sample.wall).collect();
-        let rss: Vec<_> = samples.iter().map(|sample| sample.peak_rss).collect();
+    for (subject, measured) in subjects.iter().zip(&measured) {
         let built_here = subject.name == OURS || subject.name == FLOOR;
         rows.push(report::OneShot {
             name: subject.name.clone(),
             command: shown(&subject.invocation, built_here, &session, &scratch),
-            size_bytes: if built_here { file_size(&subject.invocation.program) } else { None },
-            wall: Summary::of_durations(&walls).context("no runs")?,
-            rss: Summary::of(&rss).context("no runs")?,
+            size_bytes: if subject.name == OURS {
+                file_size(&subject.invocation.program)
+            } else {
+                None
+            },
+            wall: Summary::of_durations(&measured.walls).context("no runs")?,
+            rss: Summary::of(&measured.peak_rss),
         });
     }
     Ok(rows)
 }
 
 /// Part 2: each bridge, ours and the `--vs` commands', one call at a time and [`IN_FLIGHT`].
-fn mcp_part(tools: &Tools, plan: &Plan, session: &Path) -> anyhow::Result<Vec<report::Mcp>> {
+fn mcp_part(
+    tools: &Tools,
+    plan: &Plan,
+    session: &Path,
+    rss: Option<&PeakRss>,
+) -> anyhow::Result<Vec<report::Mcp>> {
     let mcp_args: Vec<OsString> = vec!["--session".into(), session.into(), "mcp".into()];
     let mut bridges = vec![(OURS.to_owned(), tools.ctl.clone().args(&mcp_args))];
     for (text, template) in &plan.vs {
@@ -214,7 +228,7 @@ fn mcp_part(tools: &Tools, plan: &Plan, session: &Path) -> anyhow::Result<Vec<re
     for (name, invocation) in &bridges {
         for in_flight in [1, IN_FLIGHT] {
             eprintln!("bench: MCP bridge of {name}, {} calls, {in_flight} in flight", plan.calls);
-            let outcome = mcp::drive(invocation, plan.warmup_calls, plan.calls, in_flight)?;
+            let outcome = mcp::drive(invocation, rss, plan.warmup_calls, plan.calls, in_flight)?;
             rows.push(report::Mcp {
                 name: name.clone(),
                 in_flight,

@@ -2,8 +2,8 @@
 //! `tools/call`s of `guide_read`, with one request in flight or with a window of several.
 //!
 //! The driver is a plain blocking loop: it writes a request line whenever a slot of the window is
-//! free and reads response lines, matching them by id. The bridge's peak RSS comes from `wait4`
-//! when it exits at the end of its input.
+//! free and reads response lines, matching them by id. The bridge runs under GNU time when there
+//! is one ([`PeakRss`]), which reports its peak RSS when it exits at the end of its input.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use serde_json::Value;
-use wait4::Wait4 as _;
 
 use super::command::Invocation;
+use super::rss::PeakRss;
 use super::server::{ARGUMENTS, OPERATION, check_result_text};
 use super::stats::nanos;
 
@@ -29,20 +29,23 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// Request written to response read, per measured call, in nanoseconds.
     pub latencies_ns: Vec<u64>,
-    /// The bridge process's peak RSS in bytes.
-    pub peak_rss: u64,
+    /// The bridge process's peak RSS in bytes, when there is GNU time.
+    pub peak_rss: Option<u64>,
 }
 
 /// Starts `invocation` (a bridge on stdin and stdout), initialises it, makes `warmup` calls one
 /// at a time and then `calls` measured calls with up to `in_flight` outstanding, closes its input
-/// and reaps it. Every call must answer the canvas guide without `isError`.
+/// and reaps it. Every call must answer the canvas guide without `isError`. With `rss` the bridge
+/// runs under GNU time.
 pub fn drive(
     invocation: &Invocation,
+    rss: Option<&PeakRss>,
     warmup: usize,
     calls: usize,
     in_flight: usize,
 ) -> anyhow::Result<Outcome> {
-    let mut child = invocation
+    let spawned = rss.map_or_else(|| invocation.clone(), |rss| rss.wrap(invocation));
+    let mut child = spawned
         .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -56,12 +59,13 @@ pub fn drive(
     };
     let driven = host.session(warmup, calls, in_flight.max(1));
     drop(host);
-    let usage = child.wait4().with_context(|| format!("cannot wait for {invocation}"))?;
+    let status = child.wait().with_context(|| format!("cannot wait for {invocation}"))?;
     let (elapsed, latencies_ns) = driven.with_context(|| format!("driving {invocation}"))?;
-    if !usage.status.success() {
-        bail!("{invocation} failed: {}", usage.status);
+    if !status.success() {
+        bail!("{invocation} failed: {status}");
     }
-    Ok(Outcome { in_flight, calls, elapsed, latencies_ns, peak_rss: usage.rusage.maxrss })
+    let peak_rss = rss.map(PeakRss::read).transpose()?;
+    Ok(Outcome { in_flight, calls, elapsed, latencies_ns, peak_rss })
 }
 
 /// The host's ends of the bridge's pipes.

@@ -1,20 +1,23 @@
-//! Part 1: one-shot calls. Each program is started, makes one call and exits; its wall time
-//! (spawn to reaped) and peak resident set size are taken per process.
+//! Part 1: one-shot calls. Each program is started, makes one call and exits.
 //!
-//! The peak RSS is `ru_maxrss` of the `rusage` that `wait4(2)` returns for exactly that child
-//! (through the `wait4` crate, which wraps the system call safely). Programs are run round-robin,
-//! one run of each per iteration with the starting program rotating, so that whatever else the
-//! machine does hits every program alike.
+//! Wall time is taken on direct children of the bench, from just before the spawn to the return
+//! of `wait`. Peak RSS is taken in separate runs under GNU time ([`PeakRss`], which explains
+//! why). Programs run round-robin, one run of each per iteration with the starting program
+//! rotating, so that whatever else the machine does hits every program alike.
 
 use std::io::Read as _;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use wait4::Wait4 as _;
 
 use super::command::Invocation;
+use super::rss::PeakRss;
 use super::server::check_result_text;
+
+/// How many iterations also take a peak-RSS run of every program: the peak of a deterministic
+/// program hardly varies, and slow programs (`--vs`) should not pay twice for all runs.
+pub const RSS_RUNS: usize = 50;
 
 /// A program under measurement.
 #[derive(Debug, Clone)]
@@ -25,18 +28,18 @@ pub struct Subject {
     pub invocation: Invocation,
 }
 
-/// One measured run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sample {
-    /// From just before the spawn to the return of `wait4`.
-    pub wall: Duration,
-    /// `ru_maxrss` in bytes.
-    pub peak_rss: u64,
+/// What was measured of one subject.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// Wall time per timed run.
+    pub walls: Vec<Duration>,
+    /// Peak RSS in bytes per RSS run.
+    pub peak_rss: Vec<u64>,
 }
 
-/// Runs `invocation` once with stdin and stderr null, reads its whole stdout, reaps it with
-/// `wait4`; it must exit 0 and print the canvas guide's tool result.
-pub fn run_once(invocation: &Invocation) -> anyhow::Result<Sample> {
+/// Runs `invocation` once with stdin and stderr null and reads its whole stdout; it must exit 0
+/// and print the canvas guide's tool result. The wall time from spawn to reaped.
+pub fn run_once(invocation: &Invocation) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let mut child = invocation
         .command()
@@ -47,16 +50,16 @@ pub fn run_once(invocation: &Invocation) -> anyhow::Result<Sample> {
         .with_context(|| format!("cannot start {invocation}"))?;
     let mut stdout = Vec::with_capacity(16 * 1024);
     let read = child.stdout.take().expect("stdout is piped").read_to_end(&mut stdout);
-    let usage = child.wait4().with_context(|| format!("cannot wait for {invocation}"))?;
+    let status = child.wait().with_context(|| format!("cannot wait for {invocation}"))?;
     let wall = started.elapsed();
     read.with_context(|| format!("cannot read the output of {invocation}"))?;
-    if !usage.status.success() {
-        bail!("{invocation} failed: {}{}", usage.status, diagnose(invocation));
+    if !status.success() {
+        bail!("{invocation} failed: {status}{}", diagnose(invocation));
     }
     if let Err(reason) = check_result_text(&stdout) {
         bail!("{invocation}: {reason}{}", diagnose(invocation));
     }
-    Ok(Sample { wall, peak_rss: usage.rusage.maxrss })
+    Ok(wall)
 }
 
 /// The stderr of one more run, to explain a failure.
@@ -70,26 +73,33 @@ fn diagnose(invocation: &Invocation) -> String {
 }
 
 /// `warmup` unmeasured and then `runs` measured iterations; in each, every subject runs once,
-/// starting with subject `iteration % subjects.len()`. The samples of each subject, in subject
-/// order. `progress` is told each finished measured iteration.
+/// starting with subject `iteration % subjects.len()`, and in the first [`RSS_RUNS`] measured
+/// iterations every subject then runs once more under `rss` (when there is GNU time). What was
+/// measured of each subject, in subject order. `progress` is told each finished iteration.
 pub fn round_robin(
     subjects: &[Subject],
+    rss: Option<&PeakRss>,
     warmup: usize,
     runs: usize,
     progress: &mut dyn FnMut(usize),
-) -> anyhow::Result<Vec<Vec<Sample>>> {
-    let mut samples = vec![Vec::with_capacity(runs); subjects.len()];
+) -> anyhow::Result<Vec<Measured>> {
+    let mut measured = vec![Measured::default(); subjects.len()];
     for iteration in 0..warmup + runs {
-        for offset in 0..subjects.len() {
-            let index = (iteration + offset) % subjects.len();
-            let sample = run_once(&subjects[index].invocation)?;
+        let rotated = (0..subjects.len()).map(|offset| (iteration + offset) % subjects.len());
+        for index in rotated.clone() {
+            let wall = run_once(&subjects[index].invocation)?;
             if iteration >= warmup {
-                samples[index].push(sample);
+                measured[index].walls.push(wall);
             }
         }
-        if iteration >= warmup {
-            progress(iteration - warmup + 1);
+        let Some(measured_iteration) = iteration.checked_sub(warmup) else { continue };
+        if let Some(rss) = rss.filter(|_| measured_iteration < RSS_RUNS) {
+            for index in rotated {
+                run_once(&rss.wrap(&subjects[index].invocation))?;
+                measured[index].peak_rss.push(rss.read()?);
+            }
         }
+        progress(measured_iteration + 1);
     }
-    Ok(samples)
+    Ok(measured)
 }

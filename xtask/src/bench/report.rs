@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::machine::Machine;
+use super::oneshot::RSS_RUNS;
+use super::rss::GNU_TIME;
 use super::stats::{Summary, per_second, ratio};
 
 /// The name of our program in the tables.
@@ -42,12 +44,12 @@ pub struct OneShot {
     pub name: String,
     /// The command line of one call, as shown.
     pub command: String,
-    /// The program file's size, when it is a file we built.
+    /// The program file's size, for ours (the floor is unstripped, the others not ours).
     pub size_bytes: Option<u64>,
     /// Wall time per call, in nanoseconds.
     pub wall: Summary,
-    /// Peak RSS per call, in bytes.
-    pub rss: Summary,
+    /// Peak RSS per call, in bytes, when there is GNU time.
+    pub rss: Option<Summary>,
 }
 
 /// One bridge run of part 2.
@@ -63,8 +65,8 @@ pub struct Mcp {
     pub elapsed: Duration,
     /// Latency per call, in nanoseconds.
     pub latency: Summary,
-    /// The bridge process's peak RSS, in bytes.
-    pub peak_rss: u64,
+    /// The bridge process's peak RSS, in bytes, when there is GNU time.
+    pub peak_rss: Option<u64>,
 }
 
 /// One client run of part 3.
@@ -130,11 +132,13 @@ impl Report {
             "## One-shot call\n\n\
              One process per call of `guide_read` `{{\"topic\":\"canvas\"}}`: \
              {} measured runs of each program after {} warm-up runs, round-robin.\n\
-             Wall time is spawn to reaped; peak RSS is the child's `ru_maxrss` from `wait4`.\n\n",
-            settings.runs, settings.warmup
+             Wall time is spawn to reaped; peak RSS comes from {} more runs of each under GNU time.\n\n",
+            settings.runs,
+            settings.warmup,
+            settings.runs.min(RSS_RUNS),
         );
         out.push_str(
-            "| program | wall min | wall median | wall p95 | peak RSS median | peak RSS max | size |\n\
+            "| program | wall min | wall median | wall p95 | peak RSS median | peak RSS max | binary size |\n\
              | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         for row in &self.one_shot {
@@ -145,9 +149,9 @@ impl Report {
                 millis(row.wall.min),
                 millis(row.wall.median),
                 millis(row.wall.p95),
-                mebibytes(row.rss.median),
-                mebibytes(row.rss.max),
-                row.size_bytes.map_or_else(|| "–".to_owned(), mebibytes),
+                optional(row.rss.map(|rss| rss.median), mebibytes),
+                optional(row.rss.map(|rss| rss.max), mebibytes),
+                optional(row.size_bytes, mebibytes),
             );
         }
         out.push('\n');
@@ -163,7 +167,9 @@ impl Report {
                     "| {label} | {} | {} | {} |",
                     times(ratio(numerator.wall.median, denominator.wall.median)),
                     times(ratio(numerator.wall.p95, denominator.wall.p95)),
-                    times(ratio(numerator.rss.median, denominator.rss.median)),
+                    times(numerator.rss.zip(denominator.rss).and_then(
+                        |(numerator, denominator)| { ratio(numerator.median, denominator.median) }
+                    )),
                 );
             }
             out.push('\n');
@@ -216,7 +222,7 @@ impl Report {
                 millis(row.latency.median),
                 millis(row.latency.p99),
                 millis(row.latency.max),
-                mebibytes(row.peak_rss),
+                optional(row.peak_rss, mebibytes),
             );
         }
         out.push('\n');
@@ -313,12 +319,16 @@ impl Report {
                 millis(floor.wall.median)
             )),
         }
-        if ours.rss.max > MAX_ONE_SHOT_RSS {
-            failures.push(format!(
+        match ours.rss {
+            None => failures.push(format!(
+                "peak RSS was not measured: GNU time (`{GNU_TIME}`) is not installed"
+            )),
+            Some(rss) if rss.max > MAX_ONE_SHOT_RSS => failures.push(format!(
                 "peak RSS of a one-shot call reached {} (limit {})",
-                mebibytes(ours.rss.max),
+                mebibytes(rss.max),
                 mebibytes(MAX_ONE_SHOT_RSS)
-            ));
+            )),
+            Some(_) => {}
         }
         failures
     }
@@ -337,7 +347,11 @@ start a process, read two small files, make one loopback HTTP round trip.
 - The floor program (`xtask/src/bench/floor/program.rs`) is standard-library Rust compiled with `rustc -O`: it reads the session file and `endpoint.json`, sends one blocking HTTP/1.1 POST with the bearer token and prints the body.
 - `curl`, when installed, sends the same POST; its headers and body come from two small files, so it too reads two files per call.
 - Every call's output is checked to be the canvas guide, and every exit status to be 0.
-- One-shot programs run round-robin, one run of each per iteration, so that machine noise hits all of them alike; peak RSS is each child's own `ru_maxrss` from `wait4(2)`.
+- One-shot programs run round-robin, one run of each per iteration, so that machine noise hits all of them alike.
+  Wall time is taken on direct children of the bench, spawn to reaped.
+- Peak RSS is `ru_maxrss` as GNU time (`time -f %M`) reports it, in separate runs (the first 50 iterations also run each program under it, and every MCP bridge runs under it).
+  Linux carries the spawner's peak RSS into an exec'd child's `ru_maxrss`, so the spawner must be small: GNU time is well under 1 MiB, the bench itself is not.
+  Without GNU time (`apt-get install time`) the RSS columns are empty and `--check` fails.
 - Percentiles use the nearest-rank method; a median is a measured sample.
 - `--vs 'COMMAND'` (repeatable) measures any termsprawlctl-compatible command beside ours, in parts 1 and 2.
   COMMAND is split into words like a shell's simple command, without expansions.
@@ -345,6 +359,11 @@ start a process, read two small files, make one loopback HTTP round trip.
   For example `--vs 'node /path/to/termsprawlctl.js'`, or `--vs 'env NODE_OPTIONS= node ctl.js {}'`.
 - `--check` exits non-zero when the median one-shot time exceeds twice the floor's or a one-shot call peaks above 10 MiB; without it the bench reports and never fails on figures.
 ";
+
+/// `value` formatted, or `–` when there is none.
+fn optional(value: Option<u64>, format: fn(u64) -> String) -> String {
+    value.map_or_else(|| "–".to_owned(), format)
+}
 
 fn name_cell(name: &str) -> String {
     match name {

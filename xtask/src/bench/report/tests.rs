@@ -7,6 +7,7 @@ use super::{
     Client, MAX_ONE_SHOT_RSS, Mcp, OneShot, Report, Settings, mebibytes, millis, rate, times,
 };
 use crate::bench::machine::Machine;
+use crate::bench::oneshot::RSS_RUNS;
 use crate::bench::stats::Summary;
 
 const MIB: u64 = 1024 * 1024;
@@ -21,9 +22,9 @@ fn one_shot(name: &str, command: &str, wall_median_us: u64, rss_mib_tenths: u64)
     OneShot {
         name: name.to_owned(),
         command: command.to_owned(),
-        size_bytes: matches!(name, "termsprawlctl" | "floor").then_some(3 * MIB / 2),
+        size_bytes: (name == "termsprawlctl").then_some(3 * MIB / 2),
         wall: summary(wall * 9 / 10, wall, wall * 13 / 10, wall * 2),
-        rss: summary(rss, rss, rss, rss + MIB / 10),
+        rss: Some(summary(rss, rss, rss, rss + MIB / 10)),
     }
 }
 
@@ -60,7 +61,7 @@ fn report() -> Report {
                 calls: 5000,
                 elapsed: Duration::from_millis(1250),
                 latency: summary(200_000, 240_000, 300_000, 900_000),
-                peak_rss: 6 * MIB,
+                peak_rss: Some(6 * MIB),
             },
             Mcp {
                 name: "node ctl.js".to_owned(),
@@ -68,7 +69,7 @@ fn report() -> Report {
                 calls: 5000,
                 elapsed: Duration::from_secs(5),
                 latency: summary(20_000_000, 31_000_000, 35_000_000, 52_000_000),
-                peak_rss: 120 * MIB,
+                peak_rss: None,
             },
         ],
         client: vec![Client {
@@ -109,10 +110,17 @@ fn the_check_fails_on_time_and_on_memory() {
     assert!(slow.check().is_empty());
 
     let mut big = report();
-    big.one_shot[0].rss.max = MAX_ONE_SHOT_RSS + 1;
+    big.one_shot[0].rss.as_mut().unwrap().max = MAX_ONE_SHOT_RSS + 1;
     assert_eq!(big.check(), ["peak RSS of a one-shot call reached 10.0 MiB (limit 10.0 MiB)"]);
-    big.one_shot[0].rss.max = MAX_ONE_SHOT_RSS;
+    big.one_shot[0].rss.as_mut().unwrap().max = MAX_ONE_SHOT_RSS;
     assert!(big.check().is_empty());
+
+    let mut unmeasured = report();
+    unmeasured.one_shot[0].rss = None;
+    assert_eq!(
+        unmeasured.check(),
+        ["peak RSS was not measured: GNU time (`time`) is not installed"]
+    );
 }
 
 #[test]
@@ -123,6 +131,20 @@ fn the_check_fails_without_its_two_rows() {
     let mut zero = report();
     zero.one_shot[1].wall.median = 0;
     assert_eq!(zero.check(), ["median one-shot time 1.20 ms is – the floor's 0.000 ms (limit 2x)"]);
+}
+
+#[test]
+fn without_gnu_time_the_rss_cells_are_empty() {
+    let mut report = report();
+    report.one_shot[2].rss = None;
+    let tables = report.tables();
+    assert!(tables.contains("| curl | 5.40 ms | 6.00 ms | 7.80 ms | – | – | – |"), "{tables}");
+    assert!(tables.contains("| termsprawlctl / curl | 0.20x | 0.20x | – |"), "{tables}");
+}
+
+#[test]
+fn the_method_names_the_number_of_rss_runs() {
+    assert!(super::METHOD.contains(&format!("the first {RSS_RUNS} iterations")));
 }
 
 #[test]
