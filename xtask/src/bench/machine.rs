@@ -25,7 +25,7 @@ pub struct Machine {
     pub kernel: String,
     /// `rustc --version`.
     pub rustc: String,
-    /// `curl --version`'s first line, when curl is installed.
+    /// The first two words of `curl --version` (`curl 7.88.1`), when curl is installed.
     pub curl: Option<String>,
 }
 
@@ -51,7 +51,7 @@ impl Machine {
             os: os_name(&os_release).unwrap_or_else(|| UNKNOWN.to_owned()),
             kernel,
             rustc: first_line_of(rustc, "--version").unwrap_or_else(|| UNKNOWN.to_owned()),
-            curl: first_line_of("curl".as_ref(), "--version"),
+            curl: first_line_of("curl".as_ref(), "--version").map(|line| first_words(&line, 2)),
         }
     }
 }
@@ -97,6 +97,11 @@ pub fn os_name(os_release: &str) -> Option<String> {
         .or_else(|| value.strip_prefix('\'').and_then(|inner| inner.strip_suffix('\'')))
         .unwrap_or(value);
     (!unquoted.is_empty()).then(|| unquoted.to_owned())
+}
+
+/// The first `count` words of `line`, separated by one space.
+pub fn first_words(line: &str, count: usize) -> String {
+    line.split_whitespace().take(count).collect::<Vec<_>>().join(" ")
 }
 
 /// The first line of `program argument`'s stdout, when it runs and succeeds.

@@ -1,6 +1,6 @@
 //! The parsers of `/proc/cpuinfo`, `/proc/meminfo` and `/etc/os-release`.
 
-use super::{cpu_model, logical_cpus, memory_total, os_name};
+use super::{cpu_model, first_words, logical_cpus, memory_total, os_name};
 
 const X86: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n\n\
                    processor\t: 1\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n";
@@ -35,4 +35,11 @@ fn os_name_is_the_unquoted_pretty_name() {
     assert_eq!(os_name("PRETTY_NAME=Arch\n").as_deref(), Some("Arch"));
     assert_eq!(os_name("PRETTY_NAME=\"\"\n"), None);
     assert_eq!(os_name("NAME=x\n"), None);
+}
+
+#[test]
+fn a_version_line_is_cut_to_its_first_words() {
+    let curl = "curl 7.88.1 (x86_64-pc-linux-gnu) libcurl/7.88.1 OpenSSL/3.0.19";
+    assert_eq!(first_words(curl, 2), "curl 7.88.1");
+    assert_eq!(first_words("curl", 2), "curl");
 }

@@ -40,7 +40,7 @@ fn report() -> Report {
             os: "Debian GNU/Linux 12 (bookworm)".to_owned(),
             kernel: "Linux 6.1.0".to_owned(),
             rustc: "rustc 1.95.0 (59807616e 2026-04-14)".to_owned(),
-            curl: Some("curl 7.88.1 (x86_64-pc-linux-gnu)".to_owned()),
+            curl: Some("curl 7.88.1".to_owned()),
         },
         settings: Settings { runs: 300, warmup: 20, calls: 5000, warmup_calls: 500 },
         one_shot: vec![
