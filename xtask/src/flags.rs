@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
-use crate::{codegen, protocol_diff};
+use crate::bench::command::{Template, quote};
+use crate::{bench, codegen, protocol_diff};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -23,6 +24,9 @@ pub enum Command {
     Codegen(Codegen),
     /// Classify the protocol changes since a git revision and check the version bump.
     ProtocolDiff(ProtocolDiff),
+    /// Measure termsprawlctl's speed and memory against the floor program and curl, and write
+    /// docs/performance.md.
+    Bench(Bench),
 }
 
 /// Options of `cargo xtask codegen`.
@@ -48,12 +52,47 @@ pub struct ProtocolDiff {
     pub against_version: Option<String>,
 }
 
+/// Options of `cargo xtask bench`.
+#[derive(Debug, Args)]
+pub struct Bench {
+    /// Measured one-shot runs of each program.
+    #[arg(long, default_value_t = 300, value_parser = at_least_one)]
+    pub runs: usize,
+    /// Unmeasured one-shot runs of each program before those.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: usize,
+    /// Measured calls of each MCP bridge run and each in-process client run (a tenth as many
+    /// are made first, unmeasured).
+    #[arg(long, default_value_t = 5000, value_parser = at_least_one)]
+    pub calls: usize,
+    /// Also measure this termsprawlctl-compatible command, side by side (repeatable). Its
+    /// arguments are appended, or replace a word that is exactly `{}`; see docs/performance.md.
+    #[arg(long, value_name = "COMMAND")]
+    pub vs: Vec<String>,
+    /// Fail when termsprawlctl's median one-shot time is over 2x the floor program's, or a
+    /// one-shot call of it peaks above 10 MiB RSS.
+    #[arg(long)]
+    pub check: bool,
+    /// Print the tables only; leave docs/performance.md as it is.
+    #[arg(long)]
+    pub no_write: bool,
+}
+
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 impl Xtask {
     /// Runs the command in the repository at `root`; `Ok(false)` means a check failed.
     pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
         match self.command {
             Command::Codegen(codegen) => codegen.exec(root),
             Command::ProtocolDiff(protocol_diff) => protocol_diff.exec(root),
+            Command::Bench(bench) => bench.exec(root),
         }
     }
 }
@@ -108,6 +147,35 @@ impl ProtocolDiff {
         print!("{}", report.changes_text());
         eprint!("{}", report.summary_text());
         Ok(report.passes())
+    }
+}
+
+impl Bench {
+    /// The measurement plan of these options; an error when a `--vs` command cannot be split.
+    pub fn plan(&self) -> anyhow::Result<bench::Plan> {
+        let mut vs = Vec::with_capacity(self.vs.len());
+        for text in &self.vs {
+            let template =
+                Template::parse(text).with_context(|| format!("--vs {}", quote(text.as_ref())))?;
+            vs.push((text.clone(), template));
+        }
+        Ok(bench::Plan {
+            runs: self.runs,
+            warmup: self.warmup,
+            calls: self.calls,
+            warmup_calls: self.calls.div_ceil(10),
+            vs,
+        })
+    }
+
+    /// Builds, measures, prints, writes the document and checks.
+    pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
+        let plan = self.plan()?;
+        // The command as typed after `cargo xtask`, for the document.
+        let typed: Vec<String> =
+            std::env::args_os().skip(1).map(|argument| quote(&argument)).collect();
+        let command = format!("cargo xtask {}", typed.join(" "));
+        bench::run(root, &plan, command, self.check, !self.no_write)
     }
 }
 

@@ -5,6 +5,9 @@
 //!   `termsprawl-protocol` crate, with a `--check` mode that a test runs on every `cargo test`;
 //! - `protocol-diff` ([`protocol_diff`]): the classification of operation-table changes against a
 //!   git revision, and the rule that a breaking change needs a major bump of `PROTOCOL_VERSION`;
+//! - `bench` ([`bench`]): measured speed and memory of `termsprawlctl` against the physical floor
+//!   of its task, written to `docs/performance.md`, with the `bench-support` binary (tool server
+//!   and in-process client) that it builds in release;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
@@ -24,6 +27,7 @@
     reason = "the generators and reports build text; `write!` into a String needs an ignored Result"
 )]
 
+pub mod bench;
 pub mod codegen;
 pub mod flags;
 pub mod protocol_diff;
@@ -38,6 +42,15 @@ pub fn run(xtask: flags::Xtask) -> ExitCode {
     match xtask.exec(&project_root()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
+        Err(error) => exit_code(Err(error)),
+    }
+}
+
+/// The exit code of a command that either worked (0) or failed with an error, which is printed
+/// to stderr (1).
+pub fn exit_code(outcome: anyhow::Result<()>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE

@@ -45,3 +45,42 @@ fn codegen_check_is_a_flag() {
     let Ok(Command::Codegen(codegen)) = parse(&["codegen"]) else { panic!() };
     assert!(!codegen.check);
 }
+
+#[test]
+fn bench_has_bounded_defaults_and_repeatable_vs() {
+    let Ok(Command::Bench(bench)) = parse(&["bench"]) else { panic!() };
+    assert_eq!((bench.runs, bench.warmup, bench.calls), (300, 20, 5000));
+    assert!(!bench.check && !bench.no_write && bench.vs.is_empty());
+    let plan = bench.plan().unwrap();
+    assert_eq!(plan.warmup_calls, 500);
+
+    let Ok(Command::Bench(bench)) = parse(&[
+        "bench",
+        "--runs",
+        "5",
+        "--calls",
+        "7",
+        "--check",
+        "--vs",
+        "node a.js",
+        "--vs",
+        "b {}",
+    ]) else {
+        panic!()
+    };
+    assert_eq!((bench.runs, bench.calls, bench.check), (5, 7, true));
+    let plan = bench.plan().unwrap();
+    assert_eq!(plan.warmup_calls, 1);
+    assert_eq!(plan.vs[0].1.words(), ["node", "a.js"]);
+    assert_eq!(plan.vs[1].0, "b {}");
+}
+
+#[test]
+fn bench_refuses_zero_runs_and_unsplittable_commands() {
+    let kind = |args: &[&str]| parse(args).unwrap_err().kind();
+    assert_eq!(kind(&["bench", "--runs", "0"]), clap::error::ErrorKind::ValueValidation);
+    assert_eq!(kind(&["bench", "--calls", "0"]), clap::error::ErrorKind::ValueValidation);
+    let Ok(Command::Bench(bench)) = parse(&["bench", "--vs", "node 'x"]) else { panic!() };
+    let error = bench.plan().unwrap_err();
+    assert_eq!(format!("{error:#}"), "--vs 'node '\\''x': the command has an unclosed '");
+}

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `xtask` binary: exit codes and output of its commands, run as a
 //! process against this repository (read-only) and scratch files.
 
+mod bench;
 mod codegen;
 mod protocol_diff;
 

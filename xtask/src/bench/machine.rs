@@ -1,0 +1,123 @@
+//! The description of the machine a report was measured on: CPU model, cores, memory, operating
+//! system, kernel and the tool versions.
+//!
+//! Everything is read from `/proc`, `/etc/os-release` and `--version` outputs; what cannot be read
+//! is `unknown`. The parsers are pure functions of the file text.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::process::{Command, Stdio};
+
+/// What a report says about the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// The CPU model name.
+    pub cpu: String,
+    /// Logical CPUs online, as `/proc/cpuinfo` lists them.
+    pub cores: usize,
+    /// Logical CPUs this process may run on.
+    pub available_cores: usize,
+    /// Total memory in bytes; 0 when unknown.
+    pub memory_bytes: u64,
+    /// The operating system's pretty name.
+    pub os: String,
+    /// Kernel name and release.
+    pub kernel: String,
+    /// `rustc --version`.
+    pub rustc: String,
+    /// The first two words of `curl --version` (`curl 7.88.1`), when curl is installed.
+    pub curl: Option<String>,
+}
+
+/// The name written for anything that could not be read.
+pub const UNKNOWN: &str = "unknown";
+
+impl Machine {
+    /// Describes this machine; `rustc` is the compiler whose version is reported.
+    pub fn describe(rustc: &OsStr) -> Machine {
+        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let os_release = fs::read_to_string("/etc/os-release").unwrap_or_default();
+        let read = |path: &str| fs::read_to_string(path).map(|text| text.trim().to_owned()).ok();
+        let kernel = match (read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")) {
+            (Some(name), Some(release)) => format!("{name} {release}"),
+            _ => UNKNOWN.to_owned(),
+        };
+        Machine {
+            cpu: cpu_model(&cpuinfo).unwrap_or_else(|| UNKNOWN.to_owned()),
+            cores: logical_cpus(&cpuinfo),
+            available_cores: std::thread::available_parallelism().map_or(0, usize::from),
+            memory_bytes: memory_total(&meminfo).unwrap_or(0),
+            os: os_name(&os_release).unwrap_or_else(|| UNKNOWN.to_owned()),
+            kernel,
+            rustc: first_line_of(rustc, "--version").unwrap_or_else(|| UNKNOWN.to_owned()),
+            curl: first_line_of("curl".as_ref(), "--version").map(|line| first_words(&line, 2)),
+        }
+    }
+}
+
+/// The first `model name` (x86) or `Model` / `CPU part` line of `/proc/cpuinfo`.
+pub fn cpu_model(cpuinfo: &str) -> Option<String> {
+    let field = |wanted: &str| {
+        cpuinfo.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key.trim() == wanted && !value.trim().is_empty()).then(|| value.trim().to_owned())
+        })
+    };
+    field("model name").or_else(|| field("Model")).or_else(|| field("CPU part"))
+}
+
+/// The number of `processor` entries of `/proc/cpuinfo`.
+pub fn logical_cpus(cpuinfo: &str) -> usize {
+    cpuinfo
+        .lines()
+        .filter(|line| line.split_once(':').is_some_and(|(key, _)| key.trim() == "processor"))
+        .count()
+}
+
+/// `MemTotal` of `/proc/meminfo`, in bytes.
+pub fn memory_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let mut fields = line["MemTotal:".len()..].split_whitespace();
+    let amount: u64 = fields.next()?.parse().ok()?;
+    match fields.next() {
+        Some("kB") => amount.checked_mul(1024),
+        None => Some(amount),
+        Some(_) => None,
+    }
+}
+
+/// `PRETTY_NAME` of `/etc/os-release`, unquoted.
+pub fn os_name(os_release: &str) -> Option<String> {
+    let value = os_release.lines().find_map(|line| line.strip_prefix("PRETTY_NAME="))?;
+    let value = value.trim();
+    let unquoted = value
+        .strip_prefix('"')
+        .and_then(|inner| inner.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('\'').and_then(|inner| inner.strip_suffix('\'')))
+        .unwrap_or(value);
+    (!unquoted.is_empty()).then(|| unquoted.to_owned())
+}
+
+/// The first `count` words of `line`, separated by one space.
+pub fn first_words(line: &str, count: usize) -> String {
+    line.split_whitespace().take(count).collect::<Vec<_>>().join(" ")
+}
+
+/// The first line of `program argument`'s stdout, when it runs and succeeds.
+fn first_line_of(program: &OsStr, argument: &str) -> Option<String> {
+    let output = Command::new(program)
+        .arg(argument)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines().next().map(|line| line.trim().to_owned()).filter(|line| !line.is_empty())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,432 @@
+//! The report of one bench run: the figures, the ratios, the machine, and the `--check` verdict.
+//!
+//! [`Report::tables`] is what the terminal shows; [`Report::document`] is
+//! `docs/performance.md`: the same tables with the method, the machine and the command that
+//! produced them. Both are pure functions of the report, so they are tested on fixed figures.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::machine::Machine;
+use super::oneshot::RSS_RUNS;
+use super::rss::GNU_TIME;
+use super::stats::{Summary, per_second, ratio};
+
+/// The name of our program in the tables.
+pub const OURS: &str = "termsprawlctl";
+/// The name of the floor program.
+pub const FLOOR: &str = "floor";
+/// The name of curl.
+pub const CURL: &str = "curl";
+
+/// `--check` fails when our median one-shot time is more than this many times the floor's.
+pub const MAX_FLOOR_RATIO: f64 = 2.0;
+/// `--check` fails when a one-shot call of ours peaks above this resident set size.
+pub const MAX_ONE_SHOT_RSS: u64 = 10 * 1024 * 1024;
+
+/// The knobs of a run, as reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Measured one-shot runs per program.
+    pub runs: usize,
+    /// Unmeasured one-shot runs per program first.
+    pub warmup: usize,
+    /// Measured calls per MCP run and per in-process client run.
+    pub calls: usize,
+    /// Unmeasured calls before those.
+    pub warmup_calls: usize,
+}
+
+/// One program of part 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneShot {
+    /// [`OURS`], [`FLOOR`], [`CURL`] or a `--vs` command.
+    pub name: String,
+    /// The command line of one call, as shown.
+    pub command: String,
+    /// The program file's size, for ours (the floor is unstripped, the others not ours).
+    pub size_bytes: Option<u64>,
+    /// Wall time per call, in nanoseconds.
+    pub wall: Summary,
+    /// Peak RSS per call, in bytes, when there is GNU time.
+    pub rss: Option<Summary>,
+}
+
+/// One bridge run of part 2.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mcp {
+    /// [`OURS`] or a `--vs` command.
+    pub name: String,
+    /// Requests in flight at once.
+    pub in_flight: usize,
+    /// Measured calls.
+    pub calls: usize,
+    /// Time for all of them.
+    pub elapsed: Duration,
+    /// Latency per call, in nanoseconds.
+    pub latency: Summary,
+    /// The bridge process's peak RSS, in bytes, when there is GNU time.
+    pub peak_rss: Option<u64>,
+}
+
+/// One client run of part 3.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Client {
+    /// Concurrent tasks.
+    pub tasks: usize,
+    /// Measured calls.
+    pub calls: usize,
+    /// Time for all of them.
+    pub elapsed: Duration,
+    /// Latency per call, in nanoseconds.
+    pub latency: Summary,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The command that produced the report, as typed.
+    pub command: String,
+    /// The git revision measured, when known.
+    pub revision: Option<String>,
+    /// The machine.
+    pub machine: Machine,
+    /// The knobs.
+    pub settings: Settings,
+    /// Part 1, ours first.
+    pub one_shot: Vec<OneShot>,
+    /// Part 2.
+    pub mcp: Vec<Mcp>,
+    /// Part 3.
+    pub client: Vec<Client>,
+    /// Remarks, such as a program that could not be measured.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Our one-shot row.
+    pub fn ours(&self) -> Option<&OneShot> {
+        self.one_shot.iter().find(|row| row.name == OURS)
+    }
+
+    /// The tables: one-shot calls with ratios, the MCP bridge, the in-process client.
+    pub fn tables(&self) -> String {
+        let mut out = String::new();
+        self.one_shot_tables(&mut out);
+        self.mcp_table(&mut out);
+        self.client_table(&mut out);
+        if !self.notes.is_empty() {
+            out.push_str("Notes:\n\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    fn one_shot_tables(&self, out: &mut String) {
+        let settings = &self.settings;
+        let _ = write!(
+            out,
+            "## One-shot call\n\n\
+             One process per call of `guide_read` `{{\"topic\":\"canvas\"}}`: \
+             {} measured runs of each program after {} warm-up runs, round-robin.\n\
+             Wall time is spawn to reaped; peak RSS comes from {} more runs of each under GNU time.\n\n",
+            settings.runs,
+            settings.warmup,
+            settings.runs.min(RSS_RUNS),
+        );
+        out.push_str(
+            "| program | wall min | wall median | wall p95 | peak RSS median | peak RSS max | binary size |\n\
+             | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        for row in &self.one_shot {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                name_cell(&row.name),
+                millis(row.wall.min),
+                millis(row.wall.median),
+                millis(row.wall.p95),
+                optional(row.rss.map(|rss| rss.median), mebibytes),
+                optional(row.rss.map(|rss| rss.max), mebibytes),
+                optional(row.size_bytes, mebibytes),
+            );
+        }
+        out.push('\n');
+
+        let ratios = self.ratios();
+        if !ratios.is_empty() {
+            out.push_str(
+                "| ratio | wall median | wall p95 | peak RSS median |\n| --- | ---: | ---: | ---: |\n",
+            );
+            for (label, numerator, denominator) in ratios {
+                let _ = writeln!(
+                    out,
+                    "| {label} | {} | {} | {} |",
+                    times(ratio(numerator.wall.median, denominator.wall.median)),
+                    times(ratio(numerator.wall.p95, denominator.wall.p95)),
+                    times(numerator.rss.zip(denominator.rss).and_then(
+                        |(numerator, denominator)| { ratio(numerator.median, denominator.median) }
+                    )),
+                );
+            }
+            out.push('\n');
+        }
+
+        out.push_str("Commands (`SESSION` is the session file):\n\n");
+        for row in &self.one_shot {
+            let _ = writeln!(out, "- {}: `{}`", name_cell(&row.name), row.command);
+        }
+        out.push('\n');
+    }
+
+    /// The ratio rows: ours over the floor and curl, each `--vs` command over ours.
+    fn ratios(&self) -> Vec<(String, &OneShot, &OneShot)> {
+        let Some(ours) = self.ours() else { return Vec::new() };
+        let mut ratios = Vec::new();
+        for row in &self.one_shot {
+            match row.name.as_str() {
+                OURS => {}
+                FLOOR | CURL => ratios.push((format!("{OURS} / {}", row.name), ours, row)),
+                other => ratios.push((format!("{} / {OURS}", name_cell(other)), row, ours)),
+            }
+        }
+        ratios
+    }
+
+    fn mcp_table(&self, out: &mut String) {
+        if self.mcp.is_empty() {
+            return;
+        }
+        let _ = write!(
+            out,
+            "## MCP bridge\n\n\
+             One `mcp` process per row: `initialize`, {} warm-up calls one at a time, then {} \
+             `tools/call`s of `guide_read`, one at a time or with a window of requests in flight.\n\
+             Latency is request written to response read.\n\n",
+            self.settings.warmup_calls, self.settings.calls
+        );
+        out.push_str(
+            "| program | in flight | calls/s | p50 | p99 | max | peak RSS |\n\
+             | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        for row in &self.mcp {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                name_cell(&row.name),
+                row.in_flight,
+                rate(per_second(row.calls, row.elapsed)),
+                millis(row.latency.median),
+                millis(row.latency.p99),
+                millis(row.latency.max),
+                optional(row.peak_rss, mebibytes),
+            );
+        }
+        out.push('\n');
+    }
+
+    fn client_table(&self, out: &mut String) {
+        if self.client.is_empty() {
+            return;
+        }
+        let _ = write!(
+            out,
+            "## Client in process\n\n\
+             `termsprawl_transport::Client::call` in a running process (no process start), {} \
+             warm-up calls, then {} calls shared by the tasks of a multi-threaded tokio runtime.\n\
+             Each call reads the session file and `endpoint.json` and opens one connection.\n\n",
+            self.settings.warmup_calls, self.settings.calls
+        );
+        out.push_str(
+            "| tasks | calls/s | p50 | p99 | max |\n| ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        for row in &self.client {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                row.tasks,
+                rate(per_second(row.calls, row.elapsed)),
+                millis(row.latency.median),
+                millis(row.latency.p99),
+                millis(row.latency.max),
+            );
+        }
+        out.push('\n');
+    }
+
+    /// `docs/performance.md`.
+    pub fn document(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# Performance\n\n");
+        let _ = write!(
+            out,
+            "Generated by `cargo xtask bench`, do not edit.\n\
+             The figures below were produced by `{}`{}.\n\n",
+            self.command,
+            self.revision.as_ref().map_or_else(String::new, |revision| format!(" at {revision}")),
+        );
+        out.push_str(METHOD);
+        out.push('\n');
+        self.machine_table(&mut out);
+        out.push_str(&self.tables());
+        out.push_str("## Check\n\n");
+        let failures = self.check();
+        let _ = writeln!(
+            out,
+            "`--check` requires a median one-shot time of at most {MAX_FLOOR_RATIO}x the floor's \
+             and a peak RSS of at most {} per one-shot call: {}.",
+            mebibytes(MAX_ONE_SHOT_RSS),
+            if failures.is_empty() { "passed".to_owned() } else { failures.join("; ") }
+        );
+        out
+    }
+
+    fn machine_table(&self, out: &mut String) {
+        let machine = &self.machine;
+        out.push_str("## Machine\n\n| | |\n| --- | --- |\n");
+        let _ = writeln!(out, "| CPU | {} |", machine.cpu);
+        let _ = writeln!(
+            out,
+            "| cores | {} logical ({} available to the bench) |",
+            machine.cores, machine.available_cores
+        );
+        let _ = writeln!(out, "| memory | {} |", gibibytes(machine.memory_bytes));
+        let _ = writeln!(out, "| OS | {} |", machine.os);
+        let _ = writeln!(out, "| kernel | {} |", machine.kernel);
+        let _ = writeln!(out, "| rustc | {} |", machine.rustc);
+        let _ = writeln!(out, "| curl | {} |", machine.curl.as_deref().unwrap_or("not installed"));
+        out.push('\n');
+    }
+
+    /// The `--check` failures; empty when the check passes (or when there is nothing to check,
+    /// which [`Report::check`] reports as a failure of its own).
+    pub fn check(&self) -> Vec<String> {
+        let mut failures = Vec::new();
+        let ours = self.ours();
+        let floor = self.one_shot.iter().find(|row| row.name == FLOOR);
+        let (Some(ours), Some(floor)) = (ours, floor) else {
+            return vec!["termsprawlctl and the floor program were not both measured".to_owned()];
+        };
+        match ratio(ours.wall.median, floor.wall.median) {
+            Some(found) if found <= MAX_FLOOR_RATIO => {}
+            found => failures.push(format!(
+                "median one-shot time {} is {} the floor's {} (limit {MAX_FLOOR_RATIO}x)",
+                millis(ours.wall.median),
+                times(found),
+                millis(floor.wall.median)
+            )),
+        }
+        match ours.rss {
+            None => failures.push(format!(
+                "peak RSS was not measured: GNU time (`{GNU_TIME}`) is not installed"
+            )),
+            Some(rss) if rss.max > MAX_ONE_SHOT_RSS => failures.push(format!(
+                "peak RSS of a one-shot call reached {} (limit {})",
+                mebibytes(rss.max),
+                mebibytes(MAX_ONE_SHOT_RSS)
+            )),
+            Some(_) => {}
+        }
+        failures
+    }
+}
+
+/// How the figures are taken, for the document.
+const METHOD: &str = "\
+## Method
+
+The claim is that a `termsprawlctl` call costs little more than the physical floor of the task:
+start a process, read two small files, make one loopback HTTP round trip.
+`cargo xtask bench` measures that claim on the machine it runs on, as ratios taken in one run.
+
+- `termsprawlctl` is built with `cargo build --release --locked -p termsprawl-cli` (honouring `CARGO`).
+- The tool server is the transport crate's `ToolServer` in a release-built `bench-support serve` process, answering `guide_read` with the protocol crate's guide.
+- The floor program (`xtask/src/bench/floor/program.rs`) is standard-library Rust compiled with `rustc -O`: it reads the session file and `endpoint.json`, sends one blocking HTTP/1.1 POST with the bearer token and prints the body.
+- `curl`, when installed, sends the same POST; its headers and body come from two small files, so it too reads two files per call.
+- Every call's output is checked to be the canvas guide, and every exit status to be 0.
+- One-shot programs run round-robin, one run of each per iteration, so that machine noise hits all of them alike.
+  Wall time is taken on direct children of the bench, spawn to reaped.
+- Peak RSS is `ru_maxrss` as GNU time (`time -f %M`) reports it, in separate runs (the first 50 iterations also run each program under it, and every MCP bridge runs under it).
+  Linux carries the spawner's peak RSS into an exec'd child's `ru_maxrss`, so the spawner must be small: GNU time is well under 1 MiB, the bench itself is not.
+  Without GNU time (`apt-get install time`) the RSS columns are empty and `--check` fails.
+- Percentiles use the nearest-rank method; a median is a measured sample.
+- `--vs 'COMMAND'` (repeatable) measures any termsprawlctl-compatible command beside ours, in parts 1 and 2.
+  COMMAND is split into words like a shell's simple command, without expansions.
+  It gets `--session SESSION call guide_read '{\"topic\":\"canvas\"}'` (part 1) and `--session SESSION mcp` (part 2) appended, or in place of a word that is exactly `{}`.
+  For example `--vs 'node /path/to/termsprawlctl.js'`, or `--vs 'env NODE_OPTIONS= node ctl.js {}'`.
+- `--check` exits non-zero when the median one-shot time exceeds twice the floor's or a one-shot call peaks above 10 MiB; without it the bench reports and never fails on figures.
+";
+
+/// `value` formatted, or `–` when there is none.
+fn optional(value: Option<u64>, format: fn(u64) -> String) -> String {
+    value.map_or_else(|| "–".to_owned(), format)
+}
+
+fn name_cell(name: &str) -> String {
+    match name {
+        OURS | FLOOR | CURL => name.to_owned(),
+        other => format!("`{other}`"),
+    }
+}
+
+/// Nanoseconds as milliseconds with three significant decimals at most.
+#[expect(clippy::cast_precision_loss, reason = "display only")]
+pub fn millis(nanos: u64) -> String {
+    let ms = nanos as f64 / 1e6;
+    if ms < 1.0 {
+        format!("{ms:.3} ms")
+    } else if ms < 10.0 {
+        format!("{ms:.2} ms")
+    } else if ms < 100.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
+/// Bytes as MiB with one decimal.
+#[expect(clippy::cast_precision_loss, reason = "display only")]
+pub fn mebibytes(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Bytes as GiB with one decimal.
+#[expect(clippy::cast_precision_loss, reason = "display only")]
+fn gibibytes(bytes: u64) -> String {
+    if bytes == 0 {
+        return super::machine::UNKNOWN.to_owned();
+    }
+    format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
+}
+
+/// A ratio with three significant digits at most and an `x`; `–` when undefined.
+pub fn times(ratio: Option<f64>) -> String {
+    match ratio {
+        None => "–".to_owned(),
+        Some(ratio) if ratio < 10.0 => format!("{ratio:.2}x"),
+        Some(ratio) if ratio < 100.0 => format!("{ratio:.1}x"),
+        Some(ratio) => format!("{ratio:.0}x"),
+    }
+}
+
+/// A rate, whole, with thousands separated by commas.
+pub fn rate(per_second: Option<f64>) -> String {
+    let Some(per_second) = per_second else { return "–".to_owned() };
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "display only")]
+    let whole = per_second.round() as u64;
+    let digits = whole.to_string();
+    let mut grouped = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+#[cfg(test)]
+mod tests;

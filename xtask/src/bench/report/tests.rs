@@ -1,0 +1,165 @@
+//! Rendering of the tables and the document on fixed figures, the `--check` verdict and the
+//! number formats.
+
+use std::time::Duration;
+
+use super::{
+    Client, MAX_ONE_SHOT_RSS, Mcp, OneShot, Report, Settings, mebibytes, millis, rate, times,
+};
+use crate::bench::machine::Machine;
+use crate::bench::oneshot::RSS_RUNS;
+use crate::bench::stats::Summary;
+
+const MIB: u64 = 1024 * 1024;
+
+fn summary(min: u64, median: u64, p95: u64, max: u64) -> Summary {
+    Summary { count: 300, min, median, p95, p99: p95, max }
+}
+
+fn one_shot(name: &str, command: &str, wall_median_us: u64, rss_mib_tenths: u64) -> OneShot {
+    let wall = wall_median_us * 1000;
+    let rss = rss_mib_tenths * MIB / 10;
+    OneShot {
+        name: name.to_owned(),
+        command: command.to_owned(),
+        size_bytes: (name == "termsprawlctl").then_some(3 * MIB / 2),
+        wall: summary(wall * 9 / 10, wall, wall * 13 / 10, wall * 2),
+        rss: Some(summary(rss, rss, rss, rss + MIB / 10)),
+    }
+}
+
+fn report() -> Report {
+    Report {
+        command: "cargo xtask bench --runs 300 --vs 'node ctl.js'".to_owned(),
+        revision: Some("commit 0123abc".to_owned()),
+        machine: Machine {
+            cpu: "AMD EPYC 7B13".to_owned(),
+            cores: 2,
+            available_cores: 2,
+            memory_bytes: 24 * 1024 * MIB,
+            os: "Debian GNU/Linux 12 (bookworm)".to_owned(),
+            kernel: "Linux 6.1.0".to_owned(),
+            rustc: "rustc 1.95.0 (59807616e 2026-04-14)".to_owned(),
+            curl: Some("curl 7.88.1".to_owned()),
+        },
+        settings: Settings { runs: 300, warmup: 20, calls: 5000, warmup_calls: 500 },
+        one_shot: vec![
+            one_shot(
+                "termsprawlctl",
+                r#"termsprawlctl --session SESSION call guide_read '{"topic":"canvas"}'"#,
+                1_200,
+                42,
+            ),
+            one_shot("floor", "floor SESSION", 800, 21),
+            one_shot("curl", "curl -sS -H @DIR/curl-headers", 6_000, 98),
+            one_shot("node ctl.js", "node ctl.js --session SESSION call guide_read", 170_000, 800),
+        ],
+        mcp: vec![
+            Mcp {
+                name: "termsprawlctl".to_owned(),
+                in_flight: 1,
+                calls: 5000,
+                elapsed: Duration::from_millis(1250),
+                latency: summary(200_000, 240_000, 300_000, 900_000),
+                peak_rss: Some(6 * MIB),
+            },
+            Mcp {
+                name: "node ctl.js".to_owned(),
+                in_flight: 32,
+                calls: 5000,
+                elapsed: Duration::from_secs(5),
+                latency: summary(20_000_000, 31_000_000, 35_000_000, 52_000_000),
+                peak_rss: None,
+            },
+        ],
+        client: vec![Client {
+            tasks: 32,
+            calls: 5000,
+            elapsed: Duration::from_millis(400),
+            latency: summary(1_000_000, 2_500_000, 3_000_000, 4_000_000),
+        }],
+        notes: vec!["a note".to_owned()],
+    }
+}
+
+#[test]
+fn tables() {
+    insta::assert_snapshot!(report().tables());
+}
+
+#[test]
+fn document() {
+    insta::assert_snapshot!(report().document());
+}
+
+#[test]
+fn the_check_passes_within_both_limits() {
+    assert_eq!(report().check(), Vec::<String>::new());
+}
+
+#[test]
+fn the_check_fails_on_time_and_on_memory() {
+    let mut slow = report();
+    slow.one_shot[0].wall.median = 1_700_000;
+    assert_eq!(
+        slow.check(),
+        ["median one-shot time 1.70 ms is 2.12x the floor's 0.800 ms (limit 2x)"]
+    );
+    // Exactly twice the floor passes.
+    slow.one_shot[0].wall.median = 1_600_000;
+    assert!(slow.check().is_empty());
+
+    let mut big = report();
+    big.one_shot[0].rss.as_mut().unwrap().max = MAX_ONE_SHOT_RSS + 1;
+    assert_eq!(big.check(), ["peak RSS of a one-shot call reached 10.0 MiB (limit 10.0 MiB)"]);
+    big.one_shot[0].rss.as_mut().unwrap().max = MAX_ONE_SHOT_RSS;
+    assert!(big.check().is_empty());
+
+    let mut unmeasured = report();
+    unmeasured.one_shot[0].rss = None;
+    assert_eq!(
+        unmeasured.check(),
+        ["peak RSS was not measured: GNU time (`time`) is not installed"]
+    );
+}
+
+#[test]
+fn the_check_fails_without_its_two_rows() {
+    let mut missing = report();
+    missing.one_shot.retain(|row| row.name != "floor");
+    assert_eq!(missing.check(), ["termsprawlctl and the floor program were not both measured"]);
+    let mut zero = report();
+    zero.one_shot[1].wall.median = 0;
+    assert_eq!(zero.check(), ["median one-shot time 1.20 ms is – the floor's 0.000 ms (limit 2x)"]);
+}
+
+#[test]
+fn without_gnu_time_the_rss_cells_are_empty() {
+    let mut report = report();
+    report.one_shot[2].rss = None;
+    let tables = report.tables();
+    assert!(tables.contains("| curl | 5.40 ms | 6.00 ms | 7.80 ms | – | – | – |"), "{tables}");
+    assert!(tables.contains("| termsprawlctl / curl | 0.20x | 0.20x | – |"), "{tables}");
+}
+
+#[test]
+fn the_method_names_the_number_of_rss_runs() {
+    assert!(super::METHOD.contains(&format!("the first {RSS_RUNS} iterations")));
+}
+
+#[test]
+fn numbers_are_formatted_for_reading() {
+    assert_eq!(millis(612_345), "0.612 ms");
+    assert_eq!(millis(1_234_567), "1.23 ms");
+    assert_eq!(millis(12_345_678), "12.3 ms");
+    assert_eq!(millis(170_400_000), "170 ms");
+    assert_eq!(mebibytes(4 * MIB + MIB / 5), "4.2 MiB");
+    assert_eq!(times(Some(1.456)), "1.46x");
+    assert_eq!(times(Some(14.16)), "14.2x");
+    assert_eq!(times(Some(141.67)), "142x");
+    assert_eq!(times(None), "–");
+    assert_eq!(rate(Some(999.6)), "1,000");
+    assert_eq!(rate(Some(1_234_567.0)), "1,234,567");
+    assert_eq!(rate(Some(12.0)), "12");
+    assert_eq!(rate(None), "–");
+}

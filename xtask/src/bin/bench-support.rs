@@ -1,0 +1,61 @@
+//! `bench-support`: the helper processes of `cargo xtask bench`, built in release by it.
+//!
+//! - `bench-support serve DIR`: the tool server (prints the session file, serves until stdin ends);
+//! - `bench-support client --session FILE --tasks N --calls N [--warmup N]`: the in-process client
+//!   run, printing one JSON line;
+//! - `bench-support termsprawlctl ARGS…`: termsprawlctl's own code, so that the harness test can
+//!   measure a debug build without building the `termsprawl-cli` package's binary.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The helper processes of `cargo xtask bench`.
+#[derive(Debug, Parser)]
+#[command(name = "bench-support")]
+struct Cli {
+    #[command(subcommand)]
+    command: Helper,
+}
+
+#[derive(Debug, Subcommand)]
+enum Helper {
+    /// Serve the agent-tools directory DIR until stdin ends.
+    Serve { dir: PathBuf },
+    /// Measure the in-process client against a running server.
+    Client {
+        #[arg(long)]
+        session: PathBuf,
+        #[arg(long)]
+        tasks: usize,
+        #[arg(long)]
+        calls: usize,
+        #[arg(long, default_value_t = 0)]
+        warmup: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|word| word == "termsprawlctl") {
+        return termsprawlctl(&args[2..]);
+    }
+    let outcome = match Cli::parse().command {
+        Helper::Serve { dir } => xtask::bench::server::serve(&dir),
+        Helper::Client { session, tasks, calls, warmup } => {
+            xtask::bench::client::run_and_print(&session, tasks, calls, warmup)
+        }
+    };
+    xtask::exit_code(outcome)
+}
+
+fn termsprawlctl(args: &[OsString]) -> ExitCode {
+    let session_env = std::env::var_os(termsprawl_cli::SESSION_ENV);
+    let (mut stdin, mut stdout, mut stderr) =
+        (std::io::stdin(), std::io::stdout(), std::io::stderr());
+    let mut streams =
+        termsprawl_cli::Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+    termsprawl_cli::run(args, session_env.as_deref(), &mut streams)
+}
