@@ -1,0 +1,508 @@
+//! The `terminal/*` methods on a local tmux server (`acp.md` §2.10): one tmux session per terminal,
+//! on the dedicated server `tmux -L termsprawl-acp`.
+//!
+//! `remain-on-exit` is set globally in the same tmux invocation that creates the pane, so a command
+//! that exits at once still leaves its pane, output and exit status behind. A released terminal's
+//! tmux session stays until [`Terminals::shutdown`], so a person can still inspect it.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use serde_json::{Value, json};
+use tokio::process::Command;
+use tokio::time::{Instant, sleep};
+
+use crate::wire::RpcError;
+
+/// The tmux socket name of the backend.
+pub(crate) const SOCKET_NAME: &str = "termsprawl-acp";
+/// Lines of scrollback kept per terminal.
+const HISTORY_LIMIT: u32 = 100_000;
+/// How long `kill` waits after SIGTERM before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often a running command's state is polled.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How to reach the tmux server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Server {
+    /// `tmux -L NAME`.
+    Name(String),
+    /// `tmux -S PATH` (tests use a private socket).
+    Socket(PathBuf),
+}
+
+impl Server {
+    fn args(&self) -> Vec<String> {
+        match self {
+            Server::Name(name) => vec!["-L".to_owned(), name.clone()],
+            Server::Socket(path) => vec!["-S".to_owned(), path.to_string_lossy().into_owned()],
+        }
+    }
+}
+
+/// A `terminal/create` request, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Spec {
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) output_byte_limit: Option<u64>,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExitStatus {
+    pub(crate) exit_code: Option<u32>,
+    pub(crate) signal: Option<String>,
+}
+
+impl ExitStatus {
+    /// `{"exitCode","signal"}`, both present, `null` when not applicable.
+    pub(crate) fn to_json(&self) -> Value {
+        json!({"exitCode": self.exit_code, "signal": self.signal})
+    }
+}
+
+/// The answer of `terminal/output`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Output {
+    pub(crate) output: String,
+    pub(crate) truncated: bool,
+    pub(crate) exit_status: Option<ExitStatus>,
+}
+
+impl Output {
+    /// `{"output","truncated","exitStatus"?}`.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut value = json!({"output": self.output, "truncated": self.truncated});
+        if let Some(status) = &self.exit_status {
+            value["exitStatus"] = status.to_json();
+        }
+        value
+    }
+}
+
+/// The terminals of one front end.
+#[derive(Debug)]
+pub(crate) struct Terminals {
+    server: Server,
+    prefix: String,
+    default_cwd: PathBuf,
+    next: AtomicU64,
+    live: Mutex<HashMap<String, Entry>>,
+    sessions: Mutex<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    session: String,
+    pane_pid: Option<i32>,
+    output_byte_limit: Option<u64>,
+}
+
+/// The pane's state as tmux reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PaneState {
+    exit_status: Option<ExitStatus>,
+    history_full: bool,
+}
+
+impl Terminals {
+    /// Terminals on `server`, whose commands run in `default_cwd` unless asked otherwise.
+    pub(crate) fn new(server: Server, default_cwd: PathBuf) -> Terminals {
+        Terminals {
+            server,
+            prefix: format!("acp-{}", std::process::id()),
+            default_cwd,
+            next: AtomicU64::new(1),
+            live: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The command that shows a terminal, for the transcript.
+    pub(crate) fn attach_command(&self, terminal_id: &str) -> Option<String> {
+        let session = self.entry(terminal_id).ok()?.session;
+        let server = self.server.args().join(" ");
+        Some(format!("tmux {server} attach -t {session}"))
+    }
+
+    /// Starts a command in a new tmux session and returns the terminal id at once.
+    pub(crate) async fn create(&self, spec: Spec) -> Result<String, RpcError> {
+        for (name, _) in &spec.env {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(RpcError::invalid_params(format!(
+                    "invalid environment variable name {name:?}"
+                )));
+            }
+        }
+        let cwd = match &spec.cwd {
+            Some(cwd) if !Path::new(cwd).is_absolute() => {
+                return Err(RpcError::invalid_params(format!(
+                    "the cwd must be absolute: {cwd}"
+                )));
+            }
+            Some(cwd) => PathBuf::from(cwd),
+            None => self.default_cwd.clone(),
+        };
+        if !cwd.is_dir() {
+            return Err(RpcError::invalid_params(format!(
+                "the cwd is not a directory: {}",
+                cwd.display()
+            )));
+        }
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        let terminal_id = format!("term-{number}");
+        let session = format!("{}-{number}", self.prefix);
+        let history = HISTORY_LIMIT.to_string();
+        let mut args: Vec<String> = vec![
+            "start-server".into(),
+            ";".into(),
+            "set-option".into(),
+            "-g".into(),
+            "remain-on-exit".into(),
+            "on".into(),
+            ";".into(),
+            "set-option".into(),
+            "-gq".into(),
+            "remain-on-exit-format".into(),
+            String::new(),
+            ";".into(),
+            "set-option".into(),
+            "-g".into(),
+            "history-limit".into(),
+            history,
+            ";".into(),
+            "new-session".into(),
+            "-d".into(),
+            "-s".into(),
+            session.clone(),
+            "-x".into(),
+            "200".into(),
+            "-y".into(),
+            "50".into(),
+            "-c".into(),
+            cwd.to_string_lossy().into_owned(),
+            "-e".into(),
+            "PAGER=".into(),
+            "-e".into(),
+            "GIT_PAGER=cat".into(),
+        ];
+        for (name, value) in &spec.env {
+            args.push("-e".into());
+            args.push(format!("{name}={value}"));
+        }
+        args.extend([
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            shell_line(&spec.command, &spec.args),
+            ";".into(),
+            "display-message".into(),
+            "-p".into(),
+            "-t".into(),
+            format!("={session}:"),
+            "#{pane_pid}".into(),
+        ]);
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.push(session.clone());
+        }
+        let stdout = self.tmux(&args).await?;
+        let pane_pid = stdout.trim().parse::<i32>().ok();
+        let entry = Entry {
+            session,
+            pane_pid,
+            output_byte_limit: spec.output_byte_limit,
+        };
+        if let Ok(mut live) = self.live.lock() {
+            live.insert(terminal_id.clone(), entry);
+        }
+        Ok(terminal_id)
+    }
+
+    /// The output so far, tail-truncated to the terminal's byte limit, and the exit status once the
+    /// command has exited.
+    pub(crate) async fn output(&self, terminal_id: &str) -> Result<Output, RpcError> {
+        let entry = self.entry(terminal_id)?;
+        let target = format!("={}:", entry.session);
+        let stdout = self
+            .tmux(&[
+                "display-message".into(),
+                "-p".into(),
+                "-t".into(),
+                target.clone(),
+                STATE_FORMAT.into(),
+                ";".into(),
+                "capture-pane".into(),
+                "-p".into(),
+                "-J".into(),
+                "-S".into(),
+                "-".into(),
+                "-E".into(),
+                "-".into(),
+                "-t".into(),
+                target,
+            ])
+            .await?;
+        let (state_line, text) = stdout.split_once('\n').unwrap_or((stdout.as_str(), ""));
+        let state = parse_state(state_line)?;
+        let text = clean_capture(text, state.exit_status.is_some());
+        let limit = entry
+            .output_byte_limit
+            .map_or(usize::MAX, |limit| usize::try_from(limit).unwrap_or(usize::MAX));
+        let (output, dropped) = tail(&text, limit);
+        Ok(Output {
+            output: output.to_owned(),
+            truncated: dropped || state.history_full,
+            exit_status: state.exit_status,
+        })
+    }
+
+    /// Waits until the command exits; no time limit of its own.
+    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<ExitStatus, RpcError> {
+        loop {
+            let entry = self.entry(terminal_id)?;
+            if let Some(status) = self.state(&entry).await?.exit_status {
+                return Ok(status);
+            }
+            sleep(POLL).await;
+        }
+    }
+
+    /// Ends the command (SIGTERM to its process group, SIGKILL after a grace period); the terminal
+    /// stays valid.
+    pub(crate) async fn kill(&self, terminal_id: &str) -> Result<(), RpcError> {
+        let entry = self.entry(terminal_id)?;
+        self.kill_entry(&entry).await
+    }
+
+    /// Kills the command if it still runs and forgets the id; its tmux session stays until shutdown.
+    pub(crate) async fn release(&self, terminal_id: &str) -> Result<(), RpcError> {
+        let entry = self.entry(terminal_id)?;
+        if let Ok(mut live) = self.live.lock() {
+            live.remove(terminal_id);
+        }
+        self.kill_entry(&entry).await
+    }
+
+    /// Releases every terminal and removes every tmux session this front end created.
+    pub(crate) async fn shutdown(&self) {
+        let entries: Vec<Entry> = match self.live.lock() {
+            Ok(mut live) => live.drain().map(|(_, entry)| entry).collect(),
+            Err(_) => Vec::new(),
+        };
+        for entry in &entries {
+            let _ = self.kill_entry(entry).await;
+        }
+        let sessions: Vec<String> = match self.sessions.lock() {
+            Ok(mut sessions) => sessions.drain(..).collect(),
+            Err(_) => Vec::new(),
+        };
+        for session in sessions {
+            let _ = self
+                .tmux(&["kill-session".into(), "-t".into(), format!("={session}")])
+                .await;
+        }
+    }
+
+    /// The tmux session names created so far (tests).
+    #[cfg(test)]
+    pub(crate) fn session_names(&self) -> Vec<String> {
+        self.sessions.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    async fn kill_entry(&self, entry: &Entry) -> Result<(), RpcError> {
+        if self.state(entry).await?.exit_status.is_some() {
+            return Ok(());
+        }
+        let Some(group) = entry.pane_pid.filter(|pid| *pid > 1).and_then(Pid::from_raw) else {
+            return Err(RpcError::internal("the terminal's process is unknown"));
+        };
+        for (signal, grace) in [(Signal::TERM, KILL_GRACE), (Signal::KILL, KILL_GRACE)] {
+            let _ = kill_process_group(group, signal);
+            let deadline = Instant::now() + grace;
+            while Instant::now() < deadline {
+                if self.state(entry).await?.exit_status.is_some() {
+                    return Ok(());
+                }
+                sleep(Duration::from_millis(50)).await;
+            }
+        }
+        Err(RpcError::internal("the terminal's command did not end after SIGKILL"))
+    }
+
+    async fn state(&self, entry: &Entry) -> Result<PaneState, RpcError> {
+        let stdout = self
+            .tmux(&[
+                "display-message".into(),
+                "-p".into(),
+                "-t".into(),
+                format!("={}:", entry.session),
+                STATE_FORMAT.into(),
+            ])
+            .await?;
+        parse_state(stdout.lines().next().unwrap_or(""))
+    }
+
+    fn entry(&self, terminal_id: &str) -> Result<Entry, RpcError> {
+        let live = self
+            .live
+            .lock()
+            .map_err(|_| RpcError::internal("the terminal table is poisoned"))?;
+        live.get(terminal_id).cloned().ok_or_else(|| {
+            RpcError::invalid_params(format!("unknown or released terminal: {terminal_id}"))
+        })
+    }
+
+    async fn tmux(&self, args: &[String]) -> Result<String, RpcError> {
+        let output = Command::new("tmux")
+            .args(self.server.args())
+            .arg("-u")
+            .args(args)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .map_err(|error| RpcError::internal(format!("cannot run tmux: {error}")))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(RpcError::internal(format!("tmux failed: {}", stderr.trim())));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+/// The pane state format: dead flag, exit status, signal, history size and limit.
+const STATE_FORMAT: &str =
+    "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{history_size}|#{history_limit}";
+
+fn parse_state(line: &str) -> Result<PaneState, RpcError> {
+    let fields: Vec<&str> = line.trim_end().split('|').collect();
+    let [dead, status, signal, size, limit] = fields.as_slice() else {
+        return Err(RpcError::internal(format!(
+            "unexpected pane state from tmux: {line:?}"
+        )));
+    };
+    let exit_status = (*dead == "1").then(|| {
+        let signal = signal.parse::<i32>().ok().filter(|number| *number > 0);
+        ExitStatus {
+            exit_code: if signal.is_some() {
+                None
+            } else {
+                status.parse::<u32>().ok()
+            },
+            signal: signal.map(signal_name),
+        }
+    });
+    let history_full = match (size.parse::<u64>(), limit.parse::<u64>()) {
+        (Ok(size), Ok(limit)) => limit > 0 && size >= limit,
+        _ => false,
+    };
+    Ok(PaneState {
+        exit_status,
+        history_full,
+    })
+}
+
+/// Drops the "Pane is dead" line older tmux versions print and trailing blank lines; every kept
+/// line ends with a newline.
+fn clean_capture(text: &str, dead: bool) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    while lines.last().is_some_and(|line| line.trim().is_empty()) {
+        lines.pop();
+    }
+    if dead && lines.last().is_some_and(|line| line.starts_with("Pane is dead (")) {
+        lines.pop();
+        while lines.last().is_some_and(|line| line.trim().is_empty()) {
+            lines.pop();
+        }
+    }
+    let mut cleaned = String::new();
+    for line in lines {
+        cleaned.push_str(line);
+        cleaned.push('\n');
+    }
+    cleaned
+}
+
+/// Keeps at most `limit` bytes from the end of `text`, starting on a character boundary; whether
+/// anything was dropped.
+pub(crate) fn tail(text: &str, limit: usize) -> (&str, bool) {
+    if text.len() <= limit {
+        return (text, false);
+    }
+    let mut start = text.len() - limit;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    (&text[start..], true)
+}
+
+/// `command` followed by each argument single-quoted, after redirecting stdin from `/dev/null`.
+/// A whole shell line in `command` therefore works.
+pub(crate) fn shell_line(command: &str, args: &[String]) -> String {
+    let mut line = String::from("exec </dev/null\n");
+    line.push_str(command);
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    line
+}
+
+/// Single-quotes a word for `sh`.
+pub(crate) fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// The name of a signal number, such as `SIGTERM`.
+pub(crate) fn signal_name(number: i32) -> String {
+    const NAMES: [(Signal, &str); 28] = [
+        (Signal::HUP, "SIGHUP"),
+        (Signal::INT, "SIGINT"),
+        (Signal::QUIT, "SIGQUIT"),
+        (Signal::ILL, "SIGILL"),
+        (Signal::TRAP, "SIGTRAP"),
+        (Signal::ABORT, "SIGABRT"),
+        (Signal::BUS, "SIGBUS"),
+        (Signal::FPE, "SIGFPE"),
+        (Signal::KILL, "SIGKILL"),
+        (Signal::USR1, "SIGUSR1"),
+        (Signal::SEGV, "SIGSEGV"),
+        (Signal::USR2, "SIGUSR2"),
+        (Signal::PIPE, "SIGPIPE"),
+        (Signal::ALARM, "SIGALRM"),
+        (Signal::TERM, "SIGTERM"),
+        (Signal::CHILD, "SIGCHLD"),
+        (Signal::CONT, "SIGCONT"),
+        (Signal::STOP, "SIGSTOP"),
+        (Signal::TSTP, "SIGTSTP"),
+        (Signal::TTIN, "SIGTTIN"),
+        (Signal::TTOU, "SIGTTOU"),
+        (Signal::URG, "SIGURG"),
+        (Signal::XCPU, "SIGXCPU"),
+        (Signal::XFSZ, "SIGXFSZ"),
+        (Signal::VTALARM, "SIGVTALRM"),
+        (Signal::PROF, "SIGPROF"),
+        (Signal::WINCH, "SIGWINCH"),
+        (Signal::SYS, "SIGSYS"),
+    ];
+    NAMES
+        .iter()
+        .find(|(signal, _)| signal.as_raw() == number)
+        .map_or_else(|| format!("SIG{number}"), |(_, name)| (*name).to_owned())
+}
