@@ -258,7 +258,7 @@ fn parse_bool(flag: &str, value: &OsStr) -> Result<bool, UsageError> {
 
 /// A positive, finite number of seconds, fractions allowed.
 fn parse_seconds(flag: &str, value: &str) -> Result<Duration, UsageError> {
-    let Ok(seconds) = value.trim().parse::<f64>() else {
+    let Ok(seconds) = value.parse::<f64>() else {
         return Err(invalid(flag, value, "is not a number"));
     };
     if !(seconds.is_finite() && seconds > 0.0 && seconds <= 1e9) {

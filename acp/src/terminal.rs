@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use serde_json::{Value, json};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep};
@@ -113,6 +113,9 @@ struct Entry {
 /// The pane's state as tmux reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct PaneState {
+    /// The pane's process is gone (its status may not be known yet).
+    dead: bool,
+    /// How it ended, once tmux knows.
     exit_status: Option<ExitStatus>,
     history_full: bool,
 }
@@ -270,10 +273,22 @@ impl Terminals {
 
     /// Waits until the command exits; no time limit of its own.
     pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<ExitStatus, RpcError> {
+        let mut dead_since: Option<Instant> = None;
         loop {
             let entry = self.entry(terminal_id)?;
-            if let Some(status) = self.state(&entry).await?.exit_status {
+            let state = self.state(&entry).await?;
+            if let Some(status) = state.exit_status {
                 return Ok(status);
+            }
+            if state.dead {
+                // tmux closed the pane before it collected the status; it normally follows at once.
+                let since = *dead_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= KILL_GRACE {
+                    return Ok(ExitStatus {
+                        exit_code: None,
+                        signal: None,
+                    });
+                }
             }
             sleep(POLL).await;
         }
@@ -321,22 +336,36 @@ impl Terminals {
         self.sessions.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// SIGTERM to the command's process group; SIGKILL when the group has not emptied after the
+    /// grace period. Returns once the pane is dead.
     async fn kill_entry(&self, entry: &Entry) -> Result<(), RpcError> {
-        if self.state(entry).await?.exit_status.is_some() {
-            return Ok(());
-        }
-        let Some(group) = entry.pane_pid.filter(|pid| *pid > 1).and_then(Pid::from_raw) else {
+        let group = entry.pane_pid.filter(|pid| *pid > 1).and_then(Pid::from_raw);
+        let Some(group) = group else {
+            if self.state(entry).await?.dead {
+                return Ok(());
+            }
             return Err(RpcError::internal("the terminal's process is unknown"));
         };
-        for (signal, grace) in [(Signal::TERM, KILL_GRACE), (Signal::KILL, KILL_GRACE)] {
-            let _ = kill_process_group(group, signal);
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if self.state(entry).await?.exit_status.is_some() {
-                    return Ok(());
-                }
+        for signal in [Signal::TERM, Signal::KILL] {
+            if kill_process_group(group, signal).is_err() {
+                // The group is empty: nothing is left to end.
+                break;
+            }
+            let deadline = Instant::now() + KILL_GRACE;
+            while Instant::now() < deadline && test_kill_process_group(group).is_ok() {
                 sleep(Duration::from_millis(50)).await;
             }
+            if test_kill_process_group(group).is_err() {
+                break;
+            }
+        }
+        // The pane dies with its process; wait for tmux to notice.
+        let deadline = Instant::now() + KILL_GRACE;
+        while Instant::now() < deadline {
+            if self.state(entry).await?.dead {
+                return Ok(());
+            }
+            sleep(Duration::from_millis(50)).await;
         }
         Err(RpcError::internal("the terminal's command did not end after SIGKILL"))
     }
@@ -397,22 +426,26 @@ fn parse_state(line: &str) -> Result<PaneState, RpcError> {
             "unexpected pane state from tmux: {line:?}"
         )));
     };
-    let exit_status = (*dead == "1").then(|| {
-        let signal = signal.parse::<i32>().ok().filter(|number| *number > 0);
-        ExitStatus {
-            exit_code: if signal.is_some() {
-                None
-            } else {
-                status.parse::<u32>().ok()
-            },
-            signal: signal.map(signal_name),
-        }
-    });
+    let signal = signal.parse::<i32>().ok().filter(|number| *number > 0);
+    let code = status.parse::<u32>().ok();
+    let dead = *dead == "1";
+    let exit_status = match (dead, signal, code) {
+        (true, Some(signal), _) => Some(ExitStatus {
+            exit_code: None,
+            signal: Some(signal_name(signal)),
+        }),
+        (true, None, Some(code)) => Some(ExitStatus {
+            exit_code: Some(code),
+            signal: None,
+        }),
+        _ => None,
+    };
     let history_full = match (size.parse::<u64>(), limit.parse::<u64>()) {
         (Ok(size), Ok(limit)) => limit > 0 && size >= limit,
         _ => false,
     };
     Ok(PaneState {
+        dead,
         exit_status,
         history_full,
     })
@@ -452,15 +485,21 @@ pub(crate) fn tail(text: &str, limit: usize) -> (&str, bool) {
     (&text[start..], true)
 }
 
-/// `command` followed by each argument single-quoted, after redirecting stdin from `/dev/null`.
-/// A whole shell line in `command` therefore works.
+/// The script the pane runs: stdin from `/dev/null`, then `command` followed by each argument
+/// single-quoted (so a whole shell line in `command` works) in a subshell, then a short pause
+/// before exiting with the command's status.
+///
+/// The pause matters: tmux 3.3 marks a pane dead as soon as its process exits, and output still
+/// buffered in the pty is then lost. A command that dies by a signal of its own shows as the
+/// shell's `128 + n` exit code; a kill of the process group shows as the signal.
 pub(crate) fn shell_line(command: &str, args: &[String]) -> String {
-    let mut line = String::from("exec </dev/null\n");
+    let mut line = String::from("exec </dev/null\n(\n");
     line.push_str(command);
     for arg in args {
         line.push(' ');
         line.push_str(&shell_quote(arg));
     }
+    line.push_str("\n)\nacp_status=$?\nsleep 0.2\nexit $acp_status\n");
     line
 }
 
