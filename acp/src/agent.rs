@@ -29,11 +29,11 @@ impl Agent {
         cwd: &Path,
         stderr: Stdio,
     ) -> io::Result<(Agent, ChildStdin, ChildStdout)> {
-        let Some((program, args)) = argv.split_first() else {
+        let Some((program, arguments)) = argv.split_first() else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no agent command"));
         };
         let mut child = Command::new(program)
-            .args(args)
+            .args(arguments)
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

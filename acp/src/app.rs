@@ -34,7 +34,7 @@ const PROTOCOL_VERSION: u64 = 1;
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `session/new` may take (the agent connects its MCP servers meanwhile).
-const NEW_SESSION_TIMEOUT: Duration = Duration::from_secs(120);
+const NEW_SESSION_TIMEOUT: Duration = Duration::from_mins(2);
 /// How long the agent has to answer the prompt after a cancel.
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long shutdown waits for a cancelled turn's answer.
@@ -68,7 +68,11 @@ enum Fatal {
 }
 
 /// Runs the front end to its exit status.
-pub(crate) async fn main(options: Options, session_file: Option<PathBuf>, mut ui: Ui) -> ExitStatus {
+pub(crate) async fn main(
+    options: Options,
+    session_file: Option<PathBuf>,
+    mut ui: Ui,
+) -> ExitStatus {
     let current_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let cwd = normalize(&current_dir.join(options.cwd.clone().unwrap_or_default()));
     if !cwd.is_dir() {
@@ -87,10 +91,7 @@ pub(crate) async fn main(options: Options, session_file: Option<PathBuf>, mut ui
         Some(path) => match Trace::open(path) {
             Ok(trace) => Some(Arc::new(trace)),
             Err(error) => {
-                ui.usage_error(&format!(
-                    "cannot open the trace file {}: {error}",
-                    path.display()
-                ));
+                ui.usage_error(&format!("cannot open the trace file {}: {error}", path.display()));
                 return ExitStatus::Usage;
             }
         },
@@ -114,6 +115,16 @@ pub(crate) async fn main(options: Options, session_file: Option<PathBuf>, mut ui
             return ExitStatus::Failure;
         }
     };
+    // `--terminals auto` means the local tmux backend until the app can host them (acp.md §2.10).
+    let terminals =
+        match Terminals::new(terminal::Server::Name(terminal::SOCKET_NAME.to_owned()), cwd.clone())
+        {
+            Ok(terminals) => Arc::new(terminals),
+            Err(error) => {
+                ui.error(&format!("cannot prepare the terminals: {error}"));
+                return ExitStatus::Failure;
+            }
+        };
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {
@@ -127,10 +138,6 @@ pub(crate) async fn main(options: Options, session_file: Option<PathBuf>, mut ui
 
     let (connection, lines) = Connection::new(trace);
     tokio::spawn(wire::write_loop(lines, stdin));
-    let terminals = Arc::new(Terminals::new(
-        terminal::Server::Name(terminal::SOCKET_NAME.to_owned()),
-        cwd.clone(),
-    ));
     let (events_sender, events) = mpsc::unbounded_channel();
     let config = Config {
         roots,
@@ -139,21 +146,7 @@ pub(crate) async fn main(options: Options, session_file: Option<PathBuf>, mut ui
         permission_timeout: options.permission_timeout,
     };
     let client = Client::new(connection.clone(), config, events_sender.clone());
-    {
-        let connection = connection.clone();
-        let client = client.clone();
-        tokio::spawn(async move {
-            let mut dispatch = |inbound| client.dispatch(inbound);
-            let end = wire::read_loop(BufReader::new(stdout), &connection, &mut dispatch).await;
-            let reason = match end {
-                ReadEnd::Eof => "the agent closed its output".to_owned(),
-                ReadEnd::TooLong => "the agent sent a message longer than 16 MiB".to_owned(),
-                ReadEnd::Io(error) => format!("reading from the agent failed: {error}"),
-            };
-            let _ = events_sender.send(Event::Disconnected(reason));
-            connection.fail_pending();
-        });
-    }
+    spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
 
     let stdin_tty = std::io::stdin().is_terminal();
     let mut app = App {
@@ -177,6 +170,27 @@ pub(crate) async fn main(options: Options, session_file: Option<PathBuf>, mut ui
     app.shutdown(&mut agent, status).await
 }
 
+/// Reads the agent's stdout until it ends, then reports why and fails what is still pending.
+fn spawn_reader(
+    stdout: tokio::process::ChildStdout,
+    connection: Connection,
+    client: Client,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    tokio::spawn(async move {
+        let mut dispatch = |inbound| client.dispatch(inbound);
+        let end = wire::read_loop(BufReader::new(stdout), &connection, &mut dispatch).await;
+        let reason = match end {
+            ReadEnd::Eof => "the agent closed its output".to_owned(),
+            ReadEnd::TooLong => "the agent sent a message longer than 16 MiB".to_owned(),
+            ReadEnd::Io(error) => format!("reading from the agent failed: {error}"),
+        };
+        // Before failing the pending requests, so the chat loop sees why they failed.
+        let _ = events.send(Event::Disconnected(reason));
+        connection.fail_pending();
+    });
+}
+
 /// Opens where the agent's stderr goes; the path of a new temporary file to announce.
 fn agent_stderr(log: &AgentLog) -> Result<(Stdio, Option<PathBuf>), String> {
     match log {
@@ -193,9 +207,8 @@ fn agent_stderr(log: &AgentLog) -> Result<(Stdio, Option<PathBuf>), String> {
                 .suffix(".log")
                 .tempfile()
                 .map_err(|error| format!("cannot create the agent log: {error}"))?;
-            let (file, path) = file
-                .keep()
-                .map_err(|error| format!("cannot keep the agent log: {error}"))?;
+            let (file, path) =
+                file.keep().map_err(|error| format!("cannot keep the agent log: {error}"))?;
             Ok((Stdio::from(file), Some(path)))
         }
     }
@@ -263,6 +276,10 @@ async fn first_ask_closed(asks: &mut VecDeque<Ask>) {
     }
 }
 
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts the chat loop consults: input ended, input is a terminal, the person left, the agent left"
+)]
 struct App {
     ui: Ui,
     connection: Connection,
@@ -286,7 +303,12 @@ struct App {
 }
 
 impl App {
-    async fn run(&mut self, options: &Options, cwd: &Path, session_file: Option<&Path>) -> ExitStatus {
+    async fn run(
+        &mut self,
+        options: &Options,
+        cwd: &Path,
+        session_file: Option<&Path>,
+    ) -> ExitStatus {
         let status = match self.handshake(options, cwd, session_file).await {
             Ok(()) => match &options.prompt {
                 Some(prompt) => self.one_shot(prompt).await,
@@ -345,19 +367,17 @@ impl App {
             "cwd": cwd.to_string_lossy(),
             "mcpServers": mcp_servers,
         });
-        let answer = match self
-            .request("session/new", new_session.clone(), NEW_SESSION_TIMEOUT)
-            .await
-        {
-            Err(error) if error.code == code::AUTH_REQUIRED => {
-                self.authenticate(&initialized, &error).await?;
-                self.request("session/new", new_session, NEW_SESSION_TIMEOUT)
-                    .await
-                    .map_err(|error| format!("session/new failed after authenticating: {error}"))?
-            }
-            Err(error) => return Err(format!("session/new failed: {error}")),
-            Ok(answer) => answer,
-        };
+        let answer =
+            match self.request("session/new", new_session.clone(), NEW_SESSION_TIMEOUT).await {
+                Err(error) if error.code == code::AUTH_REQUIRED => {
+                    self.authenticate(&initialized, &error).await?;
+                    self.request("session/new", new_session, NEW_SESSION_TIMEOUT).await.map_err(
+                        |error| format!("session/new failed after authenticating: {error}"),
+                    )?
+                }
+                Err(error) => return Err(format!("session/new failed: {error}")),
+                Ok(answer) => answer,
+            };
         let session: NewSessionResult = schema::decode(Some(&answer))
             .map_err(|error| format!("the agent's session/new answer does not decode: {error}"))?;
         self.session_id.clone_from(&session.session_id);
@@ -422,11 +442,8 @@ impl App {
         }
         self.ui.line("[auth] the agent requires authentication:");
         for (index, method) in methods.iter().enumerate() {
-            let description = method
-                .description
-                .as_deref()
-                .map(|text| format!(": {text}"))
-                .unwrap_or_default();
+            let description =
+                method.description.as_deref().map(|text| format!(": {text}")).unwrap_or_default();
             self.ui.line(&format!(
                 "  {}. {} ({}){description}",
                 index + 1,
@@ -452,13 +469,9 @@ impl App {
                 break *method;
             }
         };
-        self.request(
-            "authenticate",
-            json!({"methodId": method.id}),
-            Duration::from_secs(600),
-        )
-        .await
-        .map_err(|error| format!("authentication failed: {error}"))?;
+        self.request("authenticate", json!({"methodId": method.id}), Duration::from_mins(10))
+            .await
+            .map_err(|error| format!("authentication failed: {error}"))?;
         Ok(())
     }
 
@@ -469,12 +482,9 @@ impl App {
         params: Value,
         limit: Duration,
     ) -> Result<Value, RpcError> {
-        match timeout(limit, self.connection.request(method, params)).await {
+        match timeout(limit, self.connection.request(method, &params)).await {
             Ok(result) => result,
-            Err(_) => Err(RpcError::internal(format!(
-                "no answer within {} s",
-                limit.as_secs()
-            ))),
+            Err(_) => Err(RpcError::internal(format!("no answer within {} s", limit.as_secs()))),
         }
     }
 
@@ -592,11 +602,11 @@ impl App {
             "sessionId": self.session_id,
             "prompt": [{"type": "text", "text": prompt}],
         });
-        let mut response = Box::pin(self.connection.request("session/prompt", params));
+        let mut response = Box::pin(self.connection.request("session/prompt", &params));
         let mut cancelled = false;
         let mut deadline: Option<Instant> = None;
         let mut quit_deadline: Option<Instant> = None;
-        let far = Instant::now() + Duration::from_secs(86_400 * 365);
+        let far = Instant::now() + Duration::from_hours(24 * 365);
         let result = loop {
             tokio::select! {
                 biased;
@@ -684,8 +694,7 @@ impl App {
 
     /// Sends `session/cancel` and answers every pending permission ask `cancelled`.
     fn cancel(&mut self) {
-        self.connection
-            .notify("session/cancel", json!({"sessionId": self.session_id}));
+        self.connection.notify("session/cancel", &json!({"sessionId": self.session_id}));
         if !self.asks.is_empty() {
             self.ui.line("[permission] cancelled with the turn");
         }
@@ -743,8 +752,7 @@ impl App {
                 .title
                 .clone()
                 .unwrap_or_else(|| ask.request.tool_call.tool_call_id.clone());
-            self.ui
-                .line(&format!("[permission] {title}: cancelled ({reason})"));
+            self.ui.line(&format!("[permission] {title}: cancelled ({reason})"));
             return;
         }
         self.asks.push_back(ask);
@@ -772,10 +780,7 @@ impl App {
         };
         let Some(option) = permission::parse_choice(line, &ask.request.options) else {
             let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
-            self.ui.line(&format!(
-                "answer with a number from 1 to {}",
-                ask.request.options.len()
-            ));
+            self.ui.line(&format!("answer with a number from 1 to {}", ask.request.options.len()));
             self.ui.out(&prompt);
             return;
         };
@@ -785,8 +790,7 @@ impl App {
         };
         let delivered = ask.reply.send(option.option_id.clone()).is_ok();
         if delivered {
-            self.ui
-                .line(&format!("[permission] selected {:?} ({})", option.name, option.kind));
+            self.ui.line(&format!("[permission] selected {:?} ({})", option.name, option.kind));
         } else {
             self.ui.line("[permission] too late: the ask was already cancelled");
         }
@@ -795,8 +799,7 @@ impl App {
 
     fn ask_closed(&mut self) {
         if self.asks.pop_front().is_some() {
-            self.ui
-                .line("[permission] no answer in time (or withdrawn by the agent): cancelled");
+            self.ui.line("[permission] no answer in time (or withdrawn by the agent): cancelled");
         }
         self.show_ask();
     }
@@ -813,10 +816,7 @@ impl App {
         };
         self.connection.fail_pending();
         if self.disconnected {
-            self.ui.error(&format!(
-                "the agent exited with {}",
-                agent::describe(exit)
-            ));
+            self.ui.error(&format!("the agent exited with {}", agent::describe(exit)));
         }
         status
     }

@@ -116,7 +116,7 @@ impl Client {
             if let Ok(mut in_flight) = client.inner.in_flight.lock() {
                 in_flight.remove(&key);
             }
-            client.inner.connection.respond(id, result);
+            client.inner.connection.respond(&id, result);
         });
     }
 
@@ -182,10 +182,9 @@ impl Client {
                 let params: ReadTextFileParams = decode(params)?;
                 self.check_session(&params.session_id)?;
                 let roots = config.roots.clone();
-                let content = blocking(move || {
-                    roots.read_text_file(&params.path, params.line, params.limit)
-                })
-                .await?;
+                let content =
+                    blocking(move || roots.read_text_file(&params.path, params.line, params.limit))
+                        .await?;
                 Ok(json!({"content": content}))
             }
             "fs/write_text_file" => {
@@ -221,11 +220,7 @@ impl Client {
             }
             "terminal/wait_for_exit" => {
                 let params = self.terminal_params(params)?;
-                Ok(config
-                    .terminals
-                    .wait_for_exit(&params.terminal_id)
-                    .await?
-                    .to_json())
+                Ok(config.terminals.wait_for_exit(&params.terminal_id).await?.to_json())
             }
             "terminal/kill" => {
                 let params = self.terminal_params(params)?;
@@ -237,10 +232,9 @@ impl Client {
                 config.terminals.release(&params.terminal_id).await?;
                 Ok(json!({}))
             }
-            other => Err(RpcError::new(
-                code::METHOD_NOT_FOUND,
-                format!("method not found: {other}"),
-            )),
+            other => {
+                Err(RpcError::new(code::METHOD_NOT_FOUND, format!("method not found: {other}")))
+            }
         }
     }
 
@@ -259,11 +253,8 @@ impl Client {
         }
         if config.permission != PermissionMode::Ask {
             let decision = permission::by_policy(config.permission, &request.options);
-            let title = request
-                .tool_call
-                .title
-                .as_deref()
-                .unwrap_or(&request.tool_call.tool_call_id);
+            let title =
+                request.tool_call.title.as_deref().unwrap_or(&request.tool_call.tool_call_id);
             let outcome = match &decision {
                 Decision::Selected(option_id) => {
                     let name = request
@@ -278,18 +269,11 @@ impl Client {
             self.event(Event::Line(format!("[permission] {title}: {outcome}")));
             return Ok(decision.to_json());
         }
-        let offered: Vec<String> = request
-            .options
-            .iter()
-            .map(|option| option.option_id.clone())
-            .collect();
+        let offered: Vec<String> =
+            request.options.iter().map(|option| option.option_id.clone()).collect();
         let (reply, answer) = oneshot::channel();
         let timeout = config.permission_timeout;
-        let ask = Ask {
-            request,
-            timeout,
-            reply,
-        };
+        let ask = Ask { request, timeout, reply };
         if self.inner.events.send(Event::Ask(ask)).is_err() {
             return Ok(Decision::Cancelled.to_json());
         }
@@ -303,7 +287,8 @@ impl Client {
 }
 
 fn decode<T: for<'de> serde::Deserialize<'de>>(params: Option<&Value>) -> Result<T, RpcError> {
-    schema::decode(params).map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
+    schema::decode(params)
+        .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
 }
 
 async fn blocking<T: Send + 'static>(

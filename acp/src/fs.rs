@@ -40,19 +40,14 @@ pub(crate) struct Written {
 #[derive(Debug)]
 enum Target {
     Existing(PathBuf),
-    Missing {
-        ancestor: PathBuf,
-        rest: Vec<OsString>,
-    },
+    Missing { ancestor: PathBuf, rest: Vec<OsString> },
 }
 
 impl Roots {
     /// The roots for a session whose cwd is `cwd` (absolute, existing).
     pub(crate) fn new(cwd: &Path) -> io::Result<Roots> {
         let resolved = fs::canonicalize(cwd)?;
-        Ok(Roots {
-            roots: vec![(normalize(cwd), resolved)],
-        })
+        Ok(Roots { roots: vec![(normalize(cwd), resolved)] })
     }
 
     /// Reads a text file; `line` is 1-based (absent or 0: the first), `limit` a number of lines.
@@ -74,23 +69,17 @@ impl Roots {
         let file = File::open(&resolved).map_err(|error| io_error(path, &error))?;
         let metadata = file.metadata().map_err(|error| io_error(path, &error))?;
         if !metadata.is_file() {
-            return Err(RpcError::invalid_params(format!(
-                "not a regular file: {path}"
-            )));
+            return Err(RpcError::invalid_params(format!("not a regular file: {path}")));
         }
         let mut bytes = Vec::new();
         file.take(MAX_READ_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|error| io_error(path, &error))?;
         if bytes.len() as u64 > MAX_READ_BYTES {
-            return Err(RpcError::internal(format!(
-                "the file is larger than 10 MiB: {path}"
-            )));
+            return Err(RpcError::internal(format!("the file is larger than 10 MiB: {path}")));
         }
         let Ok(text) = String::from_utf8(bytes) else {
-            return Err(RpcError::internal(format!(
-                "the file is not valid UTF-8 text: {path}"
-            )));
+            return Err(RpcError::internal(format!("the file is not valid UTF-8 text: {path}")));
         };
         Ok(select_lines(&text, line, limit).to_owned())
     }
@@ -137,22 +126,14 @@ impl Roots {
             .map_err(|error| io_error(path, &error))?;
         let file_name = target.file_name().map(ToOwned::to_owned).unwrap_or_default();
         let final_path = resolved_directory.join(file_name);
-        temporary
-            .persist(&final_path)
-            .map_err(|error| io_error(path, &error.error))?;
-        Ok(Written {
-            path: PathBuf::from(path),
-            bytes: content.len(),
-            created,
-        })
+        temporary.persist(&final_path).map_err(|error| io_error(path, &error.error))?;
+        Ok(Written { path: PathBuf::from(path), bytes: content.len(), created })
     }
 
     fn confine(&self, path: &str) -> Result<Target, RpcError> {
         let given = Path::new(path);
         if !given.is_absolute() {
-            return Err(RpcError::invalid_params(format!(
-                "the path must be absolute: {path}"
-            )));
+            return Err(RpcError::invalid_params(format!("the path must be absolute: {path}")));
         }
         let lexical = normalize(given);
         let lexically_inside = self
@@ -197,17 +178,12 @@ impl Roots {
     }
 
     fn inside_resolved(&self, resolved: &Path) -> bool {
-        self.roots
-            .iter()
-            .any(|(_, root)| resolved.starts_with(root))
+        self.roots.iter().any(|(_, root)| resolved.starts_with(root))
     }
 }
 
 fn is_missing(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-    )
+    matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
 }
 
 fn outside(path: &str) -> RpcError {
@@ -242,9 +218,7 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
 /// `limit` of them (absent: to the end).
 pub(crate) fn select_lines(text: &str, line: Option<u64>, limit: Option<u64>) -> &str {
     let skip = usize::try_from(line.unwrap_or(1).saturating_sub(1)).unwrap_or(usize::MAX);
-    let take = limit.map_or(usize::MAX, |limit| {
-        usize::try_from(limit).unwrap_or(usize::MAX)
-    });
+    let take = limit.map_or(usize::MAX, |limit| usize::try_from(limit).unwrap_or(usize::MAX));
     let mut start = text.len();
     let mut end = text.len();
     let mut offset = 0;

@@ -65,10 +65,7 @@ pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitCode {
             .filter(|value| !value.is_empty())
             .map(PathBuf::from)
     });
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             ui.error(&format!("cannot start the async runtime: {error}"));

@@ -33,7 +33,7 @@ Exit status: 0 end_turn or a session ended by the person; 1 any other stop reaso
 ";
 
 /// The default of `--permission-timeout`.
-const DEFAULT_PERMISSION_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_PERMISSION_TIMEOUT: Duration = Duration::from_mins(10);
 
 /// Who answers `session/request_permission` (`acp.md` §2.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,15 +95,8 @@ pub(crate) enum Parsed {
 pub(crate) struct UsageError(String);
 
 /// The value flags, and the one boolean flag `no-mcp`.
-const VALUE_FLAGS: [&str; 7] = [
-    "cwd",
-    "prompt",
-    "permission",
-    "permission-timeout",
-    "terminals",
-    "trace",
-    "agent-log",
-];
+const VALUE_FLAGS: [&str; 7] =
+    ["cwd", "prompt", "permission", "permission-timeout", "terminals", "trace", "agent-log"];
 const BOOL_FLAG: &str = "no-mcp";
 
 /// Parses the arguments after the word `acp`.
@@ -114,7 +107,8 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
     let agent: Vec<OsString> = loop {
         let Some(arg) = args.next() else {
             return Err(UsageError(
-                "missing the agent command: termsprawlctl acp [OPTIONS] -- AGENT [ARG]...".to_owned(),
+                "missing the agent command: termsprawlctl acp [OPTIONS] -- AGENT [ARG]..."
+                    .to_owned(),
             ));
         };
         let bytes = arg.as_bytes();
@@ -130,10 +124,7 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
         let dashes = if bytes[1] == b'-' { 2 } else { 1 };
         let rest = &bytes[dashes..];
         if rest.is_empty() || rest[0] == b'-' || rest[0] == b'=' {
-            return Err(UsageError(format!(
-                "bad flag syntax: {}",
-                arg.to_string_lossy()
-            )));
+            return Err(UsageError(format!("bad flag syntax: {}", arg.to_string_lossy())));
         }
         let (name, inline_value) = match rest.iter().position(|&byte| byte == b'=') {
             Some(at) => (&rest[..at], Some(OsStr::from_bytes(&rest[at + 1..]).to_owned())),
@@ -186,47 +177,48 @@ pub(crate) fn parse(args: Vec<OsString>) -> Result<Parsed, UsageError> {
         agent,
     };
     for (flag, value) in values {
-        match flag {
-            "cwd" => options.cwd = Some(PathBuf::from(non_empty(flag, value)?)),
-            "prompt" => options.prompt = Some(utf8(flag, &value)?.to_owned()),
-            "permission" => {
-                options.permission = match utf8(flag, &value)? {
-                    "ask" => PermissionMode::Ask,
-                    "allow-once" => PermissionMode::AllowOnce,
-                    "deny" => PermissionMode::Deny,
-                    other => {
-                        return Err(invalid(flag, other, "is not one of ask, allow-once, deny"));
-                    }
-                }
-            }
-            "permission-timeout" => {
-                options.permission_timeout = parse_seconds(flag, utf8(flag, &value)?)?;
-            }
-            "terminals" => {
-                options.terminals = match utf8(flag, &value)? {
-                    "auto" => TerminalBackend::Auto,
-                    "tmux" => TerminalBackend::Tmux,
-                    other => return Err(invalid(flag, other, "is not one of auto, tmux")),
-                }
-            }
-            "trace" => options.trace = Some(PathBuf::from(non_empty(flag, value)?)),
-            _ => {
-                let value = non_empty(flag, value)?;
-                options.agent_log = if value == "-" {
-                    AgentLog::Inherit
-                } else {
-                    AgentLog::File(PathBuf::from(value))
-                };
-            }
-        }
+        apply(&mut options, flag, value)?;
     }
     Ok(Parsed::Run(options))
 }
 
+/// Sets one value option.
+fn apply(options: &mut Options, flag: &str, value: OsString) -> Result<(), UsageError> {
+    match flag {
+        "cwd" => options.cwd = Some(PathBuf::from(non_empty(flag, value)?)),
+        "prompt" => options.prompt = Some(utf8(flag, &value)?.to_owned()),
+        "permission" => {
+            options.permission = match utf8(flag, &value)? {
+                "ask" => PermissionMode::Ask,
+                "allow-once" => PermissionMode::AllowOnce,
+                "deny" => PermissionMode::Deny,
+                other => {
+                    return Err(invalid(flag, other, "is not one of ask, allow-once, deny"));
+                }
+            }
+        }
+        "permission-timeout" => {
+            options.permission_timeout = parse_seconds(flag, utf8(flag, &value)?)?;
+        }
+        "terminals" => {
+            options.terminals = match utf8(flag, &value)? {
+                "auto" => TerminalBackend::Auto,
+                "tmux" => TerminalBackend::Tmux,
+                other => return Err(invalid(flag, other, "is not one of auto, tmux")),
+            }
+        }
+        "trace" => options.trace = Some(PathBuf::from(non_empty(flag, value)?)),
+        _ => {
+            let value = non_empty(flag, value)?;
+            options.agent_log =
+                if value == "-" { AgentLog::Inherit } else { AgentLog::File(PathBuf::from(value)) };
+        }
+    }
+    Ok(())
+}
+
 fn invalid(flag: &str, value: &str, problem: &str) -> UsageError {
-    UsageError(format!(
-        "invalid value {value:?} for flag -{flag}: {value:?} {problem}"
-    ))
+    UsageError(format!("invalid value {value:?} for flag -{flag}: {value:?} {problem}"))
 }
 
 fn utf8<'a>(flag: &str, value: &'a OsStr) -> Result<&'a str, UsageError> {
@@ -248,11 +240,7 @@ fn parse_bool(flag: &str, value: &OsStr) -> Result<bool, UsageError> {
     match value.as_bytes() {
         b"1" | b"t" | b"T" | b"TRUE" | b"true" | b"True" => Ok(true),
         b"0" | b"f" | b"F" | b"FALSE" | b"false" | b"False" => Ok(false),
-        _ => Err(invalid(
-            flag,
-            &value.to_string_lossy(),
-            "is not true or false",
-        )),
+        _ => Err(invalid(flag, &value.to_string_lossy(), "is not true or false")),
     }
 }
 

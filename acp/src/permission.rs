@@ -77,14 +77,14 @@ pub(crate) fn ask_lines(request: &RequestPermissionParams) -> Vec<String> {
 
 /// The prompt that asks for a choice.
 pub(crate) fn choose_prompt(options: usize, timeout: Duration) -> String {
-    format!(
-        "choose 1-{options} (cancelled after {} s): ",
-        timeout.as_secs_f64()
-    )
+    format!("choose 1-{options} (cancelled after {} s): ", timeout.as_secs_f64())
 }
 
 /// The option a typed line selects: only a number among the offered options counts.
-pub(crate) fn parse_choice<'a>(line: &str, options: &'a [PermissionOption]) -> Option<&'a PermissionOption> {
+pub(crate) fn parse_choice<'a>(
+    line: &str,
+    options: &'a [PermissionOption],
+) -> Option<&'a PermissionOption> {
     let number: usize = line.trim().parse().ok()?;
     options.get(number.checked_sub(1)?)
 }

@@ -54,9 +54,10 @@ impl Renderer {
                 pieces
             }
             SessionUpdate::ToolCallUpdate(patch) => {
-                let state = self.tools.entry(patch.tool_call_id.clone()).or_insert_with(|| {
-                    state_from(patch.tool_call_id.clone(), None, None)
-                });
+                let state = self
+                    .tools
+                    .entry(patch.tool_call_id.clone())
+                    .or_insert_with(|| state_from(patch.tool_call_id.clone(), None, None));
                 if let Some(title) = &patch.title {
                     state.title.clone_from(title);
                 }
@@ -83,10 +84,7 @@ impl Renderer {
         for id in ids {
             let state = &self.tools[id];
             if matches!(state.status.as_deref(), None | Some("pending" | "in_progress")) {
-                let cancelled = ToolState {
-                    status: Some("cancelled".to_owned()),
-                    ..state.clone()
-                };
+                let cancelled = ToolState { status: Some("cancelled".to_owned()), ..state.clone() };
                 pieces.push(Piece::Line(tool_line(&cancelled)));
             }
         }
@@ -100,12 +98,7 @@ impl Renderer {
 }
 
 fn state_from(title: String, kind: Option<String>, status: Option<String>) -> ToolState {
-    ToolState {
-        title,
-        kind,
-        status,
-        content: None,
-    }
+    ToolState { title, kind, status, content: None }
 }
 
 /// The line at the end of a turn.
@@ -143,11 +136,9 @@ fn content_pieces(
                     pieces.push(Piece::Line(format!("  {line}")));
                 }
             }
-            ToolCallContent::Diff {
-                path,
-                old_text,
-                new_text,
-            } => pieces.push(Piece::Line(diff(path, old_text.as_deref(), new_text))),
+            ToolCallContent::Diff { path, old_text, new_text } => {
+                pieces.push(Piece::Line(diff(path, old_text.as_deref(), new_text)));
+            }
             ToolCallContent::Terminal(terminal_id) => {
                 pieces.push(Piece::Line(match attach(terminal_id) {
                     Some(command) => format!("  terminal {terminal_id} runs in tmux: {command}"),
@@ -163,17 +154,10 @@ fn content_pieces(
 /// A unified diff of a file; a missing old text is a new file.
 pub(crate) fn diff(path: &str, old_text: Option<&str>, new_text: &str) -> String {
     let old = old_text.unwrap_or("");
-    let from = if old_text.is_some() {
-        format!("a{path}")
-    } else {
-        "/dev/null".to_owned()
-    };
+    let from = if old_text.is_some() { format!("a{path}") } else { "/dev/null".to_owned() };
     let text_diff = TextDiff::from_lines(old, new_text);
-    let rendered = text_diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&from, &format!("b{path}"))
-        .to_string();
+    let rendered =
+        text_diff.unified_diff().context_radius(3).header(&from, &format!("b{path}")).to_string();
     if rendered.is_empty() {
         return format!("  (no changes to {path})");
     }
@@ -183,11 +167,8 @@ pub(crate) fn diff(path: &str, old_text: Option<&str>, new_text: &str) -> String
 fn plan_pieces(entries: &[PlanEntry]) -> Vec<Piece> {
     let mut pieces = vec![Piece::Line("[plan]".to_owned())];
     for (index, entry) in entries.iter().enumerate() {
-        let priority = entry
-            .priority
-            .as_deref()
-            .map(|priority| format!(" ({priority})"))
-            .unwrap_or_default();
+        let priority =
+            entry.priority.as_deref().map(|priority| format!(" ({priority})")).unwrap_or_default();
         pieces.push(Piece::Line(format!(
             "  {}. [{}] {}{priority}",
             index + 1,

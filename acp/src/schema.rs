@@ -106,6 +106,7 @@ pub(crate) enum ContentBlock {
 }
 
 /// A `tool_call`.
+#[expect(clippy::struct_field_names, reason = "the members are named by the wire")]
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolCall {
@@ -144,11 +145,7 @@ pub(crate) enum ToolCallContent {
     /// `{"type":"content","content":<block>}`.
     Content(ContentBlock),
     /// `{"type":"diff","path","oldText"?,"newText"}`.
-    Diff {
-        path: String,
-        old_text: Option<String>,
-        new_text: String,
-    },
+    Diff { path: String, old_text: Option<String>, new_text: String },
     /// `{"type":"terminal","terminalId"}`.
     Terminal(String),
     /// An unknown type.
@@ -290,14 +287,12 @@ pub(crate) fn content_block(block: &Value) -> Result<ContentBlock, String> {
             Some(content) => Ok(ContentBlock::Text(content.to_owned())),
             None => Err("a text block has no text".to_owned()),
         },
-        Some("image") => Ok(ContentBlock::Other(format!(
-            "[image {}]",
-            text("mimeType").unwrap_or("")
-        ))),
-        Some("audio") => Ok(ContentBlock::Other(format!(
-            "[audio {}]",
-            text("mimeType").unwrap_or("")
-        ))),
+        Some("image") => {
+            Ok(ContentBlock::Other(format!("[image {}]", text("mimeType").unwrap_or(""))))
+        }
+        Some("audio") => {
+            Ok(ContentBlock::Other(format!("[audio {}]", text("mimeType").unwrap_or(""))))
+        }
         Some("resource_link") => Ok(ContentBlock::Other(format!(
             "[link {} {}]",
             text("name").unwrap_or(""),
@@ -333,11 +328,9 @@ where
                 None => return Err(serde::de::Error::custom("a content item has no content")),
             },
             Some("diff") => match (text(item, "path"), text(item, "newText")) {
-                (Some(path), Some(new_text)) => ToolCallContent::Diff {
-                    path,
-                    old_text: text(item, "oldText"),
-                    new_text,
-                },
+                (Some(path), Some(new_text)) => {
+                    ToolCallContent::Diff { path, old_text: text(item, "oldText"), new_text }
+                }
                 _ => return Err(serde::de::Error::custom("a diff needs path and newText")),
             },
             Some("terminal") => match text(item, "terminalId") {

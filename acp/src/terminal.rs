@@ -9,10 +9,11 @@
 mod tests;
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
@@ -37,6 +38,7 @@ pub(crate) enum Server {
     /// `tmux -L NAME`.
     Name(String),
     /// `tmux -S PATH` (tests use a private socket).
+    #[cfg_attr(not(test), expect(dead_code, reason = "only tests use a private socket"))]
     Socket(PathBuf),
 }
 
@@ -74,6 +76,7 @@ impl ExitStatus {
 }
 
 /// The answer of `terminal/output`.
+#[expect(clippy::struct_field_names, reason = "the members are named by the wire")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Output {
     pub(crate) output: String,
@@ -96,6 +99,8 @@ impl Output {
 #[derive(Debug)]
 pub(crate) struct Terminals {
     server: Server,
+    /// Private directory for the exit-status files, removed with the terminals.
+    status_dir: tempfile::TempDir,
     prefix: String,
     default_cwd: PathBuf,
     next: AtomicU64,
@@ -108,6 +113,10 @@ struct Entry {
     session: String,
     pane_pid: Option<i32>,
     output_byte_limit: Option<u64>,
+    /// Where the pane's script writes the command's exit code just before it exits.
+    status_file: PathBuf,
+    /// The last signal we sent the command's process group (0: none).
+    signalled: Arc<AtomicI32>,
 }
 
 /// The pane's state as tmux reports it.
@@ -122,15 +131,17 @@ struct PaneState {
 
 impl Terminals {
     /// Terminals on `server`, whose commands run in `default_cwd` unless asked otherwise.
-    pub(crate) fn new(server: Server, default_cwd: PathBuf) -> Terminals {
-        Terminals {
+    pub(crate) fn new(server: Server, default_cwd: PathBuf) -> std::io::Result<Terminals> {
+        let status_dir = tempfile::Builder::new().prefix("termsprawl-acp-terminals-").tempdir()?;
+        Ok(Terminals {
             server,
+            status_dir,
             prefix: format!("acp-{}", std::process::id()),
             default_cwd,
             next: AtomicU64::new(1),
             live: Mutex::new(HashMap::new()),
             sessions: Mutex::new(Vec::new()),
-        }
+        })
     }
 
     /// The command that shows a terminal, for the transcript.
@@ -151,9 +162,7 @@ impl Terminals {
         }
         let cwd = match &spec.cwd {
             Some(cwd) if !Path::new(cwd).is_absolute() => {
-                return Err(RpcError::invalid_params(format!(
-                    "the cwd must be absolute: {cwd}"
-                )));
+                return Err(RpcError::invalid_params(format!("the cwd must be absolute: {cwd}")));
             }
             Some(cwd) => PathBuf::from(cwd),
             None => self.default_cwd.clone(),
@@ -167,6 +176,7 @@ impl Terminals {
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let terminal_id = format!("term-{number}");
         let session = format!("{}-{number}", self.prefix);
+        let status_file = self.status_dir.path().join(format!("{terminal_id}.status"));
         let history = HISTORY_LIMIT.to_string();
         let mut args: Vec<String> = vec![
             "start-server".into(),
@@ -209,7 +219,7 @@ impl Terminals {
             "--".into(),
             "sh".into(),
             "-c".into(),
-            shell_line(&spec.command, &spec.args),
+            shell_line(&spec.command, &spec.args, &status_file),
             ";".into(),
             "display-message".into(),
             "-p".into(),
@@ -226,6 +236,8 @@ impl Terminals {
             session,
             pane_pid,
             output_byte_limit: spec.output_byte_limit,
+            status_file,
+            signalled: Arc::new(AtomicI32::new(0)),
         };
         if let Ok(mut live) = self.live.lock() {
             live.insert(terminal_id.clone(), entry);
@@ -258,7 +270,7 @@ impl Terminals {
             ])
             .await?;
         let (state_line, text) = stdout.split_once('\n').unwrap_or((stdout.as_str(), ""));
-        let state = parse_state(state_line)?;
+        let state = resolve_state(&entry, parse_state(state_line)?);
         let text = clean_capture(text, state.exit_status.is_some());
         let limit = entry
             .output_byte_limit
@@ -284,10 +296,7 @@ impl Terminals {
                 // tmux closed the pane before it collected the status; it normally follows at once.
                 let since = *dead_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= KILL_GRACE {
-                    return Ok(ExitStatus {
-                        exit_code: None,
-                        signal: None,
-                    });
+                    return Ok(ExitStatus { exit_code: None, signal: None });
                 }
             }
             sleep(POLL).await;
@@ -324,9 +333,7 @@ impl Terminals {
             Err(_) => Vec::new(),
         };
         for session in sessions {
-            let _ = self
-                .tmux(&["kill-session".into(), "-t".into(), format!("={session}")])
-                .await;
+            let _ = self.tmux(&["kill-session".into(), "-t".into(), format!("={session}")]).await;
         }
     }
 
@@ -347,6 +354,7 @@ impl Terminals {
             return Err(RpcError::internal("the terminal's process is unknown"));
         };
         for signal in [Signal::TERM, Signal::KILL] {
+            entry.signalled.store(signal.as_raw(), Ordering::Relaxed);
             if kill_process_group(group, signal).is_err() {
                 // The group is empty: nothing is left to end.
                 break;
@@ -380,14 +388,12 @@ impl Terminals {
                 STATE_FORMAT.into(),
             ])
             .await?;
-        parse_state(stdout.lines().next().unwrap_or(""))
+        Ok(resolve_state(entry, parse_state(stdout.lines().next().unwrap_or(""))?))
     }
 
     fn entry(&self, terminal_id: &str) -> Result<Entry, RpcError> {
-        let live = self
-            .live
-            .lock()
-            .map_err(|_| RpcError::internal("the terminal table is poisoned"))?;
+        let live =
+            self.live.lock().map_err(|_| RpcError::internal("the terminal table is poisoned"))?;
         live.get(terminal_id).cloned().ok_or_else(|| {
             RpcError::invalid_params(format!("unknown or released terminal: {terminal_id}"))
         })
@@ -419,36 +425,45 @@ impl Terminals {
 const STATE_FORMAT: &str =
     "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{history_size}|#{history_limit}";
 
+/// Completes tmux's view with the status file and the signals we sent. tmux 3.3 sometimes leaves
+/// a dead pane's process unreaped, so its own exit status is only the second source.
+fn resolve_state(entry: &Entry, mut state: PaneState) -> PaneState {
+    let from_file = std::fs::read_to_string(&entry.status_file)
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok());
+    if let Some(code) = from_file {
+        state.dead = true;
+        state.exit_status = Some(ExitStatus { exit_code: Some(code), signal: None });
+        return state;
+    }
+    let signalled = entry.signalled.load(Ordering::Relaxed);
+    if state.dead && state.exit_status.is_none() && signalled > 0 {
+        state.exit_status =
+            Some(ExitStatus { exit_code: None, signal: Some(signal_name(signalled)) });
+    }
+    state
+}
+
 fn parse_state(line: &str) -> Result<PaneState, RpcError> {
     let fields: Vec<&str> = line.trim_end().split('|').collect();
     let [dead, status, signal, size, limit] = fields.as_slice() else {
-        return Err(RpcError::internal(format!(
-            "unexpected pane state from tmux: {line:?}"
-        )));
+        return Err(RpcError::internal(format!("unexpected pane state from tmux: {line:?}")));
     };
     let signal = signal.parse::<i32>().ok().filter(|number| *number > 0);
     let code = status.parse::<u32>().ok();
     let dead = *dead == "1";
     let exit_status = match (dead, signal, code) {
-        (true, Some(signal), _) => Some(ExitStatus {
-            exit_code: None,
-            signal: Some(signal_name(signal)),
-        }),
-        (true, None, Some(code)) => Some(ExitStatus {
-            exit_code: Some(code),
-            signal: None,
-        }),
+        (true, Some(signal), _) => {
+            Some(ExitStatus { exit_code: None, signal: Some(signal_name(signal)) })
+        }
+        (true, None, Some(code)) => Some(ExitStatus { exit_code: Some(code), signal: None }),
         _ => None,
     };
     let history_full = match (size.parse::<u64>(), limit.parse::<u64>()) {
         (Ok(size), Ok(limit)) => limit > 0 && size >= limit,
         _ => false,
     };
-    Ok(PaneState {
-        dead,
-        exit_status,
-        history_full,
-    })
+    Ok(PaneState { dead, exit_status, history_full })
 }
 
 /// Drops the "Pane is dead" line older tmux versions print and trailing blank lines; every kept
@@ -486,20 +501,27 @@ pub(crate) fn tail(text: &str, limit: usize) -> (&str, bool) {
 }
 
 /// The script the pane runs: stdin from `/dev/null`, then `command` followed by each argument
-/// single-quoted (so a whole shell line in `command` works) in a subshell, then a short pause
-/// before exiting with the command's status.
+/// single-quoted (so a whole shell line in `command` works) in a subshell, then a short pause and
+/// the command's exit code written to `status_file` (atomically) before exiting with it.
 ///
-/// The pause matters: tmux 3.3 marks a pane dead as soon as its process exits, and output still
-/// buffered in the pty is then lost. A command that dies by a signal of its own shows as the
-/// shell's `128 + n` exit code; a kill of the process group shows as the signal.
-pub(crate) fn shell_line(command: &str, args: &[String]) -> String {
+/// tmux 3.3 marks a pane dead as soon as its process exits, and output still buffered in the pty
+/// is then lost: the pause lets tmux read it. The status file does not depend on tmux reaping the
+/// pane's process, which it sometimes fails to do. A command that dies by a signal of its own
+/// shows as the shell's `128 + n` exit code; a kill of the process group shows as the signal.
+pub(crate) fn shell_line(command: &str, args: &[String], status_file: &Path) -> String {
+    let status_file = shell_quote(&status_file.to_string_lossy());
     let mut line = String::from("exec </dev/null\n(\n");
     line.push_str(command);
     for arg in args {
         line.push(' ');
         line.push_str(&shell_quote(arg));
     }
-    line.push_str("\n)\nacp_status=$?\nsleep 0.2\nexit $acp_status\n");
+    line.push_str("\n)\nacp_status=$?\nsleep 0.2\n");
+    let _ = writeln!(
+        line,
+        "printf '%s\\n' \"$acp_status\" > {status_file}.tmp && mv -f {status_file}.tmp {status_file}"
+    );
+    line.push_str("exit $acp_status\n");
     line
 }
 

@@ -29,9 +29,7 @@ impl Trace {
     /// Opens `path` for appending, creating it if needed.
     pub(crate) fn open(path: &Path) -> io::Result<Trace> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Trace {
-            file: Mutex::new(file),
-        })
+        Ok(Trace { file: Mutex::new(file) })
     }
 
     /// Appends one message; `message` is the JSON text of the message as it travelled, or, for an
@@ -54,10 +52,7 @@ pub(crate) fn trace_line(direction: Direction, time: SystemTime, message: &str) 
         Ok(raw) => raw.get().to_owned(),
         Err(_) => serde_json::Value::String(message.to_owned()).to_string(),
     };
-    format!(
-        "{{\"dir\":\"{dir}\",\"time\":\"{}\",\"msg\":{msg}}}\n",
-        rfc3339(time)
-    )
+    format!("{{\"dir\":\"{dir}\",\"time\":\"{}\",\"msg\":{msg}}}\n", rfc3339(time))
 }
 
 /// Formats a time as RFC 3339 in UTC with milliseconds, such as `2026-12-01T00:01:59.123Z`.

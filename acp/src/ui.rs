@@ -15,10 +15,7 @@ impl Ui {
     /// A UI on the process's stdout and stderr; dims thoughts only on a terminal without `NO_COLOR`.
     pub(crate) fn new() -> Ui {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-        Ui {
-            color: std::io::stdout().is_terminal() && !no_color,
-            at_line_start: true,
-        }
+        Ui { color: std::io::stdout().is_terminal() && !no_color, at_line_start: true }
     }
 
     /// Writes transcript text as is.

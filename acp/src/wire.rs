@@ -55,11 +55,7 @@ pub(crate) struct RpcError {
 impl RpcError {
     /// An error with a code and a message.
     pub(crate) fn new(code: i64, message: impl Into<String>) -> RpcError {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        RpcError { code, message: message.into(), data: None }
     }
 
     /// `-32602` with a message.
@@ -83,11 +79,7 @@ impl RpcError {
     fn from_json(value: &Value) -> RpcError {
         RpcError {
             code: value.get("code").and_then(Value::as_i64).unwrap_or(0),
-            message: value
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            message: value.get("message").and_then(Value::as_str).unwrap_or("").to_owned(),
             data: value.get("data").cloned(),
         }
     }
@@ -97,16 +89,9 @@ impl RpcError {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Inbound {
     /// A request; `id` keeps its JSON type for the answer.
-    Request {
-        id: Value,
-        method: String,
-        params: Option<Value>,
-    },
+    Request { id: Value, method: String, params: Option<Value> },
     /// A notification.
-    Notification {
-        method: String,
-        params: Option<Value>,
-    },
+    Notification { method: String, params: Option<Value> },
     /// A line that was skipped, with the reason (already answered if it carried an id).
     Malformed(String),
 }
@@ -148,12 +133,7 @@ impl Connection {
             next_id: AtomicU64::new(0),
             trace,
         };
-        (
-            Connection {
-                inner: Arc::new(inner),
-            },
-            lines,
-        )
+        (Connection { inner: Arc::new(inner) }, lines)
     }
 
     /// Sends a request and returns a future of its answer. The request is on its way when this
@@ -161,7 +141,7 @@ impl Connection {
     pub(crate) fn request(
         &self,
         method: &str,
-        params: Value,
+        params: &Value,
     ) -> impl Future<Output = Result<Value, RpcError>> + Send + 'static {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, receiver) = oneshot::channel();
@@ -186,12 +166,12 @@ impl Connection {
     }
 
     /// Sends a notification.
-    pub(crate) fn notify(&self, method: &str, params: Value) {
+    pub(crate) fn notify(&self, method: &str, params: &Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
     /// Answers a request of the agent, with its id as it came.
-    pub(crate) fn respond(&self, id: Value, result: Result<Value, RpcError>) {
+    pub(crate) fn respond(&self, id: &Value, result: Result<Value, RpcError>) {
         let message = match result {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error.to_json()}),
@@ -310,7 +290,7 @@ pub(crate) async fn read_loop<R: AsyncBufRead + Unpin>(
             }
             Classified::Inbound(inbound) => dispatch(inbound),
             Classified::Invalid { id, code, reason } => {
-                connection.respond(id, Err(RpcError::new(code, reason.clone())));
+                connection.respond(&id, Err(RpcError::new(code, reason.clone())));
                 dispatch(Inbound::Malformed(reason));
             }
         }
@@ -325,15 +305,14 @@ enum Line {
 
 /// Reads up to and excluding the next LF, at most [`MAX_LINE_BYTES`] bytes. A last line without LF
 /// still counts as a line.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buffer: &mut Vec<u8>) -> io::Result<Line> {
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buffer: &mut Vec<u8>,
+) -> io::Result<Line> {
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(if buffer.is_empty() {
-                Line::Eof
-            } else {
-                Line::Complete
-            });
+            return Ok(if buffer.is_empty() { Line::Eof } else { Line::Complete });
         }
         let (taken, done) = match available.iter().position(|&byte| byte == b'\n') {
             Some(at) => (at, true),
@@ -351,16 +330,9 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buffer: &mut Vec<u8>
 }
 
 enum Classified {
-    Response {
-        id: Value,
-        result: Result<Value, RpcError>,
-    },
+    Response { id: Value, result: Result<Value, RpcError> },
     Inbound(Inbound),
-    Invalid {
-        id: Value,
-        code: i64,
-        reason: String,
-    },
+    Invalid { id: Value, code: i64, reason: String },
 }
 
 fn classify(text: &str) -> Classified {
@@ -394,10 +366,7 @@ fn classify(text: &str) -> Classified {
         },
         (None, Some(id)) => {
             if let Some(error) = message.get("error") {
-                Classified::Response {
-                    id,
-                    result: Err(RpcError::from_json(error)),
-                }
+                Classified::Response { id, result: Err(RpcError::from_json(error)) }
             } else {
                 Classified::Response {
                     id,

@@ -22,12 +22,7 @@ fn fixture() -> Fixture {
     fs::create_dir_all(&outside).unwrap();
     fs::write(outside.join("secret.txt"), "secret\n").unwrap();
     let roots = Roots::new(&root).unwrap();
-    Fixture {
-        _directory: directory,
-        root,
-        outside,
-        roots,
-    }
+    Fixture { _directory: directory, root, outside, roots }
 }
 
 fn text(path: &Path) -> String {
@@ -62,19 +57,14 @@ fn writes_create_files_and_directories_and_read_back() {
     assert!(written.created);
     assert_eq!(written.bytes, 6);
     assert_eq!(f.roots.read_text_file(&path, Some(2), Some(1)).unwrap(), "2\n");
-    assert_eq!(
-        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-        0o644
-    );
+    assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o644);
     fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
     let written = f.roots.write_text_file(&path, "replaced").unwrap();
     assert!(!written.created);
     assert_eq!(fs::read_to_string(&path).unwrap(), "replaced");
     assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-    let leftovers: Vec<_> = fs::read_dir(f.root.join("a/b"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
+    let leftovers: Vec<_> =
+        fs::read_dir(f.root.join("a/b")).unwrap().map(|entry| entry.unwrap().file_name()).collect();
     assert_eq!(leftovers, vec![std::ffi::OsString::from("new.txt")]);
 }
 
@@ -83,9 +73,15 @@ fn errors_carry_the_spec_codes() {
     let f = fixture();
     let code = |result: Result<String, crate::wire::RpcError>| result.unwrap_err().code;
     assert_eq!(code(f.roots.read_text_file(&text(&f.root.join("missing")), None, None)), -32002);
-    assert_eq!(code(f.roots.read_text_file(&text(&f.root.join("missing/deeper")), None, None)), -32002);
+    assert_eq!(
+        code(f.roots.read_text_file(&text(&f.root.join("missing/deeper")), None, None)),
+        -32002
+    );
     assert_eq!(code(f.roots.read_text_file("relative.txt", None, None)), -32602);
-    assert_eq!(code(f.roots.read_text_file(&text(&f.outside.join("secret.txt")), None, None)), -32602);
+    assert_eq!(
+        code(f.roots.read_text_file(&text(&f.outside.join("secret.txt")), None, None)),
+        -32602
+    );
     let dotdot = format!("{}/../outside/secret.txt", f.root.display());
     assert_eq!(code(f.roots.read_text_file(&dotdot, None, None)), -32602);
     assert_eq!(code(f.roots.read_text_file(&text(&f.root), None, None)), -32602);
@@ -108,7 +104,10 @@ fn symlinks_out_of_the_root_are_refused_both_ways() {
     symlink(f.outside.join("secret.txt"), f.root.join("file-link")).unwrap();
     symlink(f.outside.join("not-yet"), f.root.join("dangling-dir")).unwrap();
     let code = |result: Result<String, crate::wire::RpcError>| result.unwrap_err().code;
-    assert_eq!(code(f.roots.read_text_file(&text(&f.root.join("dir-link/secret.txt")), None, None)), -32602);
+    assert_eq!(
+        code(f.roots.read_text_file(&text(&f.root.join("dir-link/secret.txt")), None, None)),
+        -32602
+    );
     assert_eq!(code(f.roots.read_text_file(&text(&f.root.join("file-link")), None, None)), -32602);
     for target in ["dir-link/planted.txt", "dir-link/new/planted.txt", "file-link"] {
         let error = f.roots.write_text_file(&text(&f.root.join(target)), "x").unwrap_err();

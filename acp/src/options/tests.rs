@@ -23,7 +23,7 @@ fn defaults_and_the_agent_argv_after_the_double_dash() {
     assert_eq!(parsed.cwd, None);
     assert_eq!(parsed.prompt, None);
     assert_eq!(parsed.permission, PermissionMode::Ask);
-    assert_eq!(parsed.permission_timeout, Duration::from_secs(600));
+    assert_eq!(parsed.permission_timeout, Duration::from_mins(10));
     assert_eq!(parsed.terminals, TerminalBackend::Auto);
     assert!(parsed.mcp);
     assert_eq!(parsed.trace, None);
@@ -96,8 +96,14 @@ fn help_wherever_no_flag_of_that_name_exists() {
 fn usage_errors_follow_go_wording() {
     let cases: &[(&[&str], &str)] = &[
         (&[], "missing the agent command: termsprawlctl acp [OPTIONS] -- AGENT [ARG]..."),
-        (&["--"], "missing the agent command after --: termsprawlctl acp [OPTIONS] -- AGENT [ARG]..."),
-        (&["--", ""], "missing the agent command after --: termsprawlctl acp [OPTIONS] -- AGENT [ARG]..."),
+        (
+            &["--"],
+            "missing the agent command after --: termsprawlctl acp [OPTIONS] -- AGENT [ARG]...",
+        ),
+        (
+            &["--", ""],
+            "missing the agent command after --: termsprawlctl acp [OPTIONS] -- AGENT [ARG]...",
+        ),
         (&["agent"], "the agent command goes after --: termsprawlctl acp [OPTIONS] -- agent ..."),
         (&["-", "x"], "the agent command goes after --: termsprawlctl acp [OPTIONS] -- - ..."),
         (&["---x", "--", "a"], "bad flag syntax: ---x"),
@@ -141,7 +147,13 @@ fn usage_errors_follow_go_wording() {
 #[test]
 fn the_help_names_every_option() {
     for option in [
-        "--cwd", "--prompt", "--permission ", "--permission-timeout", "--terminals", "--no-mcp", "--trace",
+        "--cwd",
+        "--prompt",
+        "--permission ",
+        "--permission-timeout",
+        "--terminals",
+        "--no-mcp",
+        "--trace",
         "--agent-log",
     ] {
         assert!(super::HELP.contains(option), "{option}");

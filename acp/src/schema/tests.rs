@@ -10,18 +10,30 @@ use super::{
 #[test]
 fn message_and_thought_chunks_decode_every_block_type() {
     let cases = [
-        (json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}, "messageId": "m"}),
-         SessionUpdate::AgentMessage(ContentBlock::Text("hi".to_owned()))),
-        (json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": ""}}),
-         SessionUpdate::AgentThought(ContentBlock::Text(String::new()))),
-        (json!({"sessionUpdate": "user_message_chunk", "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}}),
-         SessionUpdate::UserMessage(ContentBlock::Other("[image image/png]".to_owned()))),
-        (json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource_link", "name": "n", "uri": "file:///a"}}),
-         SessionUpdate::AgentMessage(ContentBlock::Other("[link n file:///a]".to_owned()))),
-        (json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource", "resource": {"uri": "file:///b", "text": "t"}}}),
-         SessionUpdate::AgentMessage(ContentBlock::Other("[resource file:///b]".to_owned()))),
-        (json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "hologram"}}),
-         SessionUpdate::AgentMessage(ContentBlock::Other("[hologram]".to_owned()))),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}, "messageId": "m"}),
+            SessionUpdate::AgentMessage(ContentBlock::Text("hi".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": ""}}),
+            SessionUpdate::AgentThought(ContentBlock::Text(String::new())),
+        ),
+        (
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}}),
+            SessionUpdate::UserMessage(ContentBlock::Other("[image image/png]".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource_link", "name": "n", "uri": "file:///a"}}),
+            SessionUpdate::AgentMessage(ContentBlock::Other("[link n file:///a]".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource", "resource": {"uri": "file:///b", "text": "t"}}}),
+            SessionUpdate::AgentMessage(ContentBlock::Other("[resource file:///b]".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "hologram"}}),
+            SessionUpdate::AgentMessage(ContentBlock::Other("[hologram]".to_owned())),
+        ),
     ];
     for (update, expected) in cases {
         assert_eq!(decode_update(&update), Ok(expected), "{update}");
@@ -120,6 +132,9 @@ fn params_decode_with_numbers_and_nulls_under_arbitrary_precision() {
     .unwrap();
     assert_eq!(create.output_byte_limit, Some(1000));
     assert_eq!(create.args, None);
-    assert!(decode::<ReadTextFileParams>(Some(&json!({"sessionId": "s", "path": "/a", "line": -1}))).is_err());
+    assert!(
+        decode::<ReadTextFileParams>(Some(&json!({"sessionId": "s", "path": "/a", "line": -1})))
+            .is_err()
+    );
     assert!(decode::<ReadTextFileParams>(None).is_err());
 }

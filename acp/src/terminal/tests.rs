@@ -16,11 +16,7 @@ struct Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(self.socket())
-            .arg("kill-server")
-            .output();
+        let _ = Command::new("tmux").arg("-S").arg(self.socket()).arg("kill-server").output();
     }
 }
 
@@ -44,11 +40,8 @@ impl Fixture {
 fn fixture() -> Fixture {
     let directory = tempfile::tempdir().unwrap();
     let socket = directory.path().join("tmux.sock");
-    let terminals = Terminals::new(Server::Socket(socket), directory.path().to_path_buf());
-    Fixture {
-        directory,
-        terminals,
-    }
+    let terminals = Terminals::new(Server::Socket(socket), directory.path().to_path_buf()).unwrap();
+    Fixture { directory, terminals }
 }
 
 fn spec(command: &str) -> Spec {
@@ -64,11 +57,8 @@ fn spec(command: &str) -> Spec {
 #[tokio::test]
 async fn a_failing_command_reports_its_code_and_both_streams_until_released() {
     let f = fixture();
-    let id = f
-        .terminals
-        .create(spec("printf 'out\\n'; printf 'err\\n' >&2; exit 3"))
-        .await
-        .unwrap();
+    let id =
+        f.terminals.create(spec("printf 'out\\n'; printf 'err\\n' >&2; exit 3")).await.unwrap();
     let status = f.terminals.wait_for_exit(&id).await.unwrap();
     assert_eq!(status, ExitStatus { exit_code: Some(3), signal: None });
     let output = f.terminals.output(&id).await.unwrap();
@@ -166,7 +156,10 @@ async fn kill_ends_the_command_and_keeps_the_terminal() {
         .parse()
         .unwrap();
     let group = rustix::process::Pid::from_raw(group).unwrap();
-    assert!(rustix::process::test_kill_process_group(group).is_err(), "the stubborn command survived");
+    assert!(
+        rustix::process::test_kill_process_group(group).is_err(),
+        "the stubborn command survived"
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
     let after = f.terminals.output(&id).await.unwrap();
     assert_eq!(after.output, "started\n");
@@ -193,12 +186,14 @@ async fn shutdown_kills_running_commands() {
     f.terminals.shutdown().await;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Path::new(&format!("/proc/{pid}/cmdline")).exists()
-        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "))
+        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "))
         && Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.contains(") Z "));
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.contains(") Z "));
     assert!(!alive, "the pane's process survived shutdown");
 }
 
@@ -231,8 +226,10 @@ fn tail_cuts_on_character_boundaries() {
 fn shell_lines_quote_arguments() {
     assert_eq!(shell_quote("it's"), r"'it'\''s'");
     assert_eq!(
-        shell_line("ls -l", &["a b".to_owned(), "$x".to_owned()]),
-        "exec </dev/null\n(\nls -l 'a b' '$x'\n)\nacp_status=$?\nsleep 0.2\nexit $acp_status\n"
+        shell_line("ls -l", &["a b".to_owned(), "$x".to_owned()], Path::new("/t/it's")),
+        "exec </dev/null\n(\nls -l 'a b' '$x'\n)\nacp_status=$?\nsleep 0.2\n\
+printf '%s\\n' \"$acp_status\" > '/t/it'\\''s'.tmp && mv -f '/t/it'\\''s'.tmp '/t/it'\\''s'\n\
+exit $acp_status\n"
     );
 }
 

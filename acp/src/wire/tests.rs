@@ -42,15 +42,8 @@ async fn requests_and_notifications_are_dispatched_with_ids_as_they_came() {
                 method: "fs/read_text_file".to_owned(),
                 params: Some(json!({"a": 1})),
             },
-            Inbound::Notification {
-                method: "session/update".to_owned(),
-                params: Some(json!([])),
-            },
-            Inbound::Request {
-                id: json!(7),
-                method: "x".to_owned(),
-                params: None,
-            },
+            Inbound::Notification { method: "session/update".to_owned(), params: Some(json!([])) },
+            Inbound::Request { id: json!(7), method: "x".to_owned(), params: None },
         ]
     );
 }
@@ -95,8 +88,8 @@ async fn a_line_over_16_mib_fails_the_connection() {
 #[tokio::test]
 async fn our_requests_are_correlated_with_their_answers() {
     let (connection, mut lines) = Connection::new(None);
-    let first = connection.request("initialize", json!({"protocolVersion": 1}));
-    let second = connection.request("session/new", json!({}));
+    let first = connection.request("initialize", &json!({"protocolVersion": 1}));
+    let second = connection.request("session/new", &json!({}));
     let sent: Vec<Value> = vec![
         serde_json::from_str(&lines.recv().await.unwrap()).unwrap(),
         serde_json::from_str(&lines.recv().await.unwrap()).unwrap(),
@@ -106,7 +99,8 @@ async fn our_requests_are_correlated_with_their_answers() {
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
     );
     assert_eq!(sent[1]["id"], json!(1));
-    let answers = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32000,\"message\":\"login\"}}\n\
+    let answers =
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32000,\"message\":\"login\"}}\n\
 {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":1}}\n";
     let mut dispatch = |inbound| panic!("nothing should be dispatched: {inbound:?}");
     let end = read_loop(&answers[..], &connection, &mut dispatch).await;
@@ -118,10 +112,10 @@ async fn our_requests_are_correlated_with_their_answers() {
 #[tokio::test]
 async fn a_closed_connection_fails_pending_and_later_requests() {
     let (connection, _lines) = Connection::new(None);
-    let pending = connection.request("session/prompt", json!({}));
+    let pending = connection.request("session/prompt", &json!({}));
     connection.fail_pending();
     assert_eq!(pending.await.unwrap_err().code, -32603);
-    let later = connection.request("session/prompt", json!({}));
+    let later = connection.request("session/prompt", &json!({}));
     assert_eq!(later.await.unwrap_err().code, -32603);
 }
 
@@ -130,9 +124,9 @@ async fn responses_and_notifications_are_written_one_per_line() {
     let (connection, lines) = Connection::new(None);
     let (writer, reader) = tokio::io::duplex(64 * 1024);
     let writing = tokio::spawn(write_loop(lines, writer));
-    connection.respond(json!("req-1"), Ok(json!({"content": "a\nb"})));
-    connection.respond(json!(3), Err(RpcError::invalid_params("bad")));
-    connection.notify("session/cancel", json!({"sessionId": "s"}));
+    connection.respond(&json!("req-1"), Ok(json!({"content": "a\nb"})));
+    connection.respond(&json!(3), Err(RpcError::invalid_params("bad")));
+    connection.notify("session/cancel", &json!({"sessionId": "s"}));
     connection.close_output();
     writing.await.unwrap();
     let mut reader = BufReader::new(reader);
@@ -145,7 +139,7 @@ async fn responses_and_notifications_are_written_one_per_line() {
 {\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"sessionId\":\"s\"}}\n"
     );
     // Nothing is sent after the output closed.
-    connection.notify("session/cancel", json!({}));
+    connection.notify("session/cancel", &json!({}));
 }
 
 #[tokio::test]
@@ -154,7 +148,7 @@ async fn the_trace_records_both_directions() {
     let path = directory.path().join("trace.jsonl");
     let trace = Arc::new(Trace::open(&path).unwrap());
     let (connection, _lines) = Connection::new(Some(trace));
-    connection.notify("session/cancel", json!({"sessionId": "s"}));
+    connection.notify("session/cancel", &json!({"sessionId": "s"}));
     let mut dispatch = |_| {};
     read_loop(&b"{\"jsonrpc\":\"2.0\",\"method\":\"m\"}\r\n"[..], &connection, &mut dispatch).await;
     let text = std::fs::read_to_string(&path).unwrap();
