@@ -316,7 +316,9 @@ impl Terminals {
         if let Ok(mut live) = self.live.lock() {
             live.remove(terminal_id);
         }
-        self.kill_entry(&entry).await
+        // The id is free whatever happens; shutdown removes the tmux session in any case.
+        let _ = self.kill_entry(&entry).await;
+        Ok(())
     }
 
     /// Releases every terminal and removes every tmux session this front end created.
@@ -354,21 +356,23 @@ impl Terminals {
             return Err(RpcError::internal("the terminal's process is unknown"));
         };
         for signal in [Signal::TERM, Signal::KILL] {
-            entry.signalled.store(signal.as_raw(), Ordering::Relaxed);
+            if !group_alive(group) {
+                break;
+            }
+            if !self.state(entry).await?.dead {
+                // The signal that ends the pane's own process is the one to report.
+                entry.signalled.store(signal.as_raw(), Ordering::Relaxed);
+            }
             if kill_process_group(group, signal).is_err() {
-                // The group is empty: nothing is left to end.
                 break;
             }
             let deadline = Instant::now() + KILL_GRACE;
-            while Instant::now() < deadline && test_kill_process_group(group).is_ok() {
+            while Instant::now() < deadline && group_alive(group) {
                 sleep(Duration::from_millis(50)).await;
-            }
-            if test_kill_process_group(group).is_err() {
-                break;
             }
         }
         // The pane dies with its process; wait for tmux to notice.
-        let deadline = Instant::now() + KILL_GRACE;
+        let deadline = Instant::now() + KILL_GRACE * 3;
         while Instant::now() < deadline {
             if self.state(entry).await?.dead {
                 return Ok(());
@@ -419,6 +423,28 @@ impl Terminals {
         }
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
+}
+
+/// Whether a process group still has a member that is not a zombie. tmux may leave the pane's
+/// process unreaped, and a zombie still counts for `kill(-group, 0)`; `/proc` tells them apart.
+pub(crate) fn group_alive(group: Pid) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return test_kill_process_group(group).is_ok();
+    };
+    let group = group.as_raw_nonzero().get();
+    entries.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp ...`; comm may contain spaces and parentheses.
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            return false;
+        };
+        let mut fields = rest.split(' ');
+        let state = fields.next().unwrap_or("Z");
+        let pgrp = fields.nth(1).and_then(|pgrp| pgrp.parse::<i32>().ok());
+        pgrp == Some(group) && state != "Z" && state != "X"
+    })
 }
 
 /// The pane state format: dead flag, exit status, signal, history size and limit.

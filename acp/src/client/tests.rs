@@ -219,7 +219,8 @@ async fn cancel_request_answers_minus_32800_or_a_cancelled_ask() {
     let answer = f.answer().await;
     assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(8), json!(-32800)));
     f.request(json!(9), "terminal/release", json!({"sessionId": "s1", "terminalId": terminal_id}));
-    assert_eq!(f.answer().await["result"], json!({}));
+    let answer = f.answer().await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
     f.client.inner.config.terminals.shutdown().await;
     let _ = std::process::Command::new("tmux")
         .arg("-S")

@@ -139,7 +139,15 @@ async fn kill_ends_the_command_and_keeps_the_terminal() {
         .create(spec("trap '' TERM; echo stubborn; sleep 300; sleep 300"))
         .await
         .unwrap();
-    let running = f.terminals.output(&id).await.unwrap();
+    let running = loop {
+        let output = f.terminals.output(&id).await.unwrap();
+        if output.output.contains("started")
+            && f.terminals.output(&stubborn).await.unwrap().output.contains("stubborn")
+        {
+            break output;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!(running.exit_status, None);
     let started = Instant::now();
     f.terminals.kill(&id).await.unwrap();
@@ -156,10 +164,7 @@ async fn kill_ends_the_command_and_keeps_the_terminal() {
         .parse()
         .unwrap();
     let group = rustix::process::Pid::from_raw(group).unwrap();
-    assert!(
-        rustix::process::test_kill_process_group(group).is_err(),
-        "the stubborn command survived"
-    );
+    assert!(!super::group_alive(group), "the stubborn command survived");
     assert!(started.elapsed() < Duration::from_secs(20));
     let after = f.terminals.output(&id).await.unwrap();
     assert_eq!(after.output, "started\n");
