@@ -97,12 +97,8 @@ pub(crate) async fn main(
         },
         None => None,
     };
-    let agent_stderr = match agent_stderr(&options.agent_log) {
-        Ok((stderr, Some(path))) => {
-            ui.error(&format!("the agent's stderr goes to {}", path.display()));
-            stderr
-        }
-        Ok((stderr, None)) => stderr,
+    let (agent_stderr, agent_log) = match agent_stderr(&options.agent_log) {
+        Ok(opened) => opened,
         Err(error) => {
             ui.usage_error(&error);
             return ExitStatus::Usage;
@@ -128,6 +124,9 @@ pub(crate) async fn main(
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {
+            if let Some(path) = agent_log {
+                let _ = std::fs::remove_file(path);
+            }
             ui.usage_error(&format!(
                 "cannot start the agent {}: {error}",
                 options.agent[0].to_string_lossy()
@@ -135,6 +134,9 @@ pub(crate) async fn main(
             return ExitStatus::Usage;
         }
     };
+    if let Some(path) = agent_log {
+        ui.error(&format!("the agent's stderr goes to {}", path.display()));
+    }
 
     let (connection, lines) = Connection::new(trace);
     tokio::spawn(wire::write_loop(lines, stdin));

@@ -38,26 +38,26 @@ mod wire;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 pub use exit::ExitStatus;
 
-/// Runs `termsprawlctl acp` and returns the exit code to use.
+/// Runs `termsprawlctl acp` and returns how it ended (`ExitStatus` converts into an
+/// `std::process::ExitCode`).
 ///
 /// `args` are the arguments after the word `acp`: options, then `--`, then the agent's argv.
 /// `session_file` is the value of the program option `--session`, if given; without it the
 /// `TERMSPRAWL_SESSION_FILE` environment variable is used (empty means unset).
-pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitCode {
+pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitStatus {
     let mut ui = ui::Ui::new();
     let options = match options::parse(args) {
         Ok(options::Parsed::Run(options)) => options,
         Ok(options::Parsed::Help) => {
             ui.out(options::HELP);
-            return ExitStatus::Success.into();
+            return ExitStatus::Success;
         }
         Err(error) => {
             ui.usage_error(&error.to_string());
-            return ExitStatus::Usage.into();
+            return ExitStatus::Usage;
         }
     };
     let session_file = session_file.or_else(|| {
@@ -69,11 +69,11 @@ pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => {
             ui.error(&format!("cannot start the async runtime: {error}"));
-            return ExitStatus::Failure.into();
+            return ExitStatus::Failure;
         }
     };
     let status = runtime.block_on(app::main(options, session_file, ui));
     // The person's input is read by a detached thread; do not wait for it.
     runtime.shutdown_background();
-    status.into()
+    status
 }
