@@ -495,8 +495,19 @@ class TestAgent:
         os._exit(5)
 
     async def scenario_longline(self, args, text):
-        os.write(1, b'{"jsonrpc":"2.0","method":"x","params":"' + b"a" * (17 * 1024 * 1024))
-        os.write(1, b'"}\n')
+        # The SDK's writer made stdout non-blocking; write the whole line blocking, off the loop.
+        line = b'{"jsonrpc":"2.0","method":"x","params":"' + b"a" * (17 * 1024 * 1024) + b'"}\n'
+
+        def write_all():
+            os.set_blocking(1, True)
+            view = memoryview(line)
+            while view:
+                try:
+                    view = view[os.write(1, view):]
+                except BrokenPipeError:
+                    return
+
+        asyncio.get_running_loop().run_in_executor(None, write_all)
         await asyncio.sleep(30)
         return "end_turn"
 

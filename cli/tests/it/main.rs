@@ -3,6 +3,8 @@
 //! exit status, stdout, stderr and the requests the server received snapshotted after
 //! normalising paths and ports.
 
+mod acp;
+mod acp_scripted;
 mod commands;
 mod compat;
 mod direct;
