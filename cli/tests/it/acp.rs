@@ -202,7 +202,7 @@ pub(crate) fn finish(mut child: Child, limit: Duration) -> Finished {
 
 /// Runs a command to its end.
 pub(crate) fn run(mut command: Command) -> Finished {
-    finish(command.spawn().unwrap(), Duration::from_secs(120))
+    finish(command.spawn().unwrap(), Duration::from_mins(2))
 }
 
 /// Processes whose command line contains `needle`, not counting zombies.

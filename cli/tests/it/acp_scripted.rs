@@ -235,7 +235,11 @@ fn big_output_keeps_the_tail_within_the_byte_limit() {
     let report = finished.report();
     let seq = &report["seq"]["ok"];
     let output = seq["output"].as_str().unwrap();
-    let full: String = (1..=20_000).map(|number| format!("{number}\n")).collect();
+    let full = (1..=20_000).fold(String::new(), |mut text, number| {
+        text.push_str(&number.to_string());
+        text.push('\n');
+        text
+    });
     assert_eq!(seq["truncated"], true);
     assert!(output.len() <= 1000 && output.len() > 900, "{}", output.len());
     assert!(full.ends_with(output), "not the tail: {output:?}");
@@ -339,7 +343,7 @@ fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
         .unwrap();
     assert!(status.success());
     child.stdout = Some(stdout.into_inner());
-    let finished = finish(child, Duration::from_secs(60));
+    let finished = finish(child, Duration::from_mins(1));
     let transcript = format!("{seen}{}", finished.stdout);
     assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
     assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
