@@ -456,7 +456,11 @@ impl App {
         let method = loop {
             self.ui.finish_line();
             self.ui.out(&format!("choose 1-{}: ", methods.len()));
-            let line = match self.next_input().await {
+            let input = self.next_input().await;
+            if self.stdin_tty {
+                self.ui.input_echoed();
+            }
+            let line = match input {
                 Some(Input::Line(line)) => line,
                 Some(Input::Eof) | None => {
                     return Err("authentication was not chosen (end of input)".to_owned());
@@ -548,6 +552,9 @@ impl App {
                     () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => return Ok(ExitStatus::Success),
                 }
             };
+            if self.stdin_tty {
+                self.ui.input_echoed();
+            }
             let line = match input {
                 Input::Eof => {
                     self.input_closed = true;
@@ -619,6 +626,9 @@ impl App {
                 result = &mut response => break result,
                 () = first_ask_closed(&mut self.asks) => self.ask_closed(),
                 input = self.input.recv(), if !self.input_closed => {
+                    if self.stdin_tty {
+                        self.ui.input_echoed();
+                    }
                     match input.unwrap_or(Input::Eof) {
                         Input::Line(line) if !self.asks.is_empty() => self.answer_ask(&line),
                         Input::Line(line) => self.queued.push_back(Input::Line(line)),

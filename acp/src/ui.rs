@@ -60,6 +60,11 @@ impl Ui {
         }
     }
 
+    /// The terminal echoed a typed line, so the cursor is at the start of a line.
+    pub(crate) fn input_echoed(&mut self) {
+        self.at_line_start = true;
+    }
+
     /// A diagnostic on stderr: `termsprawlctl: acp: <message>`.
     pub(crate) fn error(&mut self, message: &str) {
         self.finish_line();

@@ -4,6 +4,7 @@
 //! normalising paths and ports.
 
 mod acp;
+mod acp_interactive;
 mod acp_scripted;
 mod commands;
 mod compat;
