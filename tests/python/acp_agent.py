@@ -396,6 +396,13 @@ class TestAgent:
         await self.say("permission outcome after cancel: " + outcome.outcome.outcome + "\n")
         return "cancelled"
 
+    async def scenario_ignore_cancel(self, args, text):
+        marker = args[0] if args else "987655"
+        subprocess.Popen(["sleep", marker], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        await self.say("WAITING and ignoring any cancel\n")
+        await asyncio.sleep(600)
+        return "end_turn"
+
     async def scenario_updates(self, args, text):
         await self.update(update_agent_thought_text("thinking about updates"))
         await self.update(update_agent_message_text(""))

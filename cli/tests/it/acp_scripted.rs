@@ -2,7 +2,6 @@
 //! scenario per run, checked through the peer's REPORT, the transcript, the exit status and the
 //! trace validated against the ACP v1 JSON Schema.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -318,33 +317,13 @@ fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
     let Some(peer) = peer() else { return };
     let place = Place::new();
     let marker = marker();
-    let mut command = place.command(&peer, &[], &["--prompt", &format!("cancel {marker}")]);
-    command.stdout(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    // Read the transcript until the agent says it waits; then Ctrl-C the front end only.
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        let read = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-        assert!(read > 0, "the transcript ended early:\n{seen}");
-        seen.push_str(&line);
-        if line.contains("WAITING for a cancel") {
-            break;
-        }
-    }
-    assert!(
-        !processes_with(&format!("sleep {marker}")).is_empty(),
-        "the terminal command is not running"
+    let (finished, transcript) = interrupt_when_waiting(
+        &place,
+        &peer,
+        &format!("cancel {marker}"),
+        &format!("sleep {marker}"),
+        Duration::from_mins(1),
     );
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    child.stdout = Some(stdout.into_inner());
-    let finished = finish(child, Duration::from_mins(1));
-    let transcript = format!("{seen}{}", finished.stdout);
     assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
     assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
     assert!(transcript.contains("permission outcome after cancel: cancelled"), "{transcript}");
@@ -367,6 +346,65 @@ fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
         ]
     );
     assert_eq!(place.check_trace(&peer), Vec::<Value>::new());
+}
+
+/// Starts a `--prompt` turn and sends SIGINT once the agent says it waits; the whole transcript.
+/// `running` must appear in some process's command line before the interrupt.
+fn interrupt_when_waiting(
+    place: &Place,
+    peer: &Peer,
+    prompt: &str,
+    running: &str,
+    limit: Duration,
+) -> (Finished, String) {
+    let mut child = place.command(peer, &[], &["--prompt", prompt]).spawn().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        assert!(read > 0, "the transcript ended early:\n{seen}");
+        seen.push_str(&line);
+        if line.contains("WAITING") {
+            break;
+        }
+    }
+    assert!(!processes_with(running).is_empty(), "{running:?} is not running");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.stdout = Some(stdout.into_inner());
+    let finished = finish(child, limit);
+    let transcript = format!("{seen}{}", finished.stdout);
+    (finished, transcript)
+}
+
+#[test]
+fn an_agent_that_ignores_the_cancel_is_stopped_after_30_seconds() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let marker = marker();
+    let (finished, transcript) = interrupt_when_waiting(
+        &place,
+        &peer,
+        &format!("ignore-cancel {marker}"),
+        &format!("sleep {marker}"),
+        Duration::from_mins(2),
+    );
+    assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
+    assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
+    assert!(
+        finished.stderr.contains("the agent did not answer within 30 s of the cancel"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(&marker)
+    );
 }
 
 #[test]
