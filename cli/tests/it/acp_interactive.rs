@@ -256,3 +256,23 @@ fn authentication_a_multi_line_prompt_and_end_of_input() {
     );
     assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
 }
+
+#[test]
+fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
+    let Some(node) = Node::start(&[], &[]) else { return };
+    let marker = marker();
+    node.wait_for("connected to", 1);
+    node.type_line(&format!("cancel {marker}"));
+    node.wait_for("WAITING for a cancel", 1);
+    // The ask is on screen; Ctrl-D at its prompt ends the input.
+    node.wait_for("choose 1-1", 1);
+    node.key("C-d");
+    let screen = node.wait_for("[exit 0]", 1);
+    assert!(screen.contains("(cancelling the turn)"), "{screen}");
+    assert!(screen.contains("[stop reason: cancelled]"), "{screen}");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(&marker)
+    );
+}
