@@ -149,10 +149,13 @@ fn dispatch(
         b"call" | b"doctor" | b"mcp" => Err(Stop::Usage(
             "call, doctor and mcp take only --session FILE, written as two arguments".to_owned(),
         )),
-        b"acp" => Err(Stop::Usage(
-            "acp is reserved for the ACP front end, which this termsprawlctl does not have yet"
-                .to_owned(),
-        )),
+        b"acp" => {
+            Ok(match termsprawl_acp::run(rest.to_vec(), options.session.map(PathBuf::from)) {
+                termsprawl_acp::ExitStatus::Success => ExitStatus::OK,
+                termsprawl_acp::ExitStatus::Failure => ExitStatus::FAILED,
+                termsprawl_acp::ExitStatus::Usage => ExitStatus::USAGE,
+            })
+        }
         _ => match find_command(word) {
             Some(command) => operation(&command, rest, &options, session_env, streams),
             None => Err(unknown_command(word).into()),

@@ -73,7 +73,7 @@ fn command_line_errors_exit_2_and_send_nothing() {
             &["--out", "d", "doctor"],
             &["--out", "d", "mcp"],
             &["acp"],
-            &["acp", "--", "claude"],
+            &["acp", "--", "/nonexistent/agent"],
         ]
     ));
 }

@@ -4,6 +4,9 @@
 //! normalising paths and ports. The `mcp_*` modules drive `termsprawlctl mcp` over raw pipes and
 //! under the official MCP Python SDK.
 
+mod acp;
+mod acp_interactive;
+mod acp_scripted;
 mod commands;
 mod compat;
 mod direct;

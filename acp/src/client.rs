@@ -1,0 +1,300 @@
+//! The agent's requests and notifications to us (`acp.md` §1.2): each request runs in its own task
+//! and is answered from there, so the reader never waits; `session/update` goes to the chat loop in
+//! order.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::fs::{Roots, Written};
+use crate::options::PermissionMode;
+use crate::permission::{self, Ask, Decision};
+use crate::schema::{
+    self, CancelRequestParams, CreateTerminalParams, ReadTextFileParams, RequestPermissionParams,
+    SessionNotification, SessionUpdate, TerminalParams, WriteTextFileParams,
+};
+use crate::terminal::{self, Terminals};
+use crate::wire::{Connection, Inbound, RpcError, code};
+
+/// What the chat loop hears from the connection.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A decoded `session/update` of our session.
+    Update(SessionUpdate),
+    /// A permission ask for the person.
+    Ask(Ask),
+    /// A line for the transcript (a policy's decision).
+    Line(String),
+    /// A file the agent wrote.
+    Wrote(Written),
+    /// A diagnostic: something from the agent was skipped.
+    Notice(String),
+    /// The agent closed the connection or broke it; the reason.
+    Disconnected(String),
+}
+
+/// How the client answers; shared by every request task.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) roots: Roots,
+    pub(crate) terminals: Arc<Terminals>,
+    pub(crate) permission: PermissionMode,
+    pub(crate) permission_timeout: Duration,
+}
+
+/// The client side of the connection; cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Client {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    connection: Connection,
+    config: Config,
+    session_id: OnceLock<String>,
+    events: mpsc::UnboundedSender<Event>,
+    in_flight: Mutex<HashMap<String, oneshot::Sender<()>>>,
+}
+
+impl Client {
+    /// A client answering on `connection` and reporting to `events`.
+    pub(crate) fn new(
+        connection: Connection,
+        config: Config,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Client {
+        Client {
+            inner: Arc::new(Inner {
+                connection,
+                config,
+                session_id: OnceLock::new(),
+                events,
+                in_flight: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Accepts requests for this session from now on.
+    pub(crate) fn set_session(&self, session_id: &str) {
+        let _ = self.inner.session_id.set(session_id.to_owned());
+    }
+
+    /// Handles one inbound message without blocking: requests are spawned, notifications queued.
+    pub(crate) fn dispatch(&self, inbound: Inbound) {
+        match inbound {
+            Inbound::Request { id, method, params } => self.spawn_request(id, method, params),
+            Inbound::Notification { method, params } => self.notification(&method, params.as_ref()),
+            Inbound::Malformed(reason) => self.event(Event::Notice(format!("skipped: {reason}"))),
+        }
+    }
+
+    fn spawn_request(&self, id: Value, method: String, params: Option<Value>) {
+        let key = id.to_string();
+        let (cancel, cancelled) = oneshot::channel();
+        if let Ok(mut in_flight) = self.inner.in_flight.lock() {
+            in_flight.insert(key.clone(), cancel);
+        }
+        let client = self.clone();
+        tokio::spawn(async move {
+            let result = tokio::select! {
+                result = client.handle(&method, params.as_ref()) => result,
+                Ok(()) = cancelled => {
+                    if method == "session/request_permission" {
+                        Ok(Decision::Cancelled.to_json())
+                    } else {
+                        Err(RpcError::new(code::REQUEST_CANCELLED, "the request was cancelled"))
+                    }
+                }
+            };
+            if let Ok(mut in_flight) = client.inner.in_flight.lock() {
+                in_flight.remove(&key);
+            }
+            client.inner.connection.respond(&id, result);
+        });
+    }
+
+    fn notification(&self, method: &str, params: Option<&Value>) {
+        match method {
+            "session/update" => {
+                let notification: SessionNotification = match schema::decode(params) {
+                    Ok(notification) => notification,
+                    Err(error) => {
+                        self.event(Event::Notice(format!(
+                            "skipped a session/update that does not decode: {error}"
+                        )));
+                        return;
+                    }
+                };
+                if self.inner.session_id.get() != Some(&notification.session_id) {
+                    self.event(Event::Notice(format!(
+                        "skipped a session/update for another session: {}",
+                        notification.session_id
+                    )));
+                    return;
+                }
+                match schema::decode_update(&notification.update) {
+                    Ok(update) => self.event(Event::Update(update)),
+                    Err(error) => self.event(Event::Notice(format!(
+                        "skipped a session/update that does not decode: {error}"
+                    ))),
+                }
+            }
+            "$/cancel_request" => {
+                let Ok(params) = schema::decode::<CancelRequestParams>(params) else {
+                    return;
+                };
+                let cancel = match self.inner.in_flight.lock() {
+                    Ok(mut in_flight) => in_flight.remove(&params.request_id.to_string()),
+                    Err(_) => None,
+                };
+                if let Some(cancel) = cancel {
+                    let _ = cancel.send(());
+                }
+            }
+            // Unknown notifications are ignored (`acp.md` §2.2).
+            _ => {}
+        }
+    }
+
+    fn event(&self, event: Event) {
+        let _ = self.inner.events.send(event);
+    }
+
+    fn check_session(&self, session_id: &str) -> Result<(), RpcError> {
+        if self.inner.session_id.get().map(String::as_str) == Some(session_id) {
+            return Ok(());
+        }
+        Err(RpcError::invalid_params(format!("unknown session: {session_id}")))
+    }
+
+    async fn handle(&self, method: &str, params: Option<&Value>) -> Result<Value, RpcError> {
+        let config = &self.inner.config;
+        match method {
+            "session/request_permission" => self.request_permission(params).await,
+            "fs/read_text_file" => {
+                let params: ReadTextFileParams = decode(params)?;
+                self.check_session(&params.session_id)?;
+                let roots = config.roots.clone();
+                let content =
+                    blocking(move || roots.read_text_file(&params.path, params.line, params.limit))
+                        .await?;
+                Ok(json!({"content": content}))
+            }
+            "fs/write_text_file" => {
+                let params: WriteTextFileParams = decode(params)?;
+                self.check_session(&params.session_id)?;
+                let roots = config.roots.clone();
+                let written =
+                    blocking(move || roots.write_text_file(&params.path, &params.content)).await?;
+                self.event(Event::Wrote(written));
+                Ok(json!({}))
+            }
+            "terminal/create" => {
+                let params: CreateTerminalParams = decode(params)?;
+                self.check_session(&params.session_id)?;
+                let spec = terminal::Spec {
+                    command: params.command,
+                    args: params.args.unwrap_or_default(),
+                    env: params
+                        .env
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|variable| (variable.name, variable.value))
+                        .collect(),
+                    cwd: params.cwd,
+                    output_byte_limit: params.output_byte_limit,
+                };
+                let terminal_id = config.terminals.create(spec).await?;
+                Ok(json!({"terminalId": terminal_id}))
+            }
+            "terminal/output" => {
+                let params = self.terminal_params(params)?;
+                Ok(config.terminals.output(&params.terminal_id).await?.to_json())
+            }
+            "terminal/wait_for_exit" => {
+                let params = self.terminal_params(params)?;
+                Ok(config.terminals.wait_for_exit(&params.terminal_id).await?.to_json())
+            }
+            "terminal/kill" => {
+                let params = self.terminal_params(params)?;
+                config.terminals.kill(&params.terminal_id).await?;
+                Ok(json!({}))
+            }
+            "terminal/release" => {
+                let params = self.terminal_params(params)?;
+                config.terminals.release(&params.terminal_id).await?;
+                Ok(json!({}))
+            }
+            other => {
+                Err(RpcError::new(code::METHOD_NOT_FOUND, format!("method not found: {other}")))
+            }
+        }
+    }
+
+    fn terminal_params(&self, params: Option<&Value>) -> Result<TerminalParams, RpcError> {
+        let params: TerminalParams = decode(params)?;
+        self.check_session(&params.session_id)?;
+        Ok(params)
+    }
+
+    async fn request_permission(&self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let request: RequestPermissionParams = decode(params)?;
+        self.check_session(&request.session_id)?;
+        let config = &self.inner.config;
+        if request.options.is_empty() {
+            return Ok(Decision::Cancelled.to_json());
+        }
+        if config.permission != PermissionMode::Ask {
+            let decision = permission::by_policy(config.permission, &request.options);
+            let title =
+                request.tool_call.title.as_deref().unwrap_or(&request.tool_call.tool_call_id);
+            let outcome = match &decision {
+                Decision::Selected(option_id) => {
+                    let name = request
+                        .options
+                        .iter()
+                        .find(|option| &option.option_id == option_id)
+                        .map_or("", |option| option.name.as_str());
+                    format!("selected {name:?} by the policy")
+                }
+                Decision::Cancelled => "cancelled: the policy found no matching option".to_owned(),
+            };
+            self.event(Event::Line(format!("[permission] {title}: {outcome}")));
+            return Ok(decision.to_json());
+        }
+        let offered: Vec<String> =
+            request.options.iter().map(|option| option.option_id.clone()).collect();
+        let (reply, answer) = oneshot::channel();
+        let timeout = config.permission_timeout;
+        let ask = Ask { request, timeout, reply };
+        if self.inner.events.send(Event::Ask(ask)).is_err() {
+            return Ok(Decision::Cancelled.to_json());
+        }
+        // The one timeout authority of a permission ask.
+        let decision = match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(option_id)) if offered.contains(&option_id) => Decision::Selected(option_id),
+            _ => Decision::Cancelled,
+        };
+        Ok(decision.to_json())
+    }
+}
+
+fn decode<T: for<'de> serde::Deserialize<'de>>(params: Option<&Value>) -> Result<T, RpcError> {
+    schema::decode(params)
+        .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, RpcError> + Send + 'static,
+) -> Result<T, RpcError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|error| Err(RpcError::internal(format!("the file task failed: {error}"))))
+}

@@ -1,0 +1,252 @@
+//! Tests of the agent-to-client requests: dispatch, error codes, permission asks and
+//! `$/cancel_request`, answered on the connection's outgoing lines.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::{Client, Config, Event};
+use crate::fs::Roots;
+use crate::options::PermissionMode;
+use crate::schema::SessionUpdate;
+use crate::terminal::{Server, Terminals};
+use crate::wire::{Connection, Inbound};
+
+struct Fixture {
+    directory: tempfile::TempDir,
+    client: Client,
+    lines: mpsc::UnboundedReceiver<String>,
+    events: mpsc::UnboundedReceiver<Event>,
+}
+
+fn fixture(permission: PermissionMode, timeout: Duration) -> Fixture {
+    let directory = tempfile::tempdir().unwrap();
+    let (connection, lines) = Connection::new(None);
+    let (sender, events) = mpsc::unbounded_channel();
+    let terminals = Terminals::new(
+        Server::Socket(directory.path().join("tmux.sock")),
+        directory.path().to_path_buf(),
+    )
+    .unwrap();
+    let config = Config {
+        roots: Roots::new(directory.path()).unwrap(),
+        terminals: Arc::new(terminals),
+        permission,
+        permission_timeout: timeout,
+    };
+    let client = Client::new(connection, config, sender);
+    client.set_session("s1");
+    Fixture { directory, client, lines, events }
+}
+
+impl Fixture {
+    fn request(&self, id: Value, method: &str, params: Value) {
+        self.client.dispatch(Inbound::Request {
+            id,
+            method: method.to_owned(),
+            params: Some(params),
+        });
+    }
+
+    async fn answer(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.recv())
+            .await
+            .expect("no answer in time")
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn event(&mut self) -> Event {
+        tokio::time::timeout(Duration::from_secs(10), self.events.recv())
+            .await
+            .expect("no event in time")
+            .unwrap()
+    }
+}
+
+fn permission_params(options: &Value) -> Value {
+    json!({
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "t", "title": "Do it", "kind": "execute"},
+        "options": options,
+    })
+}
+
+fn two_options() -> Value {
+    json!([
+        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+        {"optionId": "no", "name": "No", "kind": "reject_once"}
+    ])
+}
+
+#[tokio::test]
+async fn unknown_and_unadvertised_methods_are_method_not_found() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_secs(5));
+    for (index, method) in
+        ["elicitation/create", "session/load", "_vendor/x", "fs/delete"].iter().enumerate()
+    {
+        f.request(json!(index), method, json!({}));
+        let answer = f.answer().await;
+        assert_eq!(answer["id"], json!(index));
+        assert_eq!(answer["error"]["code"], -32601, "{method}");
+    }
+}
+
+#[tokio::test]
+async fn bad_params_and_other_sessions_are_invalid_params() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_secs(5));
+    let path = f.directory.path().join("x.txt");
+    let cases = [
+        ("fs/read_text_file", json!({"sessionId": "s1"})),
+        ("fs/read_text_file", json!({"sessionId": "other", "path": path})),
+        ("fs/write_text_file", json!({"sessionId": "s1", "path": path})),
+        ("terminal/create", json!({"sessionId": "s1"})),
+        ("terminal/output", json!({"sessionId": "s1", "terminalId": "term-1"})),
+        ("terminal/release", json!({"sessionId": "s2", "terminalId": "term-1"})),
+        ("session/request_permission", json!({"sessionId": "s1", "toolCall": {}})),
+        (
+            "session/request_permission",
+            json!({"sessionId": "s2", "toolCall": {"toolCallId": "t"}, "options": []}),
+        ),
+    ];
+    for (method, params) in cases {
+        f.request(json!("id"), method, params.clone());
+        let answer = f.answer().await;
+        assert_eq!(answer["error"]["code"], -32602, "{method} {params}");
+    }
+}
+
+#[tokio::test]
+async fn files_are_written_read_and_reported() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_secs(5));
+    let path = f.directory.path().join("dir/a.txt");
+    f.request(
+        json!(1),
+        "fs/write_text_file",
+        json!({"sessionId": "s1", "path": path, "content": "a\nb\n"}),
+    );
+    assert_eq!(f.answer().await, json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    let Event::Wrote(written) = f.event().await else {
+        panic!("expected a write notice");
+    };
+    assert!(written.created);
+    f.request(json!(2), "fs/read_text_file", json!({"sessionId": "s1", "path": path, "line": 2}));
+    assert_eq!(f.answer().await["result"], json!({"content": "b\n"}));
+}
+
+#[tokio::test]
+async fn policies_answer_without_asking_and_say_so() {
+    let mut f = fixture(PermissionMode::Deny, Duration::from_secs(5));
+    f.request(json!(1), "session/request_permission", permission_params(&two_options()));
+    assert_eq!(
+        f.answer().await["result"],
+        json!({"outcome": {"outcome": "selected", "optionId": "no"}})
+    );
+    let Event::Line(line) = f.event().await else {
+        panic!("expected a transcript line");
+    };
+    assert_eq!(line, "[permission] Do it: selected \"No\" by the policy");
+    f.request(json!(2), "session/request_permission", permission_params(&json!([])));
+    assert_eq!(f.answer().await["result"], json!({"outcome": {"outcome": "cancelled"}}));
+}
+
+#[tokio::test]
+async fn an_ask_is_selected_only_with_an_offered_option() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_secs(30));
+    f.request(json!(1), "session/request_permission", permission_params(&two_options()));
+    let Event::Ask(ask) = f.event().await else {
+        panic!("expected an ask");
+    };
+    ask.reply.send("yes".to_owned()).unwrap();
+    assert_eq!(
+        f.answer().await["result"],
+        json!({"outcome": {"outcome": "selected", "optionId": "yes"}})
+    );
+    f.request(json!(2), "session/request_permission", permission_params(&two_options()));
+    let Event::Ask(ask) = f.event().await else {
+        panic!("expected an ask");
+    };
+    ask.reply.send("not-offered".to_owned()).unwrap();
+    assert_eq!(f.answer().await["result"], json!({"outcome": {"outcome": "cancelled"}}));
+    f.request(json!(3), "session/request_permission", permission_params(&two_options()));
+    let Event::Ask(ask) = f.event().await else {
+        panic!("expected an ask");
+    };
+    drop(ask);
+    assert_eq!(f.answer().await["result"], json!({"outcome": {"outcome": "cancelled"}}));
+}
+
+#[tokio::test]
+async fn an_unanswered_ask_is_cancelled_after_the_timeout() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_millis(300));
+    f.request(json!(1), "session/request_permission", permission_params(&two_options()));
+    let Event::Ask(ask) = f.event().await else {
+        panic!("expected an ask");
+    };
+    assert_eq!(f.answer().await["result"], json!({"outcome": {"outcome": "cancelled"}}));
+    assert!(ask.reply.is_closed());
+}
+
+#[tokio::test]
+async fn cancel_request_answers_minus_32800_or_a_cancelled_ask() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_mins(1));
+    f.request(json!("p"), "session/request_permission", permission_params(&two_options()));
+    let Event::Ask(ask) = f.event().await else {
+        panic!("expected an ask");
+    };
+    f.client.dispatch(Inbound::Notification {
+        method: "$/cancel_request".to_owned(),
+        params: Some(json!({"requestId": "p"})),
+    });
+    assert_eq!(
+        f.answer().await,
+        json!({"jsonrpc": "2.0", "id": "p", "result": {"outcome": {"outcome": "cancelled"}}})
+    );
+    assert!(ask.reply.is_closed());
+    f.request(json!(7), "terminal/create", json!({"sessionId": "s1", "command": "sleep 300"}));
+    let terminal_id = f.answer().await["result"]["terminalId"].as_str().unwrap().to_owned();
+    f.request(
+        json!(8),
+        "terminal/wait_for_exit",
+        json!({"sessionId": "s1", "terminalId": terminal_id}),
+    );
+    f.client.dispatch(Inbound::Notification {
+        method: "$/cancel_request".to_owned(),
+        params: Some(json!({"requestId": 8})),
+    });
+    let answer = f.answer().await;
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(8), json!(-32800)));
+    f.request(json!(9), "terminal/release", json!({"sessionId": "s1", "terminalId": terminal_id}));
+    let answer = f.answer().await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    f.client.inner.config.terminals.shutdown().await;
+    let _ = std::process::Command::new("tmux")
+        .arg("-S")
+        .arg(f.directory.path().join("tmux.sock"))
+        .arg("kill-server")
+        .output();
+}
+
+#[tokio::test]
+async fn updates_of_our_session_reach_the_chat_and_others_are_skipped() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_secs(5));
+    let notify = |params: Value| Inbound::Notification {
+        method: "session/update".to_owned(),
+        params: Some(params),
+    };
+    f.client.dispatch(notify(json!({"sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}})));
+    f.client.dispatch(notify(json!({"sessionId": "s2", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}})));
+    f.client.dispatch(notify(json!({"update": {}})));
+    f.client.dispatch(notify(json!({"sessionId": "s1", "update": {"sessionUpdate": "tool_call"}})));
+    f.client.dispatch(notify(json!({"sessionId": "s1", "update": {"sessionUpdate": "brand_new"}})));
+    f.client.dispatch(Inbound::Notification { method: "_vendor/ping".to_owned(), params: None });
+    assert!(matches!(f.event().await, Event::Update(SessionUpdate::AgentMessage(_))));
+    for _ in 0..3 {
+        assert!(matches!(f.event().await, Event::Notice(_)));
+    }
+    assert!(matches!(f.event().await, Event::Update(SessionUpdate::Ignored(_))));
+    assert!(f.events.try_recv().is_err());
+    assert!(f.lines.try_recv().is_err(), "notifications are never answered");
+}

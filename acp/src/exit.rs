@@ -1,0 +1,32 @@
+//! The exit codes of `termsprawlctl acp` (`acp.md` §2.1), documented in one place.
+
+use std::process::ExitCode;
+
+/// How `termsprawlctl acp` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0: a `--prompt` turn ended with `end_turn`, or the person ended an interactive session.
+    Success,
+    /// 1: another stop reason, the agent exited or broke the protocol, authentication failed, or the
+    /// agent ignored a cancel.
+    Failure,
+    /// 2: a usage error, or the agent could not be started.
+    Usage,
+}
+
+impl ExitStatus {
+    /// The numeric exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::Usage => 2,
+        }
+    }
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> ExitCode {
+        ExitCode::from(status.code())
+    }
+}

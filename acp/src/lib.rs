@@ -1,0 +1,79 @@
+//! `termsprawlctl acp`: an Agent Client Protocol (ACP v1) client that hosts any ACP agent inside a
+//! termsprawl terminal node as a line-oriented chat (spec: `acp.md`).
+//!
+//! This crate owns the whole front end: the option parser ([`run`]'s argv after the word `acp`), the
+//! agent process, the JSON-RPC connection, the chat loop and its rendering, the fail-closed permission
+//! asks, the confined file system and the tmux-backed terminals. The `cli` crate only dispatches the
+//! word `acp` to [`run`].
+//!
+//! It must never: answer a permission ask `selected` with anything but the person's explicit choice
+//! (or a kind-based policy the person chose on the command line); touch a file outside the session
+//! roots, checked both lexically and after resolving symlinks; block the message reader on a handler;
+//! leave a terminal's process or the agent's process group running after it exits.
+//!
+//! Design decision: the JSON-RPC layer is written by hand (LF-framed JSON over `serde_json`, ids
+//! correlated in both directions) with our own lenient serde types for the v1 subset we use
+//! (`acp.md` §3.3), not the `agent-client-protocol` SDK crate. The client surface is small (about nine
+//! inbound methods, four outbound requests and one notification); the SDK's dispatch loop waits for
+//! each handler (`acp.md` §3.2), its major versions break the API often, and this mirrors the MCP
+//! bridge, which owns its loop the same way. Every inbound request runs in its own task, so the
+//! reader only decodes and dispatches.
+//!
+//! Where to start reading: [`run`] in this file, then `app.rs` (the handshake, turn loop and
+//! shutdown), `wire.rs` (framing and correlation) and `client.rs` (the agent's requests to us).
+
+mod agent;
+mod app;
+mod client;
+mod exit;
+mod fs;
+mod options;
+mod permission;
+mod render;
+mod schema;
+mod terminal;
+mod trace;
+mod ui;
+mod wire;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub use exit::ExitStatus;
+
+/// Runs `termsprawlctl acp` and returns how it ended (`ExitStatus` converts into an
+/// `std::process::ExitCode`).
+///
+/// `args` are the arguments after the word `acp`: options, then `--`, then the agent's argv.
+/// `session_file` is the value of the program option `--session`, if given; without it the
+/// `TERMSPRAWL_SESSION_FILE` environment variable is used (empty means unset).
+pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitStatus {
+    let mut ui = ui::Ui::new();
+    let options = match options::parse(args) {
+        Ok(options::Parsed::Run(options)) => options,
+        Ok(options::Parsed::Help) => {
+            ui.out(options::HELP);
+            return ExitStatus::Success;
+        }
+        Err(error) => {
+            ui.usage_error(&error.to_string());
+            return ExitStatus::Usage;
+        }
+    };
+    let session_file = session_file.or_else(|| {
+        std::env::var_os("TERMSPRAWL_SESSION_FILE")
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    });
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            ui.error(&format!("cannot start the async runtime: {error}"));
+            return ExitStatus::Failure;
+        }
+    };
+    let status = runtime.block_on(app::main(options, session_file, ui));
+    // The person's input is read by a detached thread; do not wait for it.
+    runtime.shutdown_background();
+    status
+}

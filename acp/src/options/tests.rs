@@ -1,0 +1,161 @@
+//! Tests of the option parser: Go `flag` tokenising and the messages of shell-conventions.md §3.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{AgentLog, Options, Parsed, PermissionMode, TerminalBackend, parse};
+
+fn check(args: &[&str]) -> Result<Parsed, String> {
+    parse(args.iter().map(OsString::from).collect()).map_err(|error| error.to_string())
+}
+
+fn options(args: &[&str]) -> Options {
+    match check(args) {
+        Ok(Parsed::Run(options)) => options,
+        other => panic!("expected options for {args:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn defaults_and_the_agent_argv_after_the_double_dash() {
+    let parsed = options(&["--", "agent", "--flag", "-x", "--"]);
+    assert_eq!(parsed.cwd, None);
+    assert_eq!(parsed.prompt, None);
+    assert_eq!(parsed.permission, PermissionMode::Ask);
+    assert_eq!(parsed.permission_timeout, Duration::from_mins(10));
+    assert_eq!(parsed.terminals, TerminalBackend::Auto);
+    assert!(parsed.mcp);
+    assert_eq!(parsed.trace, None);
+    assert_eq!(parsed.agent_log, AgentLog::Temporary);
+    let agent: Vec<OsString> = ["agent", "--flag", "-x", "--"].iter().map(OsString::from).collect();
+    assert_eq!(parsed.agent, agent);
+}
+
+#[test]
+fn every_option_in_every_spelling() {
+    let parsed = options(&[
+        "--cwd",
+        "/tmp",
+        "-prompt=hello there",
+        "--permission",
+        "allow-once",
+        "-permission-timeout",
+        "1.5",
+        "--terminals=tmux",
+        "-no-mcp",
+        "--trace",
+        "t.jsonl",
+        "--agent-log",
+        "-",
+        "--",
+        "a",
+    ]);
+    assert_eq!(parsed.cwd, Some(PathBuf::from("/tmp")));
+    assert_eq!(parsed.prompt.as_deref(), Some("hello there"));
+    assert_eq!(parsed.permission, PermissionMode::AllowOnce);
+    assert_eq!(parsed.permission_timeout, Duration::from_millis(1500));
+    assert_eq!(parsed.terminals, TerminalBackend::Tmux);
+    assert!(!parsed.mcp);
+    assert_eq!(parsed.trace, Some(PathBuf::from("t.jsonl")));
+    assert_eq!(parsed.agent_log, AgentLog::Inherit);
+    assert_eq!(
+        options(&["--agent-log", "log.txt", "--permission=deny", "--", "a"]).agent_log,
+        AgentLog::File(PathBuf::from("log.txt"))
+    );
+    assert_eq!(options(&["--permission=deny", "--", "a"]).permission, PermissionMode::Deny);
+}
+
+#[test]
+fn a_value_flag_takes_the_next_argument_even_when_it_looks_like_a_flag() {
+    assert_eq!(options(&["--prompt", "--cwd", "--", "a"]).prompt.as_deref(), Some("--cwd"));
+    assert_eq!(options(&["--prompt", "--", "--", "a"]).prompt.as_deref(), Some("--"));
+}
+
+#[test]
+fn booleans_use_go_spellings() {
+    assert!(!options(&["--no-mcp=true", "--", "a"]).mcp);
+    assert!(!options(&["--no-mcp=T", "--", "a"]).mcp);
+    assert!(options(&["--no-mcp=false", "--", "a"]).mcp);
+    assert!(options(&["--no-mcp=0", "--", "a"]).mcp);
+    assert_eq!(
+        check(&["--no-mcp=yes", "--", "a"]),
+        Err(r#"invalid value "yes" for flag -no-mcp: "yes" is not true or false"#.to_owned())
+    );
+}
+
+#[test]
+fn help_wherever_no_flag_of_that_name_exists() {
+    for help in ["-h", "--h", "-help", "--help"] {
+        assert_eq!(check(&[help]), Ok(Parsed::Help));
+        assert_eq!(check(&["--cwd", "/", help, "--", "a"]), Ok(Parsed::Help));
+    }
+}
+
+#[test]
+fn usage_errors_follow_go_wording() {
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "missing the agent command: termsprawlctl acp [OPTIONS] -- AGENT [ARG]..."),
+        (
+            &["--"],
+            "missing the agent command after --: termsprawlctl acp [OPTIONS] -- AGENT [ARG]...",
+        ),
+        (
+            &["--", ""],
+            "missing the agent command after --: termsprawlctl acp [OPTIONS] -- AGENT [ARG]...",
+        ),
+        (&["agent"], "the agent command goes after --: termsprawlctl acp [OPTIONS] -- agent ..."),
+        (&["-", "x"], "the agent command goes after --: termsprawlctl acp [OPTIONS] -- - ..."),
+        (&["---x", "--", "a"], "bad flag syntax: ---x"),
+        (&["-=x", "--", "a"], "bad flag syntax: -=x"),
+        (&["--bogus", "--", "a"], "flag provided but not defined: -bogus"),
+        (&["--session", "f", "--", "a"], "flag provided but not defined: -session"),
+        (&["--cwd"], "flag needs an argument: -cwd"),
+        (&["--cwd", "a", "-cwd=b", "--", "a"], "flag -cwd given more than once"),
+        (&["--no-mcp", "--no-mcp", "--", "a"], "flag -no-mcp given more than once"),
+        (
+            &["--permission", "yes", "--", "a"],
+            r#"invalid value "yes" for flag -permission: "yes" is not one of ask, allow-once, deny"#,
+        ),
+        (
+            &["--terminals", "canvas", "--", "a"],
+            r#"invalid value "canvas" for flag -terminals: "canvas" is not one of auto, tmux"#,
+        ),
+        (
+            &["--permission-timeout", "ten", "--", "a"],
+            r#"invalid value "ten" for flag -permission-timeout: "ten" is not a number"#,
+        ),
+        (
+            &["--permission-timeout", "0", "--", "a"],
+            r#"invalid value "0" for flag -permission-timeout: "0" is not a positive number of seconds"#,
+        ),
+        (
+            &["--permission-timeout", "-3", "--", "a"],
+            r#"invalid value "-3" for flag -permission-timeout: "-3" is not a positive number of seconds"#,
+        ),
+        (
+            &["--permission-timeout", "inf", "--", "a"],
+            r#"invalid value "inf" for flag -permission-timeout: "inf" is not a positive number of seconds"#,
+        ),
+        (&["--cwd=", "--", "a"], r#"invalid value "" for flag -cwd: "" is empty"#),
+    ];
+    for (args, message) in cases {
+        assert_eq!(check(args), Err((*message).to_owned()), "for {args:?}");
+    }
+}
+
+#[test]
+fn the_help_names_every_option() {
+    for option in [
+        "--cwd",
+        "--prompt",
+        "--permission ",
+        "--permission-timeout",
+        "--terminals",
+        "--no-mcp",
+        "--trace",
+        "--agent-log",
+    ] {
+        assert!(super::HELP.contains(option), "{option}");
+    }
+}

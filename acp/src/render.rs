@@ -1,0 +1,187 @@
+//! Turns `session/update` variants into transcript pieces (`acp.md` §2.6). Pure: the caller prints.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use similar::TextDiff;
+
+use crate::schema::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent};
+
+/// A piece of the transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Streamed text, printed as is.
+    Text(String),
+    /// Streamed text, dimmed when colour is allowed (thoughts).
+    Dim(String),
+    /// A whole line, started on a fresh line.
+    Line(String),
+}
+
+/// What the renderer remembers about tool calls within a turn.
+#[derive(Debug, Default)]
+pub(crate) struct Renderer {
+    tools: HashMap<String, ToolState>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct ToolState {
+    title: String,
+    kind: Option<String>,
+    status: Option<String>,
+    content: Option<Vec<ToolCallContent>>,
+}
+
+impl Renderer {
+    /// The pieces for one update; `attach` names where a terminal runs, if known.
+    pub(crate) fn update(
+        &mut self,
+        update: &SessionUpdate,
+        attach: &dyn Fn(&str) -> Option<String>,
+    ) -> Vec<Piece> {
+        match update {
+            SessionUpdate::UserMessage(block) | SessionUpdate::AgentMessage(block) => {
+                vec![Piece::Text(block_text(block))]
+            }
+            SessionUpdate::AgentThought(block) => vec![Piece::Dim(block_text(block))],
+            SessionUpdate::ToolCall(call) => {
+                let state = self.tools.entry(call.tool_call_id.clone()).or_default();
+                *state = state_from(call.title.clone(), call.kind.clone(), call.status.clone());
+                let mut pieces = vec![Piece::Line(tool_line(state))];
+                pieces.extend(content_pieces(state, call.content.as_ref(), attach));
+                pieces
+            }
+            SessionUpdate::ToolCallUpdate(patch) => {
+                let state = self
+                    .tools
+                    .entry(patch.tool_call_id.clone())
+                    .or_insert_with(|| state_from(patch.tool_call_id.clone(), None, None));
+                if let Some(title) = &patch.title {
+                    state.title.clone_from(title);
+                }
+                if patch.kind.is_some() {
+                    state.kind.clone_from(&patch.kind);
+                }
+                if patch.status.is_some() {
+                    state.status.clone_from(&patch.status);
+                }
+                let mut pieces = vec![Piece::Line(tool_line(state))];
+                pieces.extend(content_pieces(state, patch.content.as_ref(), attach));
+                pieces
+            }
+            SessionUpdate::Plan(entries) => plan_pieces(entries),
+            SessionUpdate::Ignored(_) => Vec::new(),
+        }
+    }
+
+    /// Marks tool calls that had not finished as cancelled, after a cancelled turn.
+    pub(crate) fn cancel_unfinished(&mut self) -> Vec<Piece> {
+        let mut pieces = Vec::new();
+        let mut ids: Vec<&String> = self.tools.keys().collect();
+        ids.sort();
+        for id in ids {
+            let state = &self.tools[id];
+            if matches!(state.status.as_deref(), None | Some("pending" | "in_progress")) {
+                let cancelled = ToolState { status: Some("cancelled".to_owned()), ..state.clone() };
+                pieces.push(Piece::Line(tool_line(&cancelled)));
+            }
+        }
+        pieces
+    }
+
+    /// Forgets the turn's tool calls.
+    pub(crate) fn end_turn(&mut self) {
+        self.tools.clear();
+    }
+}
+
+fn state_from(title: String, kind: Option<String>, status: Option<String>) -> ToolState {
+    ToolState { title, kind, status, content: None }
+}
+
+/// The line at the end of a turn.
+pub(crate) fn stop_line(stop_reason: &str) -> String {
+    format!("[stop reason: {stop_reason}]")
+}
+
+fn tool_line(state: &ToolState) -> String {
+    format!(
+        "[tool] {} ({}, {})",
+        state.title,
+        state.kind.as_deref().unwrap_or("other"),
+        state.status.as_deref().unwrap_or("pending")
+    )
+}
+
+/// Content is shown when it first appears or changes, so repeated patches do not repeat it.
+fn content_pieces(
+    state: &mut ToolState,
+    content: Option<&Vec<ToolCallContent>>,
+    attach: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Piece> {
+    let Some(content) = content else {
+        return Vec::new();
+    };
+    if state.content.as_ref() == Some(content) {
+        return Vec::new();
+    }
+    state.content = Some(content.clone());
+    let mut pieces = Vec::new();
+    for item in content {
+        match item {
+            ToolCallContent::Content(block) => {
+                for line in block_text(block).lines() {
+                    pieces.push(Piece::Line(format!("  {line}")));
+                }
+            }
+            ToolCallContent::Diff { path, old_text, new_text } => {
+                pieces.push(Piece::Line(diff(path, old_text.as_deref(), new_text)));
+            }
+            ToolCallContent::Terminal(terminal_id) => {
+                pieces.push(Piece::Line(match attach(terminal_id) {
+                    Some(command) => format!("  terminal {terminal_id} runs in tmux: {command}"),
+                    None => format!("  terminal {terminal_id}"),
+                }));
+            }
+            ToolCallContent::Other(kind) => pieces.push(Piece::Line(format!("  [{kind}]"))),
+        }
+    }
+    pieces
+}
+
+/// A unified diff of a file; a missing old text is a new file.
+pub(crate) fn diff(path: &str, old_text: Option<&str>, new_text: &str) -> String {
+    let old = old_text.unwrap_or("");
+    let from = if old_text.is_some() { format!("a{path}") } else { "/dev/null".to_owned() };
+    let text_diff = TextDiff::from_lines(old, new_text);
+    let rendered =
+        text_diff.unified_diff().context_radius(3).header(&from, &format!("b{path}")).to_string();
+    if rendered.is_empty() {
+        return format!("  (no changes to {path})");
+    }
+    rendered.trim_end_matches('\n').to_owned()
+}
+
+fn plan_pieces(entries: &[PlanEntry]) -> Vec<Piece> {
+    let mut pieces = vec![Piece::Line("[plan]".to_owned())];
+    for (index, entry) in entries.iter().enumerate() {
+        let priority =
+            entry.priority.as_deref().map(|priority| format!(" ({priority})")).unwrap_or_default();
+        pieces.push(Piece::Line(format!(
+            "  {}. [{}] {}{priority}",
+            index + 1,
+            entry.status.as_deref().unwrap_or("pending"),
+            entry.content
+        )));
+    }
+    pieces
+}
+
+fn block_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.clone(),
+        ContentBlock::Other(description) => description.clone(),
+    }
+}

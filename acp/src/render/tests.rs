@@ -1,0 +1,147 @@
+//! Tests of the transcript rendering of every `session/update` variant.
+
+use serde_json::json;
+
+use super::{Piece, Renderer, diff, stop_line};
+use crate::schema::decode_update;
+
+fn render(renderer: &mut Renderer, update: &serde_json::Value) -> Vec<Piece> {
+    let update = decode_update(update).unwrap();
+    let attach =
+        |id: &str| (id == "term-1").then(|| "tmux -L termsprawl-acp attach -t acp-1-1".to_owned());
+    renderer.update(&update, &attach)
+}
+
+fn line(text: &str) -> Piece {
+    Piece::Line(text.to_owned())
+}
+
+#[test]
+fn chunks_stream_and_thoughts_are_dim() {
+    let mut renderer = Renderer::default();
+    assert_eq!(
+        render(
+            &mut renderer,
+            &json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}})
+        ),
+        vec![Piece::Text("Hel".to_owned())]
+    );
+    assert_eq!(
+        render(
+            &mut renderer,
+            &json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}})
+        ),
+        vec![Piece::Dim("hmm".to_owned())]
+    );
+    assert_eq!(
+        render(
+            &mut renderer,
+            &json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""}})
+        ),
+        vec![Piece::Text(String::new())]
+    );
+    for ignored in [
+        "usage_update",
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "from_the_future",
+    ] {
+        assert_eq!(render(&mut renderer, &json!({"sessionUpdate": ignored})), vec![]);
+    }
+}
+
+#[test]
+fn tool_calls_are_one_line_each_and_patches_merge() {
+    let mut renderer = Renderer::default();
+    let pieces = render(
+        &mut renderer,
+        &json!({
+            "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run tests", "kind": "execute", "status": "pending",
+            "content": [{"type": "terminal", "terminalId": "term-1"}, {"type": "terminal", "terminalId": "term-9"}]
+        }),
+    );
+    assert_eq!(
+        pieces,
+        vec![
+            line("[tool] Run tests (execute, pending)"),
+            line("  terminal term-1 runs in tmux: tmux -L termsprawl-acp attach -t acp-1-1"),
+            line("  terminal term-9"),
+        ]
+    );
+    let pieces = render(
+        &mut renderer,
+        &json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": "term-1"}, {"type": "terminal", "terminalId": "term-9"}]
+        }),
+    );
+    assert_eq!(
+        pieces,
+        vec![line("[tool] Run tests (execute, in_progress)")],
+        "same content is not repeated"
+    );
+    let pieces = render(
+        &mut renderer,
+        &json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "title": "Ran tests",
+            "content": [{"type": "content", "content": {"type": "text", "text": "ok\n2 passed"}}]
+        }),
+    );
+    assert_eq!(
+        pieces,
+        vec![line("[tool] Ran tests (execute, completed)"), line("  ok"), line("  2 passed")]
+    );
+    let pieces = render(
+        &mut renderer,
+        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "unseen"}),
+    );
+    assert_eq!(pieces, vec![line("[tool] unseen (other, pending)")]);
+}
+
+#[test]
+fn unfinished_tool_calls_are_marked_cancelled() {
+    let mut renderer = Renderer::default();
+    render(
+        &mut renderer,
+        &json!({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "A", "status": "completed"}),
+    );
+    render(
+        &mut renderer,
+        &json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "B", "kind": "fetch", "status": "in_progress"}),
+    );
+    assert_eq!(renderer.cancel_unfinished(), vec![line("[tool] B (fetch, cancelled)")]);
+    renderer.end_turn();
+    assert_eq!(renderer.cancel_unfinished(), vec![]);
+}
+
+#[test]
+fn plans_are_lists_and_diffs_are_unified() {
+    let mut renderer = Renderer::default();
+    let pieces = render(
+        &mut renderer,
+        &json!({"sessionUpdate": "plan", "entries": [
+            {"content": "Read", "priority": "high", "status": "completed"},
+            {"content": "Write", "priority": "low", "status": "pending"}
+        ]}),
+    );
+    assert_eq!(
+        pieces,
+        vec![
+            line("[plan]"),
+            line("  1. [completed] Read (high)"),
+            line("  2. [pending] Write (low)")
+        ]
+    );
+    assert_eq!(
+        diff("/w/a.txt", Some("one\ntwo\n"), "one\nzwei\n"),
+        "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+zwei"
+    );
+    assert_eq!(
+        diff("/w/new.txt", None, "hi\n"),
+        "--- /dev/null\n+++ b/w/new.txt\n@@ -0,0 +1 @@\n+hi"
+    );
+    assert_eq!(diff("/w/same", Some("x\n"), "x\n"), "  (no changes to /w/same)");
+    assert_eq!(stop_line("end_turn"), "[stop reason: end_turn]");
+}

@@ -1,0 +1,140 @@
+//! Tests of the lenient decoding of `session/update` and of request params.
+
+use serde_json::json;
+
+use super::{
+    ContentBlock, CreateTerminalParams, ReadTextFileParams, SessionUpdate, ToolCallContent, decode,
+    decode_update,
+};
+
+#[test]
+fn message_and_thought_chunks_decode_every_block_type() {
+    let cases = [
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}, "messageId": "m"}),
+            SessionUpdate::AgentMessage(ContentBlock::Text("hi".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": ""}}),
+            SessionUpdate::AgentThought(ContentBlock::Text(String::new())),
+        ),
+        (
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "image", "data": "AA==", "mimeType": "image/png"}}),
+            SessionUpdate::UserMessage(ContentBlock::Other("[image image/png]".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource_link", "name": "n", "uri": "file:///a"}}),
+            SessionUpdate::AgentMessage(ContentBlock::Other("[link n file:///a]".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource", "resource": {"uri": "file:///b", "text": "t"}}}),
+            SessionUpdate::AgentMessage(ContentBlock::Other("[resource file:///b]".to_owned())),
+        ),
+        (
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "hologram"}}),
+            SessionUpdate::AgentMessage(ContentBlock::Other("[hologram]".to_owned())),
+        ),
+    ];
+    for (update, expected) in cases {
+        assert_eq!(decode_update(&update), Ok(expected), "{update}");
+    }
+}
+
+#[test]
+fn tool_calls_keep_content_and_ignore_unknown_members() {
+    let update = json!({
+        "sessionUpdate": "tool_call",
+        "toolCallId": "t1",
+        "title": "Edit",
+        "kind": "edit",
+        "status": "pending",
+        "locations": [{"path": "/a", "line": 3}],
+        "rawInput": {"x": 1.5e300},
+        "_meta": {"vendor": true},
+        "futureMember": [1, 2, 3],
+        "content": [
+            {"type": "diff", "path": "/a", "oldText": null, "newText": "n"},
+            {"type": "terminal", "terminalId": "term-1"},
+            {"type": "content", "content": {"type": "text", "text": "done"}},
+            {"type": "future_content"}
+        ]
+    });
+    let SessionUpdate::ToolCall(call) = decode_update(&update).unwrap() else {
+        panic!("not a tool call");
+    };
+    assert_eq!(call.tool_call_id, "t1");
+    assert_eq!(call.raw_input, Some(json!({"x": 1.5e300})));
+    assert_eq!(
+        call.content.unwrap(),
+        vec![
+            ToolCallContent::Diff {
+                path: "/a".to_owned(),
+                old_text: None,
+                new_text: "n".to_owned()
+            },
+            ToolCallContent::Terminal("term-1".to_owned()),
+            ToolCallContent::Content(ContentBlock::Text("done".to_owned())),
+            ToolCallContent::Other("future_content".to_owned()),
+        ]
+    );
+    let patch = json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "title": null});
+    let SessionUpdate::ToolCallUpdate(patch) = decode_update(&patch).unwrap() else {
+        panic!("not an update");
+    };
+    assert_eq!(patch.status.as_deref(), Some("completed"));
+    assert_eq!(patch.title, None);
+    assert_eq!(patch.content, None);
+}
+
+#[test]
+fn bookkeeping_and_unknown_variants_are_ignored_and_broken_known_ones_are_errors() {
+    for variant in [
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "something_from_v3",
+    ] {
+        assert_eq!(
+            decode_update(&json!({"sessionUpdate": variant, "used": 1})),
+            Ok(SessionUpdate::Ignored(variant.to_owned()))
+        );
+    }
+    assert!(decode_update(&json!({"sessionUpdate": "tool_call", "title": "no id"})).is_err());
+    assert!(decode_update(&json!({"sessionUpdate": "agent_message_chunk"})).is_err());
+    assert!(decode_update(&json!({"sessionUpdate": 3})).is_err());
+    assert!(decode_update(&json!("text")).is_err());
+}
+
+#[test]
+fn plans_decode_with_optional_members() {
+    let update = json!({"sessionUpdate": "plan", "entries": [
+        {"content": "a", "priority": "high", "status": "completed"},
+        {"content": "b"}
+    ]});
+    let SessionUpdate::Plan(entries) = decode_update(&update).unwrap() else {
+        panic!("not a plan");
+    };
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[1].status, None);
+}
+
+#[test]
+fn params_decode_with_numbers_and_nulls_under_arbitrary_precision() {
+    let read: ReadTextFileParams =
+        decode(Some(&json!({"sessionId": "s", "path": "/a", "line": 2, "limit": null}))).unwrap();
+    assert_eq!((read.line, read.limit), (Some(2), None));
+    let create: CreateTerminalParams = decode(Some(&json!({
+        "sessionId": "s", "command": "ls", "args": null, "env": [{"name": "A", "value": "b"}],
+        "outputByteLimit": 1000
+    })))
+    .unwrap();
+    assert_eq!(create.output_byte_limit, Some(1000));
+    assert_eq!(create.args, None);
+    assert!(
+        decode::<ReadTextFileParams>(Some(&json!({"sessionId": "s", "path": "/a", "line": -1})))
+            .is_err()
+    );
+    assert!(decode::<ReadTextFileParams>(None).is_err());
+}

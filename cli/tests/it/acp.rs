@@ -1,0 +1,248 @@
+//! Shared fixtures of the `termsprawlctl acp` end-to-end tests (acp.md §4): the deterministic
+//! peer agent on the pinned Python SDK in `<repo>/.venv-acp`, a private directory per run (session
+//! root, trace, and `TMUX_TMPDIR`, so the `termsprawl-acp` tmux server is private too), the REPORT
+//! line, and the wire-conformance check of a trace against the ACP v1 JSON Schema.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::BIN;
+
+/// The repository root.
+pub(crate) fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The Python of the private ACP environment and the peer agent script.
+pub(crate) struct Peer {
+    pub(crate) python: PathBuf,
+    pub(crate) agent: PathBuf,
+}
+
+/// The peer, or `None` (with a visible message) when `TERMSPRAWL_SKIP_PYTHON=1` asks to skip.
+/// Without the environment and without that variable the test fails, naming the install step.
+pub(crate) fn peer() -> Option<Peer> {
+    let python = repo().join(".venv-acp/bin/python");
+    if std::env::var_os("TERMSPRAWL_SKIP_PYTHON").is_some_and(|value| value == "1") {
+        // Written to the process's stderr directly: the test harness does not capture it, so the
+        // skip is visible in every run.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: TERMSPRAWL_SKIP_PYTHON=1, so this ACP end-to-end test did not run its Python peer"
+        );
+        return None;
+    }
+    assert!(
+        python.exists(),
+        "{} is missing: create it as .ci/run does \
+         (python3 -m venv .venv-acp && .venv-acp/bin/pip install -r tests/python/requirements-acp.txt), \
+         or set TERMSPRAWL_SKIP_PYTHON=1 to skip the ACP end-to-end tests",
+        python.display()
+    );
+    Some(Peer { python, agent: repo().join("tests/python/acp_agent.py") })
+}
+
+/// One private directory for a front end and its agent: `root/` is the session root, `trace.jsonl`
+/// the trace, `tmux/` the `TMUX_TMPDIR`.
+pub(crate) struct Place {
+    dir: TempDir,
+}
+
+impl Place {
+    pub(crate) fn new() -> Place {
+        let dir = TempDir::new().unwrap();
+        std::fs::create_dir(dir.path().join("root")).unwrap();
+        std::fs::create_dir(dir.path().join("tmux")).unwrap();
+        Place { dir }
+    }
+
+    pub(crate) fn path(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap()
+    }
+
+    pub(crate) fn root(&self) -> PathBuf {
+        self.path().join("root")
+    }
+
+    pub(crate) fn trace(&self) -> PathBuf {
+        self.path().join("trace.jsonl")
+    }
+
+    pub(crate) fn tmux_tmpdir(&self) -> PathBuf {
+        self.path().join("tmux")
+    }
+
+    /// `termsprawlctl [program] acp --cwd ROOT --trace TRACE --agent-log - [options] -- python agent`,
+    /// with the place's `TMUX_TMPDIR`, no inherited session and stdin from `/dev/null`.
+    pub(crate) fn command(&self, peer: &Peer, program: &[&str], options: &[&str]) -> Command {
+        let mut command = Command::new(BIN);
+        command
+            .args(program)
+            .arg("acp")
+            .arg("--cwd")
+            .arg(self.root())
+            .arg("--trace")
+            .arg(self.trace())
+            .args(["--agent-log", "-"])
+            .args(options)
+            .arg("--")
+            .arg(&peer.python)
+            .arg(&peer.agent)
+            .current_dir(self.path())
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .env_remove("TERMSPRAWL_SESSION_FILE")
+            .env_remove("TMUX")
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// The tmux sessions on the place's private `termsprawl-acp` server.
+    pub(crate) fn tmux_sessions(&self) -> Vec<String> {
+        let output = Command::new("tmux")
+            .args(["-L", "termsprawl-acp", "list-sessions", "-F", "#{session_name}"])
+            .env("TMUX_TMPDIR", self.tmux_tmpdir())
+            .env_remove("TMUX")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()
+    }
+
+    /// Validates the trace against the ACP v1 JSON Schema: every message we sent must pass; the
+    /// agent's messages that fail are returned (scenarios send broken ones on purpose).
+    pub(crate) fn check_trace(&self, peer: &Peer) -> Vec<Value> {
+        let output = Command::new(&peer.python)
+            .arg(repo().join("tests/python/acp_validate.py"))
+            .arg(repo().join("acp/tests/data/acp-v1-schema.json"))
+            .arg(self.trace())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "the validator failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert!(summary["checked"].as_u64().unwrap() > 0, "nothing was validated: {summary}");
+        assert_eq!(
+            summary["out_failures"],
+            serde_json::json!([]),
+            "messages termsprawlctl sent do not match the ACP v1 schema"
+        );
+        summary["in_failures"].as_array().unwrap().clone()
+    }
+
+    /// The trace's messages in one direction.
+    pub(crate) fn traced(&self, direction: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.trace())
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|record| record["dir"] == direction)
+            .map(|record| record["msg"].clone())
+            .collect()
+    }
+}
+
+/// A finished run.
+pub(crate) struct Finished {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Finished {
+    /// The JSON of the `REPORT <json>` line the agent wrote.
+    pub(crate) fn report(&self) -> Value {
+        let line =
+            self.stdout.lines().find_map(|line| line.strip_prefix("REPORT ")).unwrap_or_else(
+                || panic!("no REPORT line in:\n{}\nstderr:\n{}", self.stdout, self.stderr),
+            );
+        serde_json::from_str(line).unwrap()
+    }
+
+    pub(crate) fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// Waits for a child with a generous limit (a hung front end fails the test instead of the run).
+pub(crate) fn finish(mut child: Child, limit: Duration) -> Finished {
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("termsprawlctl acp did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Finished { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+}
+
+/// Runs a command to its end.
+pub(crate) fn run(mut command: Command) -> Finished {
+    finish(command.spawn().unwrap(), Duration::from_mins(2))
+}
+
+/// Processes whose command line contains `needle`, not counting zombies.
+pub(crate) fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z'))
+        });
+        if cmdline.contains(needle) && !zombie {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// Polls until `check` holds or the limit passes; whether it held.
+pub(crate) fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A marker unique to this test process and call, usable as a `sleep` duration.
+pub(crate) fn marker() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let serial = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("9{:06}{serial:02}", std::process::id() % 1_000_000)
+}

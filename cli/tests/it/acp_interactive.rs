@@ -1,0 +1,278 @@
+//! The interactive driver of acp.md §4: `termsprawlctl acp --terminals tmux --trace …` runs in a
+//! tmux session on a private socket, as in a termsprawl node; the test types prompts and permission
+//! answers with `send-keys` and reads the screen with `capture-pane` until the stop-reason line
+//! appears.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::acp::{Peer, Place, eventually, marker, peer, processes_with};
+use crate::support::BIN;
+
+/// A front end running in the pane of a private tmux server.
+struct Node {
+    place: Place,
+    peer: Peer,
+}
+
+impl Node {
+    /// Starts `termsprawlctl acp` in a 200x50 pane; the wrapper prints `[exit N]` when it ends
+    /// (and ignores SIGINT itself, so Ctrl-C reaches only the front end's handler).
+    fn start(options: &[&str], env: &[(&str, &str)]) -> Option<Node> {
+        let peer = peer()?;
+        let place = Place::new();
+        let mut script = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            "trap '' INT; \"$@\"; echo \"[exit $?]\"; exec sleep 600".to_owned(),
+            "sh".to_owned(),
+            BIN.to_owned(),
+            "acp".to_owned(),
+            "--terminals".to_owned(),
+            "tmux".to_owned(),
+            "--cwd".to_owned(),
+            place.root().to_string_lossy().into_owned(),
+            "--trace".to_owned(),
+            place.trace().to_string_lossy().into_owned(),
+            "--agent-log".to_owned(),
+            place.path().join("agent.log").to_string_lossy().into_owned(),
+        ];
+        script.extend(options.iter().map(|option| (*option).to_owned()));
+        script.extend([
+            "--".to_owned(),
+            peer.python.to_string_lossy().into_owned(),
+            peer.agent.to_string_lossy().into_owned(),
+        ]);
+        let mut command = Command::new("tmux");
+        command
+            .arg("-S")
+            .arg(place.path().join("node.sock"))
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "node",
+                "-x",
+                "200",
+                "-y",
+                "50",
+                "-c",
+            ])
+            .arg(place.path())
+            .arg("--")
+            .args(&script)
+            .env("TMUX_TMPDIR", place.tmux_tmpdir())
+            .env_remove("TMUX")
+            .env_remove("TERMSPRAWL_SESSION_FILE")
+            .env("NO_COLOR", "1");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        assert!(command.status().unwrap().success());
+        Some(Node { place, peer })
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(self.place.path().join("node.sock"))
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "=node:"])
+    }
+
+    /// Waits until the screen shows `text` at least `count` times.
+    fn wait_for(&self, text: &str, count: usize) -> String {
+        let mut screen = String::new();
+        let seen = eventually(Duration::from_mins(1), || {
+            screen = self.screen();
+            screen.matches(text).count() >= count
+        });
+        assert!(seen, "{text:?} did not appear {count} time(s) on the screen:\n{screen}");
+        screen
+    }
+
+    fn type_line(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "=node:", "-l", text]);
+        self.tmux(&["send-keys", "-t", "=node:", "Enter"]);
+    }
+
+    fn key(&self, key: &str) {
+        self.tmux(&["send-keys", "-t", "=node:", key]);
+    }
+
+    fn reports(&self) -> Vec<Value> {
+        self.screen()
+            .lines()
+            .filter_map(|line| line.strip_prefix("REPORT "))
+            .map(|json| serde_json::from_str(json).unwrap())
+            .collect()
+    }
+
+    /// Ends the node's tmux server.
+    fn close(&self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+#[test]
+fn permission_asks_are_answered_by_the_persons_choice_or_cancelled_after_the_timeout() {
+    let Some(node) = Node::start(&["--permission-timeout", "5"], &[]) else { return };
+    node.wait_for("connected to", 1);
+    node.type_line("permission");
+    let screen = node.wait_for("choose 1-4 (cancelled after 5 s): ", 1);
+    assert!(screen.contains("[permission] Delete the build directory (delete)"), "{screen}");
+    assert!(screen.contains("  input: {\"command\":\"rm -rf build\"}"), "{screen}");
+    assert!(screen.contains("  3. Allow once (allow_once)"), "{screen}");
+    node.type_line("yes");
+    node.wait_for("answer with a number from 1 to 4", 1);
+    node.type_line("3");
+    node.wait_for("[stop reason: end_turn]", 1);
+    node.type_line("permission");
+    node.wait_for("choose 1-4 (cancelled after 5 s): ", 3);
+    node.type_line("4");
+    node.wait_for("[stop reason: end_turn]", 2);
+    node.type_line("permission");
+    let screen = node.wait_for("[stop reason: end_turn]", 3);
+    assert!(screen.contains("[permission] no answer in time"), "{screen}");
+    let outcomes: Vec<Value> =
+        node.reports().iter().map(|report| report["outcome"].clone()).collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            json!({"outcome": "selected", "optionId": "a-once"}),
+            json!({"outcome": "selected", "optionId": "r-once"}),
+            json!({"outcome": "cancelled"}),
+        ]
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+    assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+}
+
+#[test]
+fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
+    let Some(node) = Node::start(&[], &[]) else { return };
+    node.wait_for("connected to", 1);
+    node.type_line("terminal");
+    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    let attach = "runs in tmux: tmux -L termsprawl-acp attach -t ";
+    let session = screen
+        .lines()
+        .find_map(|line| line.split_once(attach).map(|(_, session)| session.trim().to_owned()))
+        .unwrap_or_else(|| panic!("no attach line:\n{screen}"));
+    // Released by the agent, still there for the person while the front end runs.
+    assert!(node.place.tmux_sessions().contains(&session), "{session}");
+    let pane = Command::new("tmux")
+        .args(["-L", "termsprawl-acp", "capture-pane", "-p", "-t", &format!("={session}:")])
+        .env("TMUX_TMPDIR", node.place.tmux_tmpdir())
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    let pane = String::from_utf8_lossy(&pane.stdout);
+    assert!(pane.contains("to-stdout\nto-stderr"), "{pane}");
+    let report = &node.reports()[0];
+    assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+    assert!(!node.place.tmux_sessions().contains(&session));
+    assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+}
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_its_ask_and_a_double_ctrl_c_quits() {
+    let Some(node) = Node::start(&[], &[]) else { return };
+    let marker = marker();
+    node.wait_for("connected to", 1);
+    node.type_line(&format!("cancel {marker}"));
+    node.wait_for("choose 1-1", 1);
+    node.wait_for("WAITING for a cancel", 1);
+    node.key("C-c");
+    let screen = node.wait_for("[stop reason: cancelled]", 1);
+    assert!(screen.contains("[permission] cancelled with the turn"), "{screen}");
+    assert!(screen.contains("permission outcome after cancel: cancelled"), "{screen}");
+    assert!(screen.contains("[tool] Run a long command (execute, cancelled)"), "{screen}");
+    node.key("C-c");
+    node.wait_for("press Ctrl-C again within 2 s", 1);
+    node.key("C-c");
+    node.wait_for("[exit 0]", 1);
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(&marker)
+    );
+    assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+}
+
+#[test]
+fn authentication_a_multi_line_prompt_and_end_of_input() {
+    let Some(node) = Node::start(&[], &[("ACP_TEST_REQUIRE_AUTH", "1")]) else { return };
+    let screen = node.wait_for("choose 1-1: ", 1);
+    assert!(screen.contains("[auth] the agent requires authentication:"), "{screen}");
+    assert!(screen.contains("  1. Test login (test-login): always succeeds"), "{screen}");
+    node.type_line("1");
+    node.wait_for("connected to", 1);
+    node.type_line("\"\"\"");
+    node.type_line("echo line one");
+    node.type_line("line two");
+    node.type_line("\"\"\"");
+    node.wait_for("[stop reason: end_turn]", 1);
+    let report = &node.reports()[0];
+    assert_eq!(report["text"], "echo line one\nline two");
+    assert_eq!(report["prompt"], json!([{"type": "text", "text": "echo line one\nline two"}]));
+    node.key("C-d");
+    node.wait_for("[exit 0]", 1);
+    let methods: Vec<Value> = node
+        .place
+        .traced("out")
+        .iter()
+        .filter_map(|message| message.get("method").cloned())
+        .collect();
+    assert_eq!(
+        methods,
+        vec![
+            json!("initialize"),
+            json!("session/new"),
+            json!("authenticate"),
+            json!("session/new"),
+            json!("session/prompt")
+        ]
+    );
+    assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+}
+
+#[test]
+fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
+    let Some(node) = Node::start(&[], &[]) else { return };
+    let marker = marker();
+    node.wait_for("connected to", 1);
+    node.type_line(&format!("cancel {marker}"));
+    node.wait_for("WAITING for a cancel", 1);
+    // The ask is on screen; Ctrl-D at its prompt ends the input.
+    node.wait_for("choose 1-1", 1);
+    node.key("C-d");
+    let screen = node.wait_for("[exit 0]", 1);
+    assert!(screen.contains("(cancelling the turn)"), "{screen}");
+    assert!(screen.contains("[stop reason: cancelled]"), "{screen}");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(&marker)
+    );
+}

@@ -1,0 +1,447 @@
+//! The scripted driver of acp.md §4: `termsprawlctl acp --prompt … --permission … -- <peer>`, one
+//! scenario per run, checked through the peer's REPORT, the transcript, the exit status and the
+//! trace validated against the ACP v1 JSON Schema.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::acp::{Finished, Peer, Place, eventually, finish, marker, peer, processes_with, run};
+use crate::support::BIN;
+
+/// Runs one `--prompt` turn and validates its trace; the agent's schema failures are returned.
+fn check(place: &Place, peer: &Peer, options: &[&str], prompt: &str) -> (Finished, Vec<Value>) {
+    let _ = std::fs::remove_file(place.trace());
+    let mut all = vec!["--prompt", prompt];
+    all.extend_from_slice(options);
+    let finished = run(place.command(peer, &[], &all));
+    let failures = place.check_trace(peer);
+    (finished, failures)
+}
+
+fn ok(finished: &Finished) {
+    assert_eq!(
+        finished.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        finished.stdout,
+        finished.stderr
+    );
+    assert!(finished.stdout.contains("[stop reason: end_turn]"), "{}", finished.stdout);
+}
+
+#[test]
+fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    std::fs::write(place.path().join("session.json"), "{}").unwrap();
+    let finished = run(place.command(&peer, &["--session", "session.json"], &["--prompt", "caps"]));
+    let failures = place.check_trace(&peer);
+    ok(&finished);
+    assert_eq!(failures, Vec::<Value>::new());
+    let report = finished.report();
+    assert_eq!(report["protocolVersion"], 1);
+    assert_eq!(
+        report["clientCapabilities"],
+        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true})
+    );
+    assert_eq!(
+        report["clientInfo"],
+        json!({"name": "termsprawl", "version": env!("CARGO_PKG_VERSION")})
+    );
+    assert_eq!(report["cwd"], json!(place.root()));
+    assert_eq!(report["prompt"], json!([{"type": "text", "text": "caps"}]));
+    let program = std::fs::canonicalize(BIN).unwrap();
+    let expected = json!([{
+        "name": "termsprawl",
+        "command": program,
+        "args": ["--session", place.path().join("session.json"), "mcp"],
+        "env": [],
+    }]);
+    assert_eq!(report["mcpServers"], expected);
+    // The exact wire shape, member for member: no `type` member in v1.
+    let new_session =
+        place.traced("out").into_iter().find(|message| message["method"] == "session/new").unwrap();
+    assert_eq!(
+        new_session["params"].to_string(),
+        json!({"cwd": place.root(), "mcpServers": expected}).to_string()
+    );
+}
+
+#[test]
+fn the_session_file_comes_from_the_environment_and_no_mcp_or_no_session_injects_nothing() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let session = place.path().join("env-session.json");
+    let mut command = place.command(&peer, &[], &["--prompt", "caps"]);
+    command.env("TERMSPRAWL_SESSION_FILE", &session);
+    let finished = run(command);
+    ok(&finished);
+    assert_eq!(finished.report()["mcpServers"][0]["args"], json!(["--session", session, "mcp"]));
+
+    let mut command =
+        place.command(&peer, &["--session", "s.json"], &["--prompt", "caps", "--no-mcp"]);
+    command.env("TERMSPRAWL_SESSION_FILE", &session);
+    let finished = run(command);
+    ok(&finished);
+    assert_eq!(finished.report()["mcpServers"], json!([]));
+
+    let finished = run(place.command(&peer, &[], &["--prompt", "caps"]));
+    ok(&finished);
+    assert_eq!(finished.report()["mcpServers"], json!([]));
+    assert!(finished.stderr.contains("no session file"), "{}", finished.stderr);
+}
+
+#[test]
+fn permission_policies_pick_by_kind_and_fail_closed() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let cases: &[(&[&str], &str, Value)] = &[
+        (
+            &["--permission", "allow-once"],
+            "permission",
+            json!({"outcome": "selected", "optionId": "a-once"}),
+        ),
+        (
+            &["--permission", "deny"],
+            "permission",
+            json!({"outcome": "selected", "optionId": "r-once"}),
+        ),
+        (
+            &["--permission", "deny"],
+            "permission always-only",
+            json!({"outcome": "selected", "optionId": "r-always"}),
+        ),
+        (
+            &["--permission", "allow-once"],
+            "permission always-only",
+            json!({"outcome": "cancelled"}),
+        ),
+        (&["--permission", "allow-once"], "permission none", json!({"outcome": "cancelled"})),
+        // `ask` with stdin that is not a terminal: nobody can answer.
+        (&[], "permission", json!({"outcome": "cancelled"})),
+        (&["--permission", "ask"], "permission", json!({"outcome": "cancelled"})),
+    ];
+    for (options, prompt, outcome) in cases {
+        let (finished, failures) = check(&place, &peer, options, prompt);
+        ok(&finished);
+        assert_eq!(failures, Vec::<Value>::new());
+        assert_eq!(finished.report()["outcome"], *outcome, "{options:?} {prompt}");
+    }
+    let (finished, _) =
+        check(&place, &peer, &["--permission", "allow-once"], "permission malformed");
+    ok(&finished);
+    assert_eq!(finished.report()["malformed"], -32602);
+}
+
+#[test]
+fn files_are_confined_to_the_session_root() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let (finished, failures) = check(&place, &peer, &[], "fs");
+    ok(&finished);
+    assert_eq!(failures, Vec::<Value>::new());
+    let report = finished.report();
+    let content = |name: &str| report[name]["ok"]["content"].clone();
+    let code = |name: &str| report[name]["error"].clone();
+    assert_eq!(report["write_new"], json!({"ok": {}}));
+    assert_eq!(report["created_on_disk"], "one\ntwo\nthree\nfour\n");
+    assert_eq!(content("read_all"), "one\ntwo\nthree\nfour\n");
+    assert_eq!(content("read_line2_limit2"), "two\nthree\n");
+    assert_eq!(content("read_line4"), "four\n");
+    assert_eq!(content("read_line9"), "");
+    assert_eq!(content("read_limit1"), "one\n");
+    assert_eq!(content("read_after_overwrite"), "replaced");
+    assert_eq!(code("missing"), -32002);
+    assert_eq!(code("relative"), -32602);
+    assert_eq!(code("dotdot"), -32602);
+    assert_eq!(code("symlink_read"), -32602);
+    assert_eq!(code("symlink_write"), -32602);
+    assert_eq!(report["planted_outside"], false);
+    assert_eq!(code("file_symlink_read"), -32602);
+    assert_eq!(code("not_utf8"), -32603);
+    assert_eq!(code("wrong_session"), -32602);
+    assert!(
+        finished.stdout.contains(&format!(
+            "[file] created {}",
+            place.root().join("sub/dir/new.txt").display()
+        ))
+    );
+}
+
+#[test]
+fn a_terminal_reports_exit_code_and_both_streams_in_a_visible_tmux_session() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let (finished, failures) = check(&place, &peer, &["--terminals", "tmux"], "terminal");
+    ok(&finished);
+    assert_eq!(failures, Vec::<Value>::new());
+    let report = finished.report();
+    assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
+    assert_eq!(
+        report["output"],
+        json!({"ok": {"exitStatus": {"exitCode": 3}, "output": "to-stdout\nto-stderr\n", "truncated": false}})
+    );
+    assert_eq!(report["release"], json!({"ok": {}}));
+    assert_eq!(report["output_after_release"]["error"], -32602);
+    assert_eq!(report["wait_after_release"]["error"], -32602);
+    // Seen from outside the client while the front end runs: the session exists and shows it.
+    let showing = report["tmux_sessions_showing_output"].as_array().unwrap();
+    assert_eq!(showing.len(), 1, "{report}");
+    let session = showing[0].as_str().unwrap();
+    assert!(
+        finished
+            .stdout
+            .contains(&format!("runs in tmux: tmux -L termsprawl-acp attach -t {session}")),
+        "{}",
+        finished.stdout
+    );
+    assert_eq!(
+        report["args_output"]["ok"]["output"],
+        json!(format!("from env|it's a b|{}\n", place.root().join("work").display()))
+    );
+    assert_eq!(report["relative_cwd"]["error"], -32602);
+    // The front end removed its tmux sessions when it ended.
+    assert!(!place.tmux_sessions().iter().any(|name| name == session));
+}
+
+#[test]
+fn a_killed_command_reports_a_signal_within_seconds() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let (finished, failures) = check(&place, &peer, &[], "kill");
+    ok(&finished);
+    assert_eq!(failures, Vec::<Value>::new());
+    let report = finished.report();
+    for case in ["plain", "ignores_term"] {
+        assert_eq!(report[case]["kill"], json!({"ok": {}}), "{case}");
+        let wait = &report[case]["wait"];
+        assert!(wait["signal"].is_string(), "{case}: {wait}");
+        assert!(report[case]["seconds"].as_f64().unwrap() < 15.0, "{case}: {report}");
+        // The terminal stays valid after kill.
+        assert_eq!(report[case]["output_after_kill"]["ok"]["exitStatus"]["signal"], wait["signal"]);
+    }
+    assert_eq!(report["plain"]["wait"]["signal"], "SIGTERM");
+}
+
+#[test]
+fn big_output_keeps_the_tail_within_the_byte_limit() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let (finished, failures) = check(&place, &peer, &[], "bigoutput");
+    ok(&finished);
+    assert_eq!(failures, Vec::<Value>::new());
+    let report = finished.report();
+    let seq = &report["seq"]["ok"];
+    let output = seq["output"].as_str().unwrap();
+    let full = (1..=20_000).fold(String::new(), |mut text, number| {
+        text.push_str(&number.to_string());
+        text.push('\n');
+        text
+    });
+    assert_eq!(seq["truncated"], true);
+    assert!(output.len() <= 1000 && output.len() > 900, "{}", output.len());
+    assert!(full.ends_with(output), "not the tail: {output:?}");
+    let utf8 = &report["utf8"]["ok"];
+    let output = utf8["output"].as_str().unwrap();
+    assert_eq!(utf8["truncated"], true);
+    assert!(output.len() <= 1000 && output.len() >= 998, "{}", output.len());
+    assert!(output.trim_end().chars().all(|character| character == 'é'), "{output:?}");
+    assert_eq!(report["small"]["ok"]["output"], "small\n");
+    assert_eq!(report["small"]["ok"]["truncated"], false);
+}
+
+#[test]
+fn odd_updates_leave_the_client_working_and_every_variant_renders() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let (finished, failures) = check(&place, &peer, &[], "updates");
+    ok(&finished);
+    // Only the deliberately broken or unknown updates fail the schema.
+    assert_eq!(failures.len(), 3, "{failures:?}");
+    assert_eq!(finished.report()["read_after_odd_updates"], json!({"ok": {"content": "probe\n"}}));
+    let notes = place.root().join("notes.txt");
+    for expected in [
+        "thinking about updates".to_owned(),
+        "[plan]".to_owned(),
+        "  1. [completed] Read the code (high)".to_owned(),
+        "  2. [in_progress] Write the fix (medium)".to_owned(),
+        "[tool] Edit notes.txt (edit, pending)".to_owned(),
+        format!("--- a{}", notes.display()),
+        format!("+++ b{}", notes.display()),
+        "-beta\n+beta changed".to_owned(),
+        "[tool] Edit notes.txt (edit, completed)".to_owned(),
+        "  edited 1 line".to_owned(),
+        "still alive".to_owned(),
+    ] {
+        assert!(
+            finished.stdout.contains(&expected),
+            "{expected:?} missing from:\n{}",
+            finished.stdout
+        );
+    }
+    assert!(finished.stderr.contains("skipped a session/update"), "{}", finished.stderr);
+}
+
+#[test]
+fn unknown_methods_bad_params_and_cancelled_requests_get_their_codes() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let (finished, _) = check(&place, &peer, &[], "unknown-method");
+    ok(&finished);
+    let report = finished.report();
+    assert_eq!(report["elicitation/create"], -32601);
+    assert_eq!(report["_vendor/unknown"], -32601);
+    assert_eq!(report["session/load"], -32601);
+    assert_eq!(report["terminal_output_without_id"], -32602);
+    assert_eq!(report["unknown_terminal"]["error"], -32602);
+    let (finished, failures) = check(&place, &peer, &[], "cancel-request");
+    ok(&finished);
+    assert_eq!(failures, Vec::<Value>::new());
+    assert_eq!(finished.report()["cancelled_wait"], -32800);
+}
+
+#[test]
+fn other_stop_reasons_exit_1() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    for reason in ["max_tokens", "max_turn_requests", "refusal"] {
+        let (finished, _) = check(&place, &peer, &[], &format!("stop {reason}"));
+        assert_eq!(finished.code(), Some(1), "{reason}");
+        assert!(finished.stdout.contains(&format!("[stop reason: {reason}]")));
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let marker = marker();
+    let (finished, transcript) = interrupt_when_waiting(
+        &place,
+        &peer,
+        &format!("cancel {marker}"),
+        &format!("sleep {marker}"),
+        Duration::from_mins(1),
+    );
+    assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
+    assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
+    assert!(transcript.contains("permission outcome after cancel: cancelled"), "{transcript}");
+    assert!(transcript.contains("[tool] Run a long command (execute, cancelled)"), "{transcript}");
+    assert!(transcript.contains("[stop reason: cancelled]"), "{transcript}");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(&marker)
+    );
+    let cancels: Vec<Value> = place
+        .traced("out")
+        .into_iter()
+        .filter(|message| message["method"] == "session/cancel")
+        .collect();
+    assert_eq!(
+        cancels,
+        vec![
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "sess-1"}})
+        ]
+    );
+    assert_eq!(place.check_trace(&peer), Vec::<Value>::new());
+}
+
+/// Starts a `--prompt` turn and sends SIGINT once the agent says it waits; the whole transcript.
+/// `running` must appear in some process's command line before the interrupt.
+fn interrupt_when_waiting(
+    place: &Place,
+    peer: &Peer,
+    prompt: &str,
+    running: &str,
+    limit: Duration,
+) -> (Finished, String) {
+    let mut child = place.command(peer, &[], &["--prompt", prompt]).spawn().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        assert!(read > 0, "the transcript ended early:\n{seen}");
+        seen.push_str(&line);
+        if line.contains("WAITING") {
+            break;
+        }
+    }
+    assert!(!processes_with(running).is_empty(), "{running:?} is not running");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    child.stdout = Some(stdout.into_inner());
+    let finished = finish(child, limit);
+    let transcript = format!("{seen}{}", finished.stdout);
+    (finished, transcript)
+}
+
+#[test]
+fn an_agent_that_ignores_the_cancel_is_stopped_after_30_seconds() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let marker = marker();
+    let (finished, transcript) = interrupt_when_waiting(
+        &place,
+        &peer,
+        &format!("ignore-cancel {marker}"),
+        &format!("sleep {marker}"),
+        Duration::from_mins(2),
+    );
+    assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
+    assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
+    assert!(
+        finished.stderr.contains("the agent did not answer within 30 s of the cancel"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(&marker)
+    );
+}
+
+#[test]
+fn agent_failures_exit_1_and_start_failures_exit_2() {
+    let Some(peer) = peer() else { return };
+    let place = Place::new();
+    let finished = run(place.command(&peer, &[], &["--prompt", "exit"]));
+    assert_eq!(finished.code(), Some(1));
+    assert!(finished.stderr.contains("the agent closed its output"), "{}", finished.stderr);
+    assert!(finished.stderr.contains("exit code 5"), "{}", finished.stderr);
+
+    let finished = run(place.command(&peer, &[], &["--prompt", "longline"]));
+    assert_eq!(finished.code(), Some(1));
+    assert!(finished.stderr.contains("longer than 16 MiB"), "{}", finished.stderr);
+
+    let mut command = place.command(&peer, &[], &["--prompt", "caps"]);
+    command.env("ACP_TEST_PROTOCOL_VERSION", "2");
+    let finished = run(command);
+    assert_eq!(finished.code(), Some(1));
+    assert!(finished.stderr.contains("protocol version 2"), "{}", finished.stderr);
+
+    let mut command = place.command(&peer, &[], &["--prompt", "caps"]);
+    command.env("ACP_TEST_REQUIRE_AUTH", "1");
+    let finished = run(command);
+    assert_eq!(finished.code(), Some(1));
+    assert!(finished.stderr.contains("requires authentication"), "{}", finished.stderr);
+
+    let mut command = std::process::Command::new(BIN);
+    command.args(["acp", "--prompt", "x", "--", "/nonexistent/agent"]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let mut command = std::process::Command::new(BIN);
+    command.args(["acp", "--prompt", "x", &peer.python.to_string_lossy()]);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("the agent command goes after --"));
+    let output = std::process::Command::new(BIN).args(["acp", "--help"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("--permission-timeout SECONDS"));
+}

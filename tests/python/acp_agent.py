@@ -1,0 +1,527 @@
+"""A small deterministic ACP agent for testing `termsprawlctl acp` (spec acp.md section 4).
+
+Written on the official Python SDK (`agent-client-protocol`, pinned in requirements-acp.txt), which
+does the framing, the encoding and the validation of every answer our client gives. The first word
+of the prompt text selects a scenario; the agent exercises the client, reports what it observed as
+one `agent_message_chunk` of the form `REPORT <json>`, and ends the turn.
+
+Environment knobs: ACP_TEST_PROTOCOL_VERSION (the version to answer), ACP_TEST_REQUIRE_AUTH=1
+(session/new fails with -32000 until `authenticate`).
+"""
+
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+from acp import (
+    RequestError,
+    plan_entry,
+    run_agent,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+)
+from acp.connection import StreamDirection
+from acp.schema import (
+    AgentCapabilities,
+    AuthMethodAgent,
+    EnvVariable,
+    Implementation,
+    InitializeResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    ToolCallUpdate,
+)
+
+
+def error_code(exc):
+    return getattr(exc, "code", None)
+
+
+class TestAgent:
+    def __init__(self):
+        self.conn = None
+        self.raw = {}
+        self.session_id = "sess-1"
+        self.cwd = None
+        self.cancelled = asyncio.Event()
+        self.authenticated = False
+
+    # -- connection -----------------------------------------------------------------------------
+
+    def on_connect(self, conn):
+        self.conn = conn
+        conn._conn.add_observer(self.observe)
+
+    def observe(self, event):
+        message = event.message
+        if event.direction == StreamDirection.INCOMING and message.get("method") in (
+            "initialize",
+            "session/new",
+            "session/prompt",
+        ):
+            self.raw[message["method"]] = message.get("params")
+
+    @property
+    def rpc(self):
+        return self.conn._conn
+
+    # -- agent methods --------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version, client_capabilities=None, client_info=None, **kwargs):
+        version = int(os.environ.get("ACP_TEST_PROTOCOL_VERSION", protocol_version))
+        return InitializeResponse(
+            protocol_version=version,
+            agent_capabilities=AgentCapabilities(load_session=False),
+            auth_methods=[
+                AuthMethodAgent(id="test-login", name="Test login", description="always succeeds")
+            ],
+            agent_info=Implementation(name="acp-test-agent", title="ACP test agent", version="1.0"),
+        )
+
+    async def authenticate(self, method_id, **kwargs):
+        if method_id != "test-login":
+            raise RequestError.invalid_params({"methodId": method_id})
+        self.authenticated = True
+        return None
+
+    async def new_session(self, cwd, mcp_servers=None, **kwargs):
+        if os.environ.get("ACP_TEST_REQUIRE_AUTH") == "1" and not self.authenticated:
+            raise RequestError.auth_required()
+        self.cwd = cwd
+        return NewSessionResponse(session_id=self.session_id)
+
+    async def cancel(self, session_id, **kwargs):
+        self.cancelled.set()
+
+    async def prompt(self, prompt, session_id, **kwargs):
+        text = "".join(getattr(block, "text", "") for block in prompt)
+        words = text.split()
+        scenario = words[0] if words else "echo"
+        handler = getattr(self, "scenario_" + scenario.replace("-", "_"), None)
+        if handler is None:
+            await self.say(f"unknown scenario {scenario!r}")
+            return PromptResponse(stop_reason="refusal")
+        result = await handler(words[1:], text)
+        if isinstance(result, str):
+            return PromptResponse(stop_reason=result)
+        await self.report(result)
+        return PromptResponse(stop_reason="end_turn")
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    async def update(self, update):
+        await self.conn.session_update(session_id=self.session_id, update=update)
+
+    async def say(self, text):
+        await self.update(update_agent_message_text(text))
+
+    async def report(self, data):
+        await self.say("REPORT " + json.dumps(data, sort_keys=True) + "\n")
+
+    async def attempt(self, coro):
+        """Runs one client call; returns {"ok": result} or {"error": code}."""
+        try:
+            result = await coro
+        except RequestError as exc:
+            return {"error": error_code(exc), "message": str(exc)}
+        if hasattr(result, "model_dump"):
+            result = result.model_dump(by_alias=True, exclude_none=True)
+        return {"ok": result}
+
+    def path(self, *parts):
+        return os.path.join(self.cwd, *parts)
+
+    # -- scenarios ------------------------------------------------------------------------------
+
+    async def scenario_echo(self, args, text):
+        return {"text": text, "prompt": self.raw.get("session/prompt", {}).get("prompt")}
+
+    async def scenario_caps(self, args, text):
+        init = self.raw.get("initialize", {})
+        new = self.raw.get("session/new", {})
+        return {
+            "protocolVersion": init.get("protocolVersion"),
+            "clientCapabilities": init.get("clientCapabilities"),
+            "clientInfo": init.get("clientInfo"),
+            "cwd": new.get("cwd"),
+            "mcpServers": new.get("mcpServers"),
+            "prompt": self.raw.get("session/prompt", {}).get("prompt"),
+        }
+
+    async def scenario_stop(self, args, text):
+        return args[0]
+
+    async def scenario_permission(self, args, text):
+        variant = args[0] if args else "all"
+        options = {
+            "all": [
+                PermissionOption(option_id="a-always", name="Allow always", kind="allow_always"),
+                PermissionOption(option_id="r-always", name="Reject always", kind="reject_always"),
+                PermissionOption(option_id="a-once", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="r-once", name="Reject once", kind="reject_once"),
+            ],
+            "always-only": [
+                PermissionOption(option_id="a-always", name="Allow always", kind="allow_always"),
+                PermissionOption(option_id="r-always", name="Reject always", kind="reject_always"),
+            ],
+            "none": [],
+        }.get(variant)
+        tool_call = ToolCallUpdate(
+            tool_call_id="perm-1",
+            title="Delete the build directory",
+            kind="delete",
+            status="pending",
+            raw_input={"command": "rm -rf build"},
+        )
+        if variant == "malformed":
+            try:
+                await self.rpc.send_request(
+                    "session/request_permission", {"sessionId": self.session_id, "toolCall": {}}
+                )
+                return {"malformed": "answered"}
+            except RequestError as exc:
+                return {"malformed": error_code(exc)}
+        started = time.monotonic()
+        response = await self.conn.request_permission(
+            session_id=self.session_id, tool_call=tool_call, options=options
+        )
+        outcome = response.outcome.model_dump(by_alias=True, exclude_none=True)
+        return {"outcome": outcome, "seconds": round(time.monotonic() - started, 1)}
+
+    async def scenario_fs(self, args, text):
+        report = {}
+        target = self.path("sub", "dir", "new.txt")
+        content = "one\ntwo\nthree\nfour\n"
+        report["write_new"] = await self.attempt(
+            self.conn.write_text_file(session_id=self.session_id, path=target, content=content)
+        )
+        report["created_on_disk"] = open(target).read() if os.path.exists(target) else None
+        read = lambda path, **kw: self.attempt(  # noqa: E731
+            self.conn.read_text_file(session_id=self.session_id, path=path, **kw)
+        )
+        report["read_all"] = await read(target)
+        report["read_line2_limit2"] = await read(target, line=2, limit=2)
+        report["read_line4"] = await read(target, line=4)
+        report["read_line9"] = await read(target, line=9)
+        report["read_limit1"] = await read(target, limit=1)
+        report["overwrite"] = await self.attempt(
+            self.conn.write_text_file(session_id=self.session_id, path=target, content="replaced")
+        )
+        report["read_after_overwrite"] = await read(target)
+        report["missing"] = await read(self.path("no-such-file.txt"))
+        report["relative"] = await read("sub/dir/new.txt")
+        report["dotdot"] = await read(self.path("sub", "..", "..", "etc", "passwd"))
+        outside = tempfile.mkdtemp(prefix="acp-outside-")
+        with open(os.path.join(outside, "secret.txt"), "w") as handle:
+            handle.write("secret\n")
+        os.symlink(outside, self.path("escape"))
+        report["symlink_read"] = await read(self.path("escape", "secret.txt"))
+        report["symlink_write"] = await self.attempt(
+            self.conn.write_text_file(
+                session_id=self.session_id, path=self.path("escape", "planted.txt"), content="x"
+            )
+        )
+        report["planted_outside"] = os.path.exists(os.path.join(outside, "planted.txt"))
+        os.symlink(os.path.join(outside, "secret.txt"), self.path("secret-link.txt"))
+        report["file_symlink_read"] = await read(self.path("secret-link.txt"))
+        not_utf8 = self.path("latin1.txt")
+        with open(not_utf8, "wb") as handle:
+            handle.write(b"caf\xe9\n")
+        report["not_utf8"] = await read(not_utf8)
+        report["wrong_session"] = await self.attempt(
+            self.conn.read_text_file(session_id="other", path=target)
+        )
+        return report
+
+    async def terminal_report(self, terminal_id):
+        return await self.attempt(
+            self.conn.terminal_output(session_id=self.session_id, terminal_id=terminal_id)
+        )
+
+    def tmux_panes(self, needle):
+        """Which tmux sessions of the backend server show `needle` (seen from outside the client)."""
+        try:
+            names = subprocess.run(
+                ["tmux", "-L", "termsprawl-acp", "list-sessions", "-F", "#{session_name}"],
+                capture_output=True, text=True, timeout=10,
+            ).stdout.split()
+        except (OSError, subprocess.SubprocessError):
+            return []
+        found = []
+        for name in names:
+            pane = subprocess.run(
+                ["tmux", "-L", "termsprawl-acp", "capture-pane", "-p", "-t", "=" + name + ":"],
+                capture_output=True, text=True, timeout=10,
+            ).stdout
+            if needle in pane:
+                found.append(name)
+        return found
+
+    async def scenario_terminal(self, args, text):
+        report = {}
+        created = await self.conn.create_terminal(
+            session_id=self.session_id,
+            command="printf 'to-stdout\\n'; printf 'to-stderr\\n' >&2; exit 3",
+        )
+        terminal_id = created.terminal_id
+        await self.update(
+            start_tool_call(
+                "term-call", "Run a failing command", kind="execute", status="in_progress",
+                content=[tool_terminal_ref(terminal_id)],
+            )
+        )
+        report["wait"] = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=terminal_id)
+        )
+        report["output"] = await self.terminal_report(terminal_id)
+        report["release"] = await self.attempt(
+            self.conn.release_terminal(session_id=self.session_id, terminal_id=terminal_id)
+        )
+        report["output_after_release"] = await self.terminal_report(terminal_id)
+        report["wait_after_release"] = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=terminal_id)
+        )
+        report["tmux_sessions_showing_output"] = self.tmux_panes("to-stdout")
+        await self.update(update_tool_call("term-call", status="failed"))
+        # A command with arguments, an environment and a cwd.
+        subdir = self.path("work")
+        os.makedirs(subdir, exist_ok=True)
+        created = await self.conn.create_terminal(
+            session_id=self.session_id,
+            command="sh",
+            args=["-c", "printf '%s|%s|%s\\n' \"$ACP_VAR\" \"$1\" \"$(pwd)\"", "arg0", "it's a b"],
+            env=[EnvVariable(name="ACP_VAR", value="from env")],
+            cwd=subdir,
+        )
+        report["args_wait"] = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        )
+        report["args_output"] = await self.terminal_report(created.terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        report["relative_cwd"] = await self.attempt(
+            self.conn.create_terminal(session_id=self.session_id, command="true", cwd="relative")
+        )
+        return report
+
+    async def timed_kill(self, command):
+        created = await self.conn.create_terminal(session_id=self.session_id, command=command)
+        terminal_id = created.terminal_id
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        result = {"kill": await self.attempt(
+            self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal_id)
+        )}
+        try:
+            waited = await asyncio.wait_for(
+                self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=terminal_id),
+                timeout=30,
+            )
+            result["wait"] = waited.model_dump(by_alias=True)
+        except asyncio.TimeoutError:
+            result["wait"] = "timeout"
+        result["seconds"] = round(time.monotonic() - started, 1)
+        result["output_after_kill"] = await self.terminal_report(terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=terminal_id)
+        return result
+
+    async def scenario_kill(self, args, text):
+        return {
+            "plain": await self.timed_kill("sleep 300"),
+            "ignores_term": await self.timed_kill("trap '' TERM; sleep 300; sleep 300"),
+        }
+
+    async def scenario_bigoutput(self, args, text):
+        report = {}
+        created = await self.conn.create_terminal(
+            session_id=self.session_id, command="seq 1 20000", output_byte_limit=1000
+        )
+        await self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        report["seq"] = await self.terminal_report(created.terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        created = await self.conn.create_terminal(
+            session_id=self.session_id,
+            command="i=0; while [ $i -lt 150 ]; do printf 'éééééééééééééééééééé'; i=$((i+1)); done; echo",
+            output_byte_limit=1000,
+        )
+        await self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        report["utf8"] = await self.terminal_report(created.terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        created = await self.conn.create_terminal(
+            session_id=self.session_id, command="echo small", output_byte_limit=1000
+        )
+        await self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        report["small"] = await self.terminal_report(created.terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        return report
+
+    async def scenario_cancel(self, args, text):
+        marker = args[0] if args else "987654"
+        created = await self.conn.create_terminal(
+            session_id=self.session_id, command=f"sleep {marker}"
+        )
+        # A process of the agent's own that it never reaps: the client must not leave it behind.
+        subprocess.Popen(["sleep", marker + ".5"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        await self.update(
+            start_tool_call(
+                "long-call", "Run a long command", kind="execute", status="in_progress",
+                content=[tool_terminal_ref(created.terminal_id)],
+            )
+        )
+        permission = asyncio.ensure_future(
+            self.conn.request_permission(
+                session_id=self.session_id,
+                tool_call=ToolCallUpdate(tool_call_id="long-call", title="Keep running?"),
+                options=[PermissionOption(option_id="yes", name="Yes", kind="allow_once")],
+            )
+        )
+        await self.say("WAITING for a cancel\n")
+        try:
+            await asyncio.wait_for(self.cancelled.wait(), timeout=60)
+        except asyncio.TimeoutError:
+            return "end_turn"
+        outcome = await asyncio.wait_for(permission, timeout=10)
+        await self.say("permission outcome after cancel: " + outcome.outcome.outcome + "\n")
+        return "cancelled"
+
+    async def scenario_ignore_cancel(self, args, text):
+        marker = args[0] if args else "987655"
+        subprocess.Popen(["sleep", marker], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        await self.say("WAITING and ignoring any cancel\n")
+        await asyncio.sleep(600)
+        return "end_turn"
+
+    async def scenario_updates(self, args, text):
+        await self.update(update_agent_thought_text("thinking about updates"))
+        await self.update(update_agent_message_text(""))
+        await self.rpc.send_notification(
+            "session/update",
+            {"sessionId": self.session_id, "update": {"sessionUpdate": "future_variant_xyz", "x": 1}},
+        )
+        await self.rpc.send_notification(
+            "session/update",
+            {"sessionId": self.session_id, "update": {"sessionUpdate": "tool_call", "title": "no id"}},
+        )
+        await self.rpc.send_notification("session/update", {"update": "not even an object"})
+        await self.rpc.send_notification("_vendor/unknown_notification", {"anything": [1, 2]})
+        await self.rpc.send_notification(
+            "session/update",
+            {"sessionId": self.session_id, "update": {
+                "sessionUpdate": "usage_update", "used": 10, "size": 100,
+                "cost": {"amount": 0.5, "currency": "USD"}}},
+        )
+        await self.rpc.send_notification(
+            "session/update",
+            {"sessionId": self.session_id, "update": {
+                "sessionUpdate": "available_commands_update", "availableCommands": []}},
+        )
+        await self.rpc.send_notification(
+            "session/update",
+            {"sessionId": self.session_id, "update": {
+                "sessionUpdate": "current_mode_update", "currentModeId": "default"}},
+        )
+        await self.update(
+            update_plan([
+                plan_entry("Read the code", priority="high", status="completed"),
+                plan_entry("Write the fix", priority="medium", status="in_progress"),
+            ])
+        )
+        await self.update(
+            start_tool_call(
+                "edit-1", "Edit notes.txt", kind="edit", status="pending",
+                content=[tool_diff_content(self.path("notes.txt"), "alpha\nbeta changed\n", "alpha\nbeta\n")],
+            )
+        )
+        await self.update(
+            update_tool_call("edit-1", status="completed",
+                             content=[tool_content(text_block("edited 1 line"))])
+        )
+        await self.say("still ")
+        await self.say("alive\n")
+        probe = self.path("probe.txt")
+        with open(probe, "w") as handle:
+            handle.write("probe\n")
+        read = await self.attempt(self.conn.read_text_file(session_id=self.session_id, path=probe))
+        return {"read_after_odd_updates": read}
+
+    async def scenario_unknown_method(self, args, text):
+        report = {}
+        for method, params in [
+            ("elicitation/create", {"sessionId": self.session_id, "message": "hi", "mode": "form",
+                                     "requestedSchema": {"type": "object", "properties": {}}}),
+            ("_vendor/unknown", {}),
+            ("session/load", {"sessionId": self.session_id}),
+        ]:
+            try:
+                await self.rpc.send_request(method, params)
+                report[method] = "answered"
+            except RequestError as exc:
+                report[method] = error_code(exc)
+        try:
+            await self.rpc.send_request("terminal/output", {"sessionId": self.session_id})
+            report["terminal_output_without_id"] = "answered"
+        except RequestError as exc:
+            report["terminal_output_without_id"] = error_code(exc)
+        report["unknown_terminal"] = await self.attempt(
+            self.conn.terminal_output(session_id=self.session_id, terminal_id="term-999")
+        )
+        return report
+
+    async def scenario_cancel_request(self, args, text):
+        created = await self.conn.create_terminal(session_id=self.session_id, command="sleep 300")
+        request_id = self.rpc._next_request_id
+        waiting = asyncio.ensure_future(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        )
+        await asyncio.sleep(0.3)
+        await self.rpc.send_notification("$/cancel_request", {"requestId": request_id})
+        try:
+            await asyncio.wait_for(waiting, timeout=20)
+            result = "answered normally"
+        except RequestError as exc:
+            result = error_code(exc)
+        except asyncio.TimeoutError:
+            result = "timeout"
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        return {"cancelled_wait": result}
+
+    async def scenario_exit(self, args, text):
+        sys.stdout.flush()
+        os._exit(5)
+
+    async def scenario_longline(self, args, text):
+        # The SDK's writer made stdout non-blocking; write the whole line blocking, off the loop.
+        line = b'{"jsonrpc":"2.0","method":"x","params":"' + b"a" * (17 * 1024 * 1024) + b'"}\n'
+
+        def write_all():
+            os.set_blocking(1, True)
+            view = memoryview(line)
+            while view:
+                try:
+                    view = view[os.write(1, view):]
+                except BrokenPipeError:
+                    return
+
+        asyncio.get_running_loop().run_in_executor(None, write_all)
+        await asyncio.sleep(30)
+        return "end_turn"
+
+
+def main():
+    asyncio.run(run_agent(TestAgent()))
+
+
+if __name__ == "__main__":
+    main()
