@@ -1,54 +1,29 @@
-//! Discovery and the loopback HTTP client of the termsprawl agent tool protocol.
+//! Discovery files and the loopback HTTP wire of the termsprawl agent tool protocol.
 //!
-//! INTERIM API STUB: the `transport` branch replaces this file with the implementation. The
-//! signatures below are the agreed public API that `cli` and `mcp` code against.
+//! This crate owns
+//! - **discovery** ([`discovery`]): where a session file's `endpoint.json` is, what a session file
+//!   and an endpoint file must contain, and the one check that decides whether a URL may receive
+//!   the session token ([`discovery::validate_endpoint`]);
+//! - **the client** ([`Client`], [`call`], [`call_blocking`]): the one function every frontend
+//!   (CLI, MCP bridge) calls to reach the app, `spec/protocol.md` §7;
+//! - **the server half** (module `server`, cargo feature `server`): a loopback tool server with
+//!   the app's discovery layout and HTTP behaviour (`spec/protocol.md` §2, §6), used by tests of
+//!   every crate and as the base of the headless server.
+//!
+//! It must never
+//! - send the session token anywhere but `http://127.0.0.1:<port>/call`;
+//! - retry a call, or follow a redirect;
+//! - return an error from a call, or let the token appear in a result, error or `Debug` output;
+//! - cache discovery: every call re-reads the session file and `endpoint.json`, so that running
+//!   agents survive an app restart.
+//!
+//! Start reading at [`Client::call`], then [`discovery`].
 
-use std::path::Path;
-use std::time::Duration;
+mod client;
+pub mod discovery;
+#[cfg(feature = "server")]
+pub mod server;
 
-use termsprawl_protocol::{ToolRequest, ToolResult};
-
-/// The client of the loopback tool server.
-#[derive(Debug, Clone)]
-pub struct Client {
-    timeout: Duration,
-}
-
-impl Default for Client {
-    fn default() -> Client {
-        Client { timeout: Duration::from_secs(45) }
-    }
-}
-
-impl Client {
-    /// A client whose whole-call timeout is `timeout` instead of 45 s (tests and benchmarks).
-    #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Client {
-        self.timeout = timeout;
-        self
-    }
-
-    /// One call. Never fails: every problem is an `ok:false` result.
-    pub async fn call(&self, session_file: &Path, request: &ToolRequest) -> ToolResult {
-        let _ = (session_file, request, self.timeout);
-        connection_unavailable("not implemented yet")
-    }
-}
-
-/// One call with the default client.
-pub async fn call(session_file: &Path, request: &ToolRequest) -> ToolResult {
-    Client::default().call(session_file, request).await
-}
-
-/// One call from synchronous code, on a current-thread runtime of its own.
-pub fn call_blocking(session_file: &Path, request: &ToolRequest) -> ToolResult {
-    let _ = (session_file, request);
-    connection_unavailable("not implemented yet")
-}
-
-/// The failure result of the client contract for `reason`.
-pub fn connection_unavailable(reason: &str) -> ToolResult {
-    ToolResult::failure(format!(
-        "Tool connection unavailable: {reason}. Check that termsprawl is running. Mutations are not automatically retried."
-    ))
-}
+pub use client::{
+    Client, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, call, call_blocking, connection_unavailable,
+};

@@ -1,0 +1,59 @@
+//! Unit tests of node ids, tokens and lock-file reading.
+
+use super::files::{is_valid_node_id, mint_token};
+use super::lock::{Holder, holder, is_alive};
+
+#[test]
+fn node_ids_follow_the_contract_pattern() {
+    let longest = format!("a{}", "b".repeat(127));
+    for valid in ["a", "0", "agent-1", "A_b-C", "9-_", longest.as_str()] {
+        assert!(is_valid_node_id(valid), "{valid}");
+    }
+    let too_long = format!("a{}", "b".repeat(128));
+    for invalid in ["", "-a", "_a", "a.b", "a/b", "..", "a b", "é", "a\n", "a\0", too_long.as_str()]
+    {
+        assert!(!is_valid_node_id(invalid), "{invalid:?}");
+    }
+}
+
+#[test]
+fn minted_tokens_are_64_lowercase_hex_and_differ() {
+    let first = mint_token().unwrap();
+    let second = mint_token().unwrap();
+    assert!(first.is_well_formed());
+    assert!(second.is_well_formed());
+    assert_ne!(first.expose(), second.expose());
+}
+
+#[test]
+fn lock_holders() {
+    assert_eq!(holder(br#"{"pid":42,"instanceId":"x"}"#), Holder::Pid(42));
+    assert_eq!(holder(br#"{"pid":42.0}"#), Holder::Pid(42));
+    assert_eq!(holder(br#"{"instanceId":"x","pid":2147483647}"#), Holder::Pid(i32::MAX));
+    for invalid in [
+        &br#"{"pid":0}"#[..],
+        br#"{"pid":-1}"#,
+        br#"{"pid":1.5}"#,
+        br#"{"pid":"42"}"#,
+        br#"{"pid":null}"#,
+        br#"{"pid":2147483648}"#,
+        br#"{"pid":1e400}"#,
+        br#"{"instanceId":"x"}"#,
+        br"[]",
+        br"42",
+    ] {
+        assert_eq!(holder(invalid), Holder::InvalidPid, "{}", String::from_utf8_lossy(invalid));
+    }
+    for garbage in [&b""[..], b"{", b"pid=42", b"\xff"] {
+        assert_eq!(holder(garbage), Holder::Garbage, "{}", String::from_utf8_lossy(garbage));
+    }
+}
+
+#[test]
+fn liveness_probe() {
+    assert!(is_alive(i32::try_from(std::process::id()).unwrap()));
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    child.wait().unwrap();
+    assert!(!is_alive(pid));
+}

@@ -1,0 +1,8 @@
+//! Integration tests of `termsprawl-transport`, over real loopback HTTP.
+
+mod client;
+mod endpoint;
+mod files;
+mod restart;
+mod server;
+mod support;
