@@ -28,7 +28,7 @@ const GAP: f64 = 40.0;
 /// Height of a group's title bar.
 const GROUP_TITLE: f64 = 40.0;
 /// Nodes per row when new nodes are placed automatically.
-const COLUMNS: usize = 4;
+const COLUMNS: u32 = 4;
 
 /// The kind of a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,20 +232,22 @@ impl Project {
     /// Adds `node` at the first free slot of a grid of top-level positions; returns its id.
     pub fn add(&mut self, mut node: Node) -> String {
         let (width, height) = (node.width, node.height);
-        let (x, y) = (0..)
-            .map(|slot: usize| {
-                #[expect(clippy::cast_precision_loss, reason = "slot numbers are small")]
-                let (column, row) = ((slot % COLUMNS) as f64, (slot / COLUMNS) as f64);
-                (column * (720.0 + GAP), row * (440.0 + GAP))
-            })
-            .find(|&(x, y)| {
-                !self
-                    .nodes
-                    .iter()
-                    .filter(|other| other.parent_id.is_none())
-                    .any(|other| other.overlaps(x, y, width, height))
-            })
-            .unwrap_or_default();
+        let free = |x: f64, y: f64| {
+            !self
+                .nodes
+                .iter()
+                .filter(|other| other.parent_id.is_none())
+                .any(|other| other.overlaps(x, y, width, height))
+        };
+        let mut slot: u32 = 0;
+        let (x, y) = loop {
+            let (column, row) = (f64::from(slot % COLUMNS), f64::from(slot / COLUMNS));
+            let (x, y) = (column * (720.0 + GAP), row * (440.0 + GAP));
+            if free(x, y) {
+                break (x, y);
+            }
+            slot += 1;
+        };
         node.x = x;
         node.y = y;
         let id = node.id.clone();
@@ -291,7 +293,7 @@ impl Project {
     /// positions become relative to the group. Returns the children's ids, each once.
     pub fn group(
         &mut self,
-        group_id: String,
+        group_id: &str,
         ids: &[String],
         title: Option<&str>,
     ) -> Result<Vec<String>, ToolError> {
@@ -310,7 +312,7 @@ impl Project {
         let bottom =
             children.iter().map(|node| node.y + node.height).fold(f64::NEG_INFINITY, f64::max);
         let mut group =
-            Node::new(group_id.clone(), NodeKind::Group, title.unwrap_or("Group").to_owned());
+            Node::new(group_id.to_owned(), NodeKind::Group, title.unwrap_or("Group").to_owned());
         group.x = left - GAP;
         group.y = top - GAP - GROUP_TITLE;
         group.width = (right - left + 2.0 * GAP).max(MIN_SIZE.0);
@@ -319,7 +321,7 @@ impl Project {
             if ids.contains(&node.id) {
                 node.x -= group.x;
                 node.y -= group.y;
-                node.parent_id = Some(group_id.clone());
+                node.parent_id = Some(group_id.to_owned());
             }
         }
         self.nodes.push(group);

@@ -12,6 +12,7 @@
 //! Exit status: 0 success, 1 failure (one `termsprawl-headless: error: …` line on stderr), 2 usage
 //! error. stdout carries data only (a node id, JSON); everything else goes to stderr.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command as Process, ExitCode};
 
@@ -150,6 +151,9 @@ impl Serve {
             if launch::find_ctl(config.ctl.as_deref(), &config.search_path).is_none() {
                 say("warning: termsprawlctl was not found next to this program nor on PATH; agents' TERMSPRAWL_CTL will only print an error (pass --ctl)");
             }
+            // Signal handlers first: a signal that arrives once `ready` is printed must stop the
+            // server cleanly, not kill it.
+            let shutdown = shutdown_signal()?;
             let server = Server::start(config).await?;
             say(&format!("serving {} (instance {})", server.url(), server.instance_id()));
             say(&format!(
@@ -163,25 +167,24 @@ impl Serve {
                 say(&format!("{} running agent sessions picked up again", server.restored_sessions()));
             }
             say("ready");
-            server.serve_until(shutdown_signal()).await;
+            server.serve_until(shutdown).await;
             say("stopped");
             Ok(ExitCode::SUCCESS)
         })
     }
 }
 
-async fn shutdown_signal() {
+/// Installs the SIGINT and SIGTERM handlers; the future completes at the first of them.
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) =
-        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
-    }
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
 }
 
 impl Launch {
@@ -243,14 +246,14 @@ impl LinkArgs {
     }
 }
 
-/// One line on stderr, prefixed with the program name.
-#[expect(clippy::print_stderr, reason = "the binary's one place for messages")]
+/// One line on stderr, prefixed with the program name. A closed stderr is not an error: `serve`
+/// must still stop cleanly when whoever started it stopped reading.
 fn say(line: &str) {
-    eprintln!("termsprawl-headless: {line}");
+    let _ = writeln!(std::io::stderr(), "termsprawl-headless: {line}");
 }
 
-/// Data on stdout.
-#[expect(clippy::print_stdout, reason = "the binary's one place for data")]
+/// Data on stdout; a closed stdout (`| head`) is not an error either.
 fn out(text: &str) {
-    print!("{text}");
+    let mut stdout = std::io::stdout();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush());
 }

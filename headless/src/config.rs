@@ -8,7 +8,7 @@ use termsprawl_external_term::SearchPath;
 /// How long a queued operation may wait for its turn (`spec/protocol.md` §6.4).
 pub const QUEUE_EXPIRY: Duration = Duration::from_secs(15);
 /// How long an agent request may wait for its reply (`spec/protocol.md` §4.5).
-pub const TASK_EXPIRY: Duration = Duration::from_secs(15 * 60);
+pub const TASK_EXPIRY: Duration = Duration::from_mins(15);
 /// How often agent sessions are checked for a tmux session that ended.
 pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(2);
 

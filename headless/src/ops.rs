@@ -78,6 +78,7 @@ impl Engine {
         self.run(caller, operation, request).await
     }
 
+    #[expect(clippy::too_many_lines, reason = "one short arm per operation")]
     async fn run(
         &self,
         caller: &Caller,
@@ -113,7 +114,7 @@ impl Engine {
                 let args: CanvasGroupArgs = parse(request)?;
                 let group_id = self.state().canvas.fresh_node_id(NodeKind::Group);
                 let ids = self.mutate(project_id, |project| {
-                    project.group(group_id.clone(), &args.node_ids, args.title.as_deref())
+                    project.group(&group_id, &args.node_ids, args.title.as_deref())
                 })?;
                 Ok(json!({ "nodeId": group_id, "nodeIds": ids }))
             }
@@ -125,7 +126,7 @@ impl Engine {
                 let node_id = self.mutate(project_id, |project| Ok(project.add(node)))?;
                 Ok(json!({ "nodeId": node_id }))
             }
-            "artifact_open" => self.artifact_open(project_id, parse(request)?),
+            "artifact_open" => self.artifact_open(project_id, &parse(request)?),
             "terminal_open" => {
                 let args: TerminalOpenArgs = parse(request)?;
                 let title = args
@@ -317,7 +318,7 @@ impl Engine {
         Ok(termsprawl_external_term::result_value(node_id))
     }
 
-    fn artifact_open(&self, project_id: &str, args: ArtifactOpenArgs) -> Result<Value, ToolError> {
+    fn artifact_open(&self, project_id: &str, args: &ArtifactOpenArgs) -> Result<Value, ToolError> {
         let view = args.view.unwrap_or(ArtifactView::Editor);
         let folder = self.project(project_id)?.folder;
         let path = artifact_path(&folder, Path::new(&args.path))?;
@@ -504,7 +505,7 @@ pub fn tail(text: &str, limit: usize) -> String {
 
 /// The pane text without the blank lines below the last written one.
 pub(crate) fn trim_blank_end(text: &str) -> &str {
-    let trimmed = text.trim_end_matches(|c: char| c == '\n' || c == ' ');
+    let trimmed = text.trim_end_matches(['\n', ' ']);
     let line_end =
         text[trimmed.len()..].find('\n').map_or(text.len(), |offset| trimmed.len() + offset + 1);
     if trimmed.is_empty() { "" } else { &text[..line_end] }

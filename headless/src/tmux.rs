@@ -191,7 +191,7 @@ impl Tmux {
         env: &[(String, String)],
         argv: Option<&[String]>,
     ) -> Result<(), TmuxError> {
-        let mut args: Vec<OsString> = vec![
+        let mut command_args: Vec<OsString> = vec![
             "-d".into(),
             "-s".into(),
             session_name(node_id).into(),
@@ -203,13 +203,13 @@ impl Tmux {
             cwd.as_os_str().to_owned(),
         ];
         for (key, value) in env {
-            args.push("-e".into());
-            args.push(format!("{key}={value}").into());
+            command_args.push("-e".into());
+            command_args.push(format!("{key}={value}").into());
         }
         if let Some(argv) = argv {
-            args.push(exec_line(argv).into());
+            command_args.push(exec_line(argv).into());
         }
-        self.run("new-session", &args, None).await.map(drop)
+        self.run("new-session", &command_args, None).await.map(drop)
     }
 
     /// Whether `ts-<nodeId>` runs. No server and no such session both mean `false`.
