@@ -1,2 +1,5 @@
-//! Entry point of `termsprawlctl`.
-fn main() {}
+//! Entry point of `termsprawlctl`; everything lives in the library.
+
+fn main() -> std::process::ExitCode {
+    termsprawl_cli::main()
+}

@@ -1,12 +1,33 @@
-//! The MCP stdio bridge of `termsprawlctl mcp`.
+//! The MCP stdio bridge of `termsprawlctl mcp` (`spec/mcp.md`).
 //!
-//! INTERIM API STUB: the `mcp` branch replaces this file with the implementation.
+//! This crate owns the MCP server that hosts (Claude Code, Codex, SDK clients) start as a
+//! subprocess: it speaks newline-delimited JSON-RPC on stdin and stdout, serves termsprawl's
+//! operations as MCP tools, and forwards each tool call to the app's loopback tool server through
+//! the transport client. It is a hand-written `serde_json` loop, not an MCP SDK (§3.10): one reader,
+//! concurrent call tasks, one writer.
+//!
+//! It must never write anything but JSON-RPC responses to stdout, never answer input that the spec
+//! says is not answered, never send requests or notifications of its own, and never see, log or
+//! echo the session token (the transport reads the session file on every call).
+//!
+//! Start reading at [`dispatch::classify`] (the pure core: one line in, one action out), then
+//! [`serve_with`] (the async plumbing), then [`run_stdio`] (the process around it).
+//!
+//! The spec's `serve(input, output, session_file)` is spelled
+//! `serve(input, output, Arc::new(SessionCaller::new(session_file)))`: the caller is a parameter
+//! so that tests can answer tool calls without a server.
 
-use std::path::Path;
-use std::process::ExitCode;
+mod caller;
+pub mod dispatch;
+mod framing;
+mod jsonrpc;
+mod serve;
+mod stdio;
+mod tools;
 
-/// Runs the bridge on the process's stdin and stdout until end of input; the exit code to use.
-pub fn run_stdio(session_file: &Path) -> ExitCode {
-    let _ = session_file;
-    ExitCode::from(1)
-}
+pub use caller::{SessionCaller, ToolCaller};
+pub use framing::MAX_LINE_BYTES;
+pub use jsonrpc::{ErrorCode, RequestId, Response};
+pub use serve::{LogSink, Options, serve, serve_with};
+pub use stdio::run_stdio;
+pub use tools::{MAX_RESPONSE_BYTES, call_response_line, call_result, tools_list};

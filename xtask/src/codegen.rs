@@ -39,8 +39,7 @@ pub type Generator = fn() -> Vec<GeneratedFile>;
 /// The generators, by name. Each owns a disjoint set of paths inside [`GENERATED_DIRS`].
 pub const GENERATORS: &[(&str, Generator)] = &[
     ("protocol reference", reference::files),
-    // The command-line usage joins here once the `cli` crate exposes `usage_markdown()`:
-    // ("cli usage", || vec![markdown("docs/reference/cli.md", &termsprawl_cli::usage_markdown())]),
+    ("cli usage", || vec![markdown("docs/reference/cli.md", &termsprawl_cli::usage_markdown())]),
 ];
 
 /// Every generated file of every generator, sorted by path.

@@ -75,6 +75,9 @@ fn readme() -> String {
         "| [`operations.md`](operations.md) | every operation with its hints and arguments, for people |\n",
     );
     out.push_str(
+        "| [`cli.md`](cli.md) | how to call `termsprawlctl`, and every operation as a command with its flags (the text of `termsprawlctl usage`) |\n",
+    );
+    out.push_str(
         "| [`catalog.json`](catalog.json) | the operation table as the MCP `tools/list` array, in table order |\n",
     );
     out.push_str(

@@ -1,0 +1,59 @@
+//! Finding the session file: the `--session` rule of the compatibility surface and the
+//! `TERMSPRAWL_SESSION_FILE` variable (`spec/protocol.md` §8.1).
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+/// The environment variable that names the session file when `--session` is not given.
+pub const SESSION_ENV: &str = "TERMSPRAWL_SESSION_FILE";
+
+/// The line printed (plus a newline, on stderr, exit 2) when no session file is known.
+pub const MISSING_SESSION: &str = "Launch this helper from a termsprawl agent, or provide --session /absolute/path/to/session.json";
+
+/// What the compatibility check removed from the arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Removed {
+    /// The arguments without the first `--session` and the argument after it.
+    pub(crate) rest: Vec<OsString>,
+    /// The flag, if it was there.
+    pub(crate) flag: SessionFlag,
+}
+
+/// The `--session` flag of the compatibility surface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SessionFlag {
+    /// No argument was exactly `--session`: the environment variable is used.
+    Absent,
+    /// `--session` was the last argument: no session, the environment is ignored.
+    WithoutValue,
+    /// `--session FILE`.
+    Value(OsString),
+}
+
+/// Removes the first argument exactly equal to `--session` together with the argument after it.
+pub(crate) fn remove_session_flag(args: &[OsString]) -> Removed {
+    let Some(index) = args.iter().position(|arg| arg == "--session") else {
+        return Removed { rest: args.to_vec(), flag: SessionFlag::Absent };
+    };
+    let flag = match args.get(index + 1) {
+        Some(value) => SessionFlag::Value(value.clone()),
+        None => SessionFlag::WithoutValue,
+    };
+    let end = (index + 2).min(args.len());
+    let rest = args[..index].iter().chain(&args[end..]).cloned().collect();
+    Removed { rest, flag }
+}
+
+/// The session file: the flag's value when the flag was given (even without a value), otherwise
+/// the environment variable; an empty value counts as missing.
+pub(crate) fn resolve(flag: &SessionFlag, env: Option<&OsStr>) -> Option<PathBuf> {
+    let chosen = match flag {
+        SessionFlag::Absent => env,
+        SessionFlag::WithoutValue => None,
+        SessionFlag::Value(value) => Some(value.as_os_str()),
+    };
+    chosen.filter(|value| !value.is_empty()).map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests;

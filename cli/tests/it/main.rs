@@ -1,0 +1,14 @@
+//! Black-box tests of `termsprawlctl`: the real binary, run as a process against a real loopback
+//! tool server (`termsprawl_transport::server::ToolServer`) in a temp dir, with transcripts of
+//! exit status, stdout, stderr and the requests the server received snapshotted after
+//! normalising paths and ports. The `mcp_*` modules drive `termsprawlctl mcp` over raw pipes and
+//! under the official MCP Python SDK.
+
+mod commands;
+mod compat;
+mod direct;
+mod mcp_interop;
+mod mcp_stdio;
+mod mcp_support;
+mod output;
+mod support;

@@ -1,0 +1,150 @@
+//! `termsprawlctl mcp` under an independent MCP client (`spec/mcp.md` §6): the official MCP
+//! Python SDK, pinned in `tests/python/requirements.txt` and installed by `.ci/run` into
+//! `<repo>/.venv`, runs `tests/python/mcp_interop.py` against the real binary and a fake app on a
+//! real loopback tool server; the driver prints a JSON report that this test asserts.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp_support::{APP_VERSION, App, PNG, all_operations};
+
+const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli sits in the repository")
+        .to_path_buf()
+}
+
+/// The version of `mcp` that `tests/python/requirements.txt` pins.
+fn pinned_sdk_version() -> String {
+    let requirements =
+        std::fs::read_to_string(repo_root().join("tests/python/requirements.txt")).unwrap();
+    requirements
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp=="))
+        .expect("requirements.txt pins mcp")
+        .trim()
+        .to_owned()
+}
+
+/// Runs the driver; `None` when the environment asks to skip Python peers.
+fn interop_report(app: &App) -> Option<Value> {
+    let python = repo_root().join(".venv/bin/python");
+    if !python.exists() {
+        if std::env::var_os("TERMSPRAWL_SKIP_PYTHON").is_some_and(|value| value == "1") {
+            // Straight to the process's stderr, past the test harness's capture, so that the skip
+            // is visible in every run.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED mcp_interop: {} is missing and TERMSPRAWL_SKIP_PYTHON=1",
+                python.display()
+            );
+            return None;
+        }
+        panic!(
+            "{} is missing: create it with the install step of .ci/run \
+             (python3 -m venv .venv && .venv/bin/pip install -r tests/python/requirements.txt, \
+             at the repository root), or set TERMSPRAWL_SKIP_PYTHON=1 to skip this test",
+            python.display()
+        );
+    }
+    let mut child = Command::new(&python)
+        .arg(repo_root().join("tests/python/mcp_interop.py"))
+        .arg("--binary")
+        .arg(env!("CARGO_BIN_EXE_termsprawlctl"))
+        .arg("--session")
+        .arg(app.session_file())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the venv's python runs");
+    let (done_tx, done) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    thread::spawn(move || {
+        let stdout = std::io::read_to_string(stdout).unwrap();
+        let stderr = std::io::read_to_string(stderr).unwrap();
+        let _ = done_tx.send((stdout, stderr));
+    });
+    let (stdout, stderr) = done
+        .recv_timeout(Duration::from_mins(5))
+        .expect("the interop driver did not finish within 5 minutes");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the driver failed ({status}):\n{stderr}");
+    Some(serde_json::from_str(&stdout).unwrap_or_else(|error| {
+        panic!("the driver's report is not JSON ({error}):\n{stdout}\nstderr:\n{stderr}")
+    }))
+}
+
+#[test]
+fn the_official_python_sdk_speaks_to_the_bridge_in_every_protocol_version() {
+    let app = App::start();
+    let Some(report) = interop_report(&app) else { return };
+    assert_eq!(report["sdkVersion"], pinned_sdk_version(), "the venv does not hold the pinned SDK");
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), VERSIONS.len());
+    let operations = all_operations();
+    assert_eq!(operations.len(), 32);
+    for (run, version) in runs.iter().zip(VERSIONS) {
+        assert_eq!(run["requested"], version);
+        assert!(run.get("failure").is_none(), "{version}: {}", run["failure"].as_str().unwrap());
+        // The handshake parsed under the SDK's types and echoed the requested version.
+        assert_eq!(run["protocolVersion"], version, "{run}");
+        assert_eq!(run["negotiated"], version, "{run}");
+        assert_eq!(run["serverInfo"], json!({"name": "termsprawl", "version": APP_VERSION}));
+        assert_eq!(run["toolsCapability"], true);
+        assert_eq!(run["instructions"], true);
+        assert_eq!(run["ping"], true);
+        // The fake app lists every operation, so the host sees the whole table.
+        assert_eq!(run["tools"], json!(operations), "{version}");
+        assert_eq!(run["toolsUnique"], true);
+        assert_eq!(run["schemasAreObjects"], true);
+        assert_eq!(run["arraysHaveItems"], true);
+        assert_eq!(run["nextCursor"], Value::Null);
+        assert_eq!(
+            run["success"],
+            json!({
+                "isError": false,
+                "content": [{"sdkType": "TextContent", "text": r#"{"ok":true,"value":[{"id":"n1","kind":"terminal"}]}"#}],
+                "structuredContent": null
+            }),
+            "{version}"
+        );
+        assert_eq!(
+            run["isError"],
+            json!({
+                "isError": true,
+                "content": [{"sdkType": "TextContent", "text": r#"{"ok":false,"error":"Missing argument: nodeId"}"#}],
+                "structuredContent": null
+            }),
+            "{version}"
+        );
+        assert_eq!(
+            run["image"],
+            json!({
+                "isError": false,
+                "content": [{"sdkType": "ImageContent", "data": PNG, "mimeType": "image/png"}],
+                "structuredContent": null
+            }),
+            "{version}"
+        );
+        assert_eq!(
+            run["unknownTool"],
+            json!({"error": {"code": -32602, "message": "Unknown tool: no_such_tool"}}),
+            "{version}"
+        );
+        assert_eq!(run["pingAfterError"], true);
+        // Every stdout line parsed, and the SDK's traffic caused no log line.
+        assert_eq!(run["streamErrors"], json!([]), "{version}");
+        assert_eq!(run["stderr"], json!([]), "{version}");
+    }
+}

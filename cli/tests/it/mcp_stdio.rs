@@ -1,0 +1,238 @@
+//! The raw-pipe test of `termsprawlctl mcp` (`spec/mcp.md` §6): the real binary, driven byte by
+//! byte over its stdin and stdout against a fake app on a real loopback tool server. Every stdout
+//! line is checked against the strict envelope as it is read, and every stderr line for the log
+//! prefix and the absence of the token.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp_support::{APP_VERSION, App, LOG_PREFIX, Mcp, PNG, call, request};
+
+fn ping(id: Value) -> Value {
+    request(id, "ping", None)
+}
+
+#[test]
+fn ids_keep_their_type_and_ping_is_an_empty_object() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    // Nothing is written before the first request.
+    mcp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n");
+    assert_eq!(mcp.raw_line(), "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n");
+    mcp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"method\":\"ping\"}\n");
+    assert_eq!(mcp.raw_line(), "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"result\":{}}\n");
+    for id in [json!(-5), json!(i64::MAX), json!("abc"), json!("")] {
+        assert_eq!(
+            mcp.request(&ping(id.clone())),
+            json!({"jsonrpc": "2.0", "id": id, "result": {}})
+        );
+    }
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert!(closed.rest.is_empty());
+    assert_eq!(closed.stderr, "");
+}
+
+#[test]
+fn unknown_methods_and_server_discover_are_method_not_found_then_initialize_works() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    let not_found = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}});
+    assert_eq!(mcp.request(&request(json!(1), "resources/list", None)), not_found(json!(1)));
+    assert_eq!(
+        mcp.request(&request(json!(2), "server/discover", Some(json!({})))),
+        not_found(json!(2))
+    );
+    let response = mcp.request(&request(
+        json!(3),
+        "initialize",
+        Some(json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}})),
+    ));
+    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(response["result"]["capabilities"], json!({"tools": {}}));
+    assert_eq!(
+        response["result"]["serverInfo"],
+        json!({"name": "termsprawl", "version": APP_VERSION})
+    );
+    assert!(response["result"]["instructions"].as_str().is_some_and(|text| !text.is_empty()));
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert!(closed.rest.is_empty());
+}
+
+#[test]
+fn notifications_are_never_answered() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    mcp.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    mcp.send_json(
+        &json!({"jsonrpc": "2.0", "method": "notifications/no_such_thing", "params": {"a": 1}}),
+    );
+    mcp.send_json(&json!({"jsonrpc": "2.0", "method": "ping"}));
+    mcp.send_json(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99, "reason": "stray"}}),
+    );
+    assert_eq!(mcp.settle(), Vec::<Value>::new());
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert!(closed.rest.is_empty());
+    assert_eq!(closed.stderr, "", "notifications are not logged either");
+}
+
+#[test]
+fn three_requests_in_one_chunk_and_crlf() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    mcp.send_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}\n",
+    );
+    let ids: Vec<Value> = (0..3).map(|_| mcp.recv()["id"].clone()).collect();
+    assert_eq!(ids, [json!(1), json!(2), json!(3)]);
+    mcp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}\r\n");
+    assert_eq!(mcp.raw_line(), "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\n");
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert_eq!(closed.stderr, "");
+}
+
+#[test]
+fn bad_input_is_not_answered_and_service_continues() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"sticky_open","arguments":{"text":""#.to_vec();
+    huge.resize(20 * 1024 * 1024, b'x');
+    huge.extend_from_slice(b"\"}}}");
+    let inputs: [(&str, &[u8]); 10] = [
+        ("a blank line", b"   "),
+        ("malformed JSON", b"{\"jsonrpc\":\"2.0\",\"id\":1,"),
+        ("an empty array", b"[]"),
+        ("a bare string", b"\"ping\""),
+        ("a null id", br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+        ("a missing jsonrpc", br#"{"id":1,"method":"ping"}"#),
+        ("a fractional id", br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+        ("bytes that are not UTF-8", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\xfe\"}"),
+        ("a batch", br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#),
+        ("a line of 20 MiB", &huge),
+    ];
+    for (what, input) in inputs {
+        mcp.send_bytes(input);
+        mcp.send_bytes(b"\n");
+        assert_eq!(mcp.settle(), Vec::<Value>::new(), "{what} was answered");
+    }
+    // Still serving.
+    let response = mcp.request(&call(json!(5), "canvas_list", json!({})));
+    assert_eq!(response["result"]["isError"], false);
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert!(closed.rest.is_empty());
+    // One log line per ignored input but the blank line; none echoes more than 200 input bytes.
+    let logs: Vec<&str> = closed.stderr.lines().collect();
+    assert_eq!(logs.len(), 9, "{logs:#?}");
+    for line in &logs {
+        assert!(line.starts_with(LOG_PREFIX), "{line}");
+        assert!(line.len() < 600, "{line}");
+    }
+    assert!(logs[8].contains("over the 262144-byte limit"), "{}", logs[8]);
+}
+
+#[test]
+fn array_params_are_invalid_params() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    for (method, params) in [("ping", json!([])), ("tools/call", json!(["canvas_list", {}]))] {
+        let response = mcp.request(&request(json!(1), method, Some(params)));
+        assert_eq!(response["error"]["code"], -32602);
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Invalid params: "), "{message}");
+    }
+    assert!(mcp.close().status.success());
+}
+
+#[test]
+fn a_cancelled_call_is_not_answered_while_a_ping_during_it_is() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    mcp.send_json(&call(json!(10), "terminal_read", json!({"nodeId": "slow"})));
+    app.wait_for_slow_call();
+    mcp.send_json(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10}}),
+    );
+    assert_eq!(mcp.request(&ping(json!(11))), json!({"jsonrpc": "2.0", "id": 11, "result": {}}));
+    // The app finishes the operation anyway (cancelling undoes nothing); the answer stays unsent.
+    app.release_slow_call();
+    assert_eq!(mcp.request(&ping(json!(12)))["id"], 12);
+    // End of input waits for answers in flight, so a forgotten answer would show up here.
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert_eq!(closed.rest, Vec::<Value>::new());
+}
+
+#[test]
+fn tool_calls_reach_the_app() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    let response = mcp.request(&call(json!(1), "canvas_list", json!({})));
+    assert_eq!(
+        response["result"],
+        json!({"isError": false, "content": [{"type": "text", "text": r#"{"ok":true,"value":[{"id":"n1","kind":"terminal"}]}"#}]})
+    );
+    let response = mcp.request(&call(json!(2), "terminal_read", json!({})));
+    assert_eq!(
+        response["result"],
+        json!({"isError": true, "content": [{"type": "text", "text": r#"{"ok":false,"error":"Missing argument: nodeId"}"#}]})
+    );
+    let response = mcp.request(&call(json!(3), "browser_screenshot", json!({"nodeId": "b1"})));
+    assert_eq!(
+        response["result"]["content"],
+        json!([{"type": "image", "data": PNG, "mimeType": "image/png"}])
+    );
+    let response = mcp.request(&call(json!(4), "nope", json!({})));
+    assert_eq!(response["error"], json!({"code": -32602, "message": "Unknown tool: nope"}));
+    assert!(mcp.close().status.success());
+}
+
+#[test]
+fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    mcp.send_json(&call(json!(1), "terminal_read", json!({"nodeId": "slow"})));
+    app.wait_for_slow_call();
+    let closed = mcp.close();
+    assert!(closed.status.success(), "{:?}", closed.status);
+    assert!(closed.exit_after < Duration::from_secs(5), "exited after {:?}", closed.exit_after);
+    assert!(closed.rest.is_empty());
+    assert!(closed.stderr.contains("still in flight"), "{}", closed.stderr);
+    // Without anything in flight the exit is immediate; no timing is asserted beyond the limit.
+    let mut mcp = Mcp::start(&app);
+    mcp.request(&ping(json!(1)));
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert!(closed.exit_after < Duration::from_secs(5), "exited after {:?}", closed.exit_after);
+    app.release_slow_call();
+}
+
+#[test]
+fn a_host_that_is_gone_ends_the_bridge_with_status_0() {
+    let app = App::start();
+    let mut mcp = Mcp::start_without_stdout(&app);
+    // stdin stays open: only the failed write can end the process.
+    mcp.send_json(&ping(json!(1)));
+    let closed = mcp.wait();
+    assert!(closed.status.success(), "{:?}", closed.status);
+    assert!(closed.stderr.contains("cannot write to stdout"), "{}", closed.stderr);
+}
+
+#[test]
+fn without_a_session_it_exits_2_before_any_protocol_traffic() {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_termsprawlctl"));
+    command.arg("mcp");
+    let closed = Mcp::spawn(command, "no token").close_unchecked();
+    assert_eq!(closed.status.code(), Some(2));
+    assert!(closed.rest.is_empty());
+    assert_eq!(
+        closed.stderr,
+        "Launch this helper from a termsprawl agent, or provide --session /absolute/path/to/session.json\n"
+    );
+}

@@ -1,0 +1,49 @@
+//! Who answers tool calls: the [`ToolCaller`] seam, and [`SessionCaller`], which forwards each call
+//! to the app's loopback tool server through the client contract (`spec/protocol.md` §7).
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+
+use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_transport::Client;
+
+/// Answers one tool call. Never fails: every problem is an `ok:false` result.
+///
+/// The bridge calls it for `session_info` during `initialize` and for every `tools/call`, from
+/// concurrent tasks; a call whose request is cancelled is dropped before it finishes.
+pub trait ToolCaller: Send + Sync + 'static {
+    /// Performs one call.
+    fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>>;
+}
+
+/// The real caller: the session file plus the transport client. The session file and
+/// `endpoint.json` are read again on every call, so a running bridge survives an app restart.
+#[derive(Debug, Clone)]
+pub struct SessionCaller {
+    session_file: PathBuf,
+    client: Client,
+}
+
+impl SessionCaller {
+    /// A caller for `session_file` with the default client (45 s per call).
+    pub fn new(session_file: impl Into<PathBuf>) -> SessionCaller {
+        SessionCaller::with_client(session_file, Client::default())
+    }
+
+    /// A caller for `session_file` with `client` (for example one with a shorter timeout).
+    pub fn with_client(session_file: impl Into<PathBuf>, client: Client) -> SessionCaller {
+        SessionCaller { session_file: session_file.into(), client }
+    }
+
+    /// The session file the calls use.
+    pub fn session_file(&self) -> &Path {
+        &self.session_file
+    }
+}
+
+impl ToolCaller for SessionCaller {
+    fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>> {
+        Box::pin(async move { self.client.call(&self.session_file, &request).await })
+    }
+}

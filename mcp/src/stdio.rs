@@ -1,0 +1,53 @@
+//! `termsprawlctl mcp` on the real stdin and stdout (`spec/mcp.md` §3.7, §3.8).
+//!
+//! At start-up file descriptor 1 is pointed at stderr, and the bridge keeps a private duplicate of
+//! the original stdout for its writer: whatever else in the process prints (a library, a panic
+//! message, a future change) lands on stderr, and the host's protocol stream stays clean.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::caller::SessionCaller;
+use crate::serve::{log_to_stderr as log, serve};
+
+/// Runs the bridge on stdin and stdout for `session_file` until end of input.
+///
+/// Exits 0 at end of input, after a read error and after a write error on stdout (the host has
+/// gone), within about 2 s; 1 only when the process cannot be set up (no runtime, no stdout
+/// duplicate), with one line on stderr.
+pub fn run_stdio(session_file: &Path) -> ExitCode {
+    let output = match private_stdout() {
+        Ok(output) => output,
+        Err(error) => {
+            log(&format!("cannot set up stdout: {error}"));
+            return ExitCode::from(1);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            log(&format!("cannot start the runtime: {error}"));
+            return ExitCode::from(1);
+        }
+    };
+    let caller = Arc::new(SessionCaller::new(session_file));
+    let output = tokio::fs::File::from_std(output);
+    let served = runtime.block_on(serve(tokio::io::stdin(), output, caller));
+    if let Err(error) = served {
+        log(&format!("stopped: cannot write to stdout: {error}"));
+    }
+    // A read of stdin may still be blocked in a runtime thread (after a write error); do not wait
+    // for it. Every answer that was written has been flushed.
+    runtime.shutdown_background();
+    ExitCode::SUCCESS
+}
+
+/// Duplicates stdout (close-on-exec) for the writer, then points descriptor 1 at stderr.
+fn private_stdout() -> io::Result<File> {
+    let duplicate = rustix::io::fcntl_dupfd_cloexec(io::stdout(), 0)?;
+    rustix::stdio::dup2_stdout(io::stderr())?;
+    Ok(File::from(duplicate))
+}

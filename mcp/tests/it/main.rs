@@ -1,0 +1,12 @@
+//! Integration tests of the MCP bridge: `serve` driven over in-memory pipes against a fake tool
+//! caller (one module per section of `spec/mcp.md` §3), and end to end against a real loopback
+//! tool server.
+
+mod classification;
+mod concurrency;
+mod eof;
+mod framing;
+mod methods;
+mod support;
+mod tools_call;
+mod transport;

@@ -1,0 +1,270 @@
+//! `initialize` (`spec/mcp.md` §3.3) and the other methods (§3.4).
+
+use serde_json::{Value, json};
+use termsprawl_protocol::{ToolResult, Topic, catalog_json, guide, operations};
+
+use crate::support::{Bridge, Fake, pretty, request};
+
+fn initialize(id: i64, protocol_version: Option<Value>) -> Value {
+    let mut params = json!({
+        "capabilities": {"roots": {"listChanged": true}, "sampling": {}, "elicitation": {}},
+        "clientInfo": {"name": "test-client", "version": "1.0"}
+    });
+    if let Some(version) = protocol_version {
+        params["protocolVersion"] = version;
+    }
+    request(json!(id), "initialize", Some(params))
+}
+
+fn tool_names(response: &Value) -> Vec<&str> {
+    response["result"]["tools"]
+        .as_array()
+        .expect("a tool array")
+        .iter()
+        .map(|tool| tool["name"].as_str().expect("a name"))
+        .collect()
+}
+
+#[tokio::test]
+async fn initialize_answers_the_handshake() {
+    let fake = Fake::new();
+    fake.session_info(json!({"nodeId": "n1", "appVersion": "0.31.2", "operations": ["ping"]}));
+    let mut bridge = Bridge::start(fake.clone());
+    let response = bridge.request(&initialize(0, Some(json!("2025-06-18")))).await;
+    let instructions = response["result"]["instructions"].as_str().unwrap();
+    assert_eq!(instructions, guide(Topic::Overview));
+    let mut shown = response.clone();
+    shown["result"]["instructions"] = json!("[overview guide]");
+    insta::assert_snapshot!(pretty(&shown));
+    // session_info was called first, with `{}`.
+    let calls = fake.calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].to_body(), r#"{"operation":"session_info","args":{}}"#);
+}
+
+#[tokio::test]
+async fn initialize_echoes_a_supported_version_and_otherwise_answers_the_newest() {
+    let cases = [
+        (Some(json!("2024-11-05")), "2024-11-05"),
+        (Some(json!("2025-03-26")), "2025-03-26"),
+        (Some(json!("2025-06-18")), "2025-06-18"),
+        (Some(json!("2025-11-25")), "2025-11-25"),
+        (Some(json!("2026-07-28")), "2025-11-25"),
+        (Some(json!("2024-10-07")), "2025-11-25"),
+        (Some(json!("")), "2025-11-25"),
+        (Some(json!(20_250_618)), "2025-11-25"),
+        (Some(json!(null)), "2025-11-25"),
+        (Some(json!(["2025-06-18"])), "2025-11-25"),
+        (None, "2025-11-25"),
+    ];
+    let mut bridge = Bridge::start(Fake::new());
+    for (index, (requested, answered)) in cases.into_iter().enumerate() {
+        let id = i64::try_from(index).unwrap();
+        let response = bridge.request(&initialize(id, requested.clone())).await;
+        assert_eq!(response["result"]["protocolVersion"], answered, "requested {requested:?}");
+    }
+    // Without any params at all.
+    let response = bridge.request(&request(json!(99), "initialize", None)).await;
+    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn initialize_reports_unknown_when_the_app_version_is_missing() {
+    for value in [
+        json!({}),
+        json!({"appVersion": ""}),
+        json!({"appVersion": 3}),
+        json!({"appVersion": null}),
+        json!("not an object"),
+        json!(null),
+    ] {
+        let fake = Fake::new();
+        fake.session_info(value.clone());
+        let mut bridge = Bridge::start(fake);
+        let response = bridge.request(&initialize(1, None)).await;
+        assert_eq!(
+            response["result"]["serverInfo"],
+            json!({"name": "termsprawl", "version": "unknown"}),
+            "session_info value {value}"
+        );
+    }
+    let fake = Fake::new();
+    fake.answer("session_info", ToolResult::ok_empty());
+    let mut bridge = Bridge::start(fake);
+    let response = bridge.request(&initialize(1, None)).await;
+    assert_eq!(response["result"]["serverInfo"]["version"], "unknown");
+}
+
+#[tokio::test]
+async fn initialize_fails_with_the_error_of_session_info() {
+    let fake = Fake::new();
+    let unavailable = termsprawl_transport::connection_unavailable("cannot connect to 127.0.0.1:9");
+    fake.answer("session_info", unavailable.clone());
+    let mut bridge = Bridge::start(fake.clone());
+    let response = bridge.request(&initialize(3, Some(json!("2025-11-25")))).await;
+    let ToolResult::Failure { error } = unavailable else { unreachable!() };
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": error}})
+    );
+    insta::assert_snapshot!(pretty(&response));
+    // The bridge keeps serving, and a later initialize can succeed.
+    fake.session_info(json!({"appVersion": "1.0.0"}));
+    let response = bridge.request(&initialize(4, None)).await;
+    assert_eq!(response["result"]["serverInfo"]["version"], "1.0.0");
+}
+
+#[tokio::test]
+async fn initialize_may_arrive_more_than_once_and_requests_before_it_are_served() {
+    let mut bridge = Bridge::start(Fake::new());
+    let response = bridge.request(&request(json!(1), "tools/list", None)).await;
+    assert_eq!(tool_names(&response).len(), 32);
+    let response = bridge
+        .request(&request(
+            json!(2),
+            "tools/call",
+            Some(json!({"name": "canvas_list", "arguments": {}})),
+        ))
+        .await;
+    assert_eq!(response["result"]["isError"], false);
+    for id in 3..6 {
+        let response = bridge.request(&initialize(id, Some(json!("2025-03-26")))).await;
+        assert_eq!(response["result"]["protocolVersion"], "2025-03-26");
+    }
+}
+
+#[tokio::test]
+async fn ping_answers_exactly_an_empty_object() {
+    let mut bridge = Bridge::start(Fake::new());
+    bridge.send(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#).await;
+    assert_eq!(bridge.raw_line().await.unwrap(), "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n");
+    bridge.send(r#"{"jsonrpc":"2.0","id":"p","method":"ping","params":{}}"#).await;
+    assert_eq!(
+        bridge.raw_line().await.unwrap(),
+        "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":{}}\n"
+    );
+}
+
+#[tokio::test]
+async fn tools_list_without_a_handshake_is_the_whole_table() {
+    let mut bridge = Bridge::start(Fake::new());
+    let response = bridge.request(&request(json!(1), "tools/list", None)).await;
+    assert_eq!(response["result"], json!({"tools": catalog_json()}));
+    let names = tool_names(&response);
+    let table: Vec<&str> = operations().iter().map(termsprawl_protocol::Operation::name).collect();
+    assert_eq!(names, table);
+    assert_eq!(names.len(), 32);
+    // Annotations on every tool, and no nextCursor.
+    for tool in response["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["annotations"].as_object().unwrap().len(), 4, "{tool}");
+    }
+    assert_eq!(response["result"].as_object().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn tools_list_is_filtered_by_the_handshake_in_table_order() {
+    let fake = Fake::new();
+    // Out of table order, with a name the table does not have and a non-string entry.
+    fake.session_info(json!({
+        "appVersion": "1.0.0",
+        "operations": ["terminal_read", "session_info", "no_such_tool", 5, "canvas_list"]
+    }));
+    let mut bridge = Bridge::start(fake.clone());
+    bridge.request(&initialize(1, None)).await;
+    let response = bridge.request(&request(json!(2), "tools/list", None)).await;
+    assert_eq!(tool_names(&response), ["session_info", "canvas_list", "terminal_read"]);
+    insta::assert_snapshot!(pretty(&response));
+    // Browser tools switched off: the app lists every operation but the browser ones.
+    let without_browser: Vec<&str> = operations()
+        .iter()
+        .map(termsprawl_protocol::Operation::name)
+        .filter(|name| !name.starts_with("browser_"))
+        .collect();
+    fake.session_info(json!({"appVersion": "1.0.0", "operations": without_browser}));
+    bridge.request(&initialize(3, None)).await;
+    let response = bridge.request(&request(json!(4), "tools/list", None)).await;
+    assert_eq!(tool_names(&response), without_browser);
+    assert_eq!(without_browser.len(), 23);
+    // A later handshake whose session_info has no list restores the whole table; so does a list
+    // that is not an array.
+    for value in [json!({"appVersion": "1.0.0"}), json!({"operations": "all"})] {
+        fake.session_info(value);
+        bridge.request(&initialize(5, None)).await;
+        let response = bridge.request(&request(json!(6), "tools/list", None)).await;
+        assert_eq!(tool_names(&response).len(), 32);
+    }
+    // An empty list means no tools.
+    fake.session_info(json!({"operations": []}));
+    bridge.request(&initialize(7, None)).await;
+    let response = bridge.request(&request(json!(8), "tools/list", None)).await;
+    assert_eq!(response["result"], json!({"tools": []}));
+}
+
+#[tokio::test]
+async fn a_failed_handshake_keeps_the_previous_filter() {
+    let fake = Fake::new();
+    fake.session_info(json!({"operations": ["session_info"]}));
+    let mut bridge = Bridge::start(fake.clone());
+    bridge.request(&initialize(1, None)).await;
+    fake.answer("session_info", ToolResult::failure("app is gone"));
+    let response = bridge.request(&initialize(2, None)).await;
+    assert_eq!(response["error"]["message"], "app is gone");
+    let response = bridge.request(&request(json!(3), "tools/list", None)).await;
+    assert_eq!(tool_names(&response), ["session_info"]);
+}
+
+#[tokio::test]
+async fn tools_list_with_a_cursor_is_invalid_params() {
+    let mut bridge = Bridge::start(Fake::new());
+    for cursor in [json!("next"), json!(null), json!(0), json!("")] {
+        let response =
+            bridge.request(&request(json!(1), "tools/list", Some(json!({"cursor": cursor})))).await;
+        assert_eq!(response["error"]["code"], -32602, "cursor {cursor}");
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Invalid params: "), "{message}");
+    }
+    let response =
+        bridge.request(&request(json!(1), "tools/list", Some(json!({"cursor": "x"})))).await;
+    insta::assert_snapshot!(pretty(&response));
+}
+
+#[tokio::test]
+async fn server_discover_is_method_not_found_at_once_and_initialize_still_works() {
+    let fake = Fake::new();
+    let mut bridge = Bridge::start(fake.clone());
+    let response = bridge
+        .request(&request(
+            json!(0),
+            "server/discover",
+            Some(json!({"protocolVersion": "2026-07-28"})),
+        ))
+        .await;
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}})
+    );
+    assert!(fake.calls().is_empty(), "server/discover must not reach the tool server");
+    let response = bridge.request(&initialize(1, Some(json!("2025-11-25")))).await;
+    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn unknown_methods_are_method_not_found() {
+    let mut bridge = Bridge::start(Fake::new());
+    for method in [
+        "resources/list",
+        "prompts/list",
+        "logging/setLevel",
+        "completion/complete",
+        "tools/List",
+        "",
+        "notifications/initialized",
+    ] {
+        let response = bridge.request(&request(json!("m"), method, None)).await;
+        assert_eq!(
+            response,
+            json!({"jsonrpc": "2.0", "id": "m", "error": {"code": -32601, "message": "Method not found"}}),
+            "method {method:?}"
+        );
+    }
+}
