@@ -347,7 +347,7 @@ fn find_agent(name: &str, search_path: &SearchPath) -> Option<PathBuf> {
 }
 
 /// Runs `executable flag` with no input and returns its output (stdout then stderr), or `None`
-/// when it cannot run or takes too long.
+/// when it cannot run, takes too long, or (for `--version`) fails.
 async fn probe(executable: &Path, flag: &str) -> Option<String> {
     let child = Command::new(executable)
         .arg(flag)
@@ -360,6 +360,9 @@ async fn probe(executable: &Path, flag: &str) -> Option<String> {
         .spawn()
         .ok()?;
     let output = tokio::time::timeout(PROBE_TIMEOUT, child.wait_with_output()).await.ok()?.ok()?;
+    if flag == "--version" && !output.status.success() {
+        return None;
+    }
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stderr));
     Some(text)
