@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
-use crate::{codegen, protocol_diff};
+use crate::{codegen, demo, protocol_diff};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -23,6 +23,8 @@ pub enum Command {
     Codegen(Codegen),
     /// Classify the protocol changes since a git revision and check the version bump.
     ProtocolDiff(ProtocolDiff),
+    /// Start the headless server on a temporary data directory and show an agent using it.
+    Demo,
 }
 
 /// Options of `cargo xtask codegen`.
@@ -54,6 +56,7 @@ impl Xtask {
         match self.command {
             Command::Codegen(codegen) => codegen.exec(root),
             Command::ProtocolDiff(protocol_diff) => protocol_diff.exec(root),
+            Command::Demo => demo::run(root).map(|()| true),
         }
     }
 }

@@ -5,6 +5,7 @@
 //!   `termsprawl-protocol` crate, with a `--check` mode that a test runs on every `cargo test`;
 //! - `protocol-diff` ([`protocol_diff`]): the classification of operation-table changes against a
 //!   git revision, and the rule that a breaking change needs a major bump of `PROTOCOL_VERSION`;
+//! - `demo` ([`demo`]): a scripted tour of the headless server, an agent and the MCP bridge;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
@@ -25,6 +26,7 @@
 )]
 
 pub mod codegen;
+pub mod demo;
 pub mod flags;
 pub mod protocol_diff;
 pub mod tidy;
