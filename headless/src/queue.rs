@@ -7,7 +7,10 @@
 //! of execution without timing.
 
 use std::collections::HashMap;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 
 use tokio::sync::{OwnedMutexGuard, broadcast};
 
@@ -50,7 +53,8 @@ impl Default for Queues {
 
 impl Queues {
     /// Waits for the turn of `operation` by `node_id` in `project_id`'s queue. tokio's mutex
-    /// serves waiters first come, first served.
+    /// serves waiters first come, first served; [`QueuePhase::Queued`] is published once the
+    /// place in the queue is taken.
     pub async fn enter(&self, project_id: &str, operation: &str, node_id: &str) -> Turn {
         let lock = {
             let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
@@ -62,8 +66,19 @@ impl Queues {
             node_id: node_id.to_owned(),
             phase,
         };
+        // Take a place in the queue first (one poll registers the waiter), then report it, so
+        // that whoever sees `Queued` knows the order is settled.
+        let mut acquire = pin!(lock.lock_owned());
+        let ready = poll_fn(|context| match acquire.as_mut().poll(context) {
+            Poll::Ready(guard) => Poll::Ready(Some(guard)),
+            Poll::Pending => Poll::Ready(None),
+        })
+        .await;
         let _ = self.events.send(event(QueuePhase::Queued));
-        let guard = lock.lock_owned().await;
+        let guard = match ready {
+            Some(guard) => guard,
+            None => acquire.await,
+        };
         let _ = self.events.send(event(QueuePhase::Started));
         Turn { _guard: guard, finished: Some((self.events.clone(), event(QueuePhase::Finished))) }
     }

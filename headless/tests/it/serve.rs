@@ -95,7 +95,7 @@ fn headless(user_data: &Path, args: &[&str]) -> Output {
 /// A data directory and a project folder. The guard comes first so that it kills the tmux
 /// server before the directory (and its socket) is removed.
 struct Dirs {
-    _guard: TmuxGuard,
+    guard: TmuxGuard,
     dir: TempDir,
 }
 
@@ -104,7 +104,7 @@ impl Dirs {
         let dir = TempDir::new().unwrap();
         std::fs::create_dir(dir.path().join("project")).unwrap();
         let guard = TmuxGuard::new(&dir.path().join("data"));
-        Dirs { _guard: guard, dir }
+        Dirs { guard, dir }
     }
 
     fn user_data(&self) -> PathBuf {
@@ -144,6 +144,9 @@ fn mode(path: &Path) -> u32 {
 #[test]
 fn serve_writes_its_files_holds_the_lock_and_cleans_up_on_sigterm() {
     let dirs = Dirs::new();
+    // A control socket left behind by a crashed server is replaced.
+    std::fs::create_dir_all(dirs.agent_tools()).unwrap();
+    std::fs::write(dirs.agent_tools().join("headless.sock"), "stale").unwrap();
     let serve = Serve::start(&dirs.user_data(), &dirs.project());
     let endpoint = dirs.read_json("endpoint.json");
     assert_eq!(endpoint["url"], serve.url());
@@ -278,4 +281,88 @@ fn launch_reports_usage_and_control_errors() {
         serde_json::from_slice(&headless(&dirs.user_data(), &["info"]).stdout).unwrap();
     assert_eq!(info["projects"].as_array().unwrap().len(), 2);
     assert_eq!(info["projects"][1]["nodes"][0]["nodeId"], node_id.as_str());
+}
+
+/// `termsprawlctl` as cargo builds it next to `termsprawl-headless` (the `cli` package's binary,
+/// present when the workspace was built; this crate may not depend on `cli`).
+fn built_termsprawlctl() -> Option<PathBuf> {
+    let path = Path::new(BINARY).with_file_name("termsprawlctl");
+    path.is_file().then_some(path)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
+    let Some(ctl) = built_termsprawlctl() else {
+        eprintln!(
+            "skipped: termsprawlctl is not built next to termsprawl-headless (cargo build -p termsprawl-cli)"
+        );
+        return;
+    };
+    let dirs = Dirs::new();
+    let mut child = Command::new(BINARY)
+        .arg("--data")
+        .arg(dirs.user_data())
+        .args(["serve", "--project"])
+        .arg(dirs.project())
+        .arg("--ctl")
+        .arg(&ctl)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let lines = read_until_ready(&mut stderr);
+    let serve = Serve { child, lines, stderr };
+    let agent = dirs.launch("demo");
+    // Typed into the agent's own shell, as an agent would run it.
+    let line =
+        r#""$TERMSPRAWL_CTL" call sticky_open '{"text":"from the shell"}' && echo ctl-exit-$?"#;
+    let target = format!("=ts-{}:", agent.node_id);
+    let typed = dirs.guard.tmux(&["send-keys", "-l", "-t", &target, line]);
+    assert!(typed.status.success());
+    dirs.guard.tmux(&["send-keys", "-t", &target, "Enter"]);
+    wait_for_output(&agent, &agent.node_id, "ctl-exit-0").await;
+    let canvas = ok(&agent, "canvas_list", json!({})).await;
+    assert!(
+        canvas.as_array().unwrap().iter().any(|node| node["text"] == "from the shell"),
+        "{canvas}"
+    );
+
+    // The MCP bridge of the launch files' mcp.json works against the headless server too.
+    let mcp: Value = dirs.read_json(&format!("launch/{}/mcp.json", agent.node_id));
+    let server = &mcp["mcpServers"]["termsprawl"];
+    let args: Vec<&str> =
+        server["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap()).collect();
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"guide_read","arguments":{"topic":"canvas"}}}"#,
+        "\n"
+    );
+    let mut bridge = Command::new(server["command"].as_str().unwrap())
+        .args(&args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut bridge.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let output = bridge.wait_with_output().unwrap();
+    // The bridge answers concurrent requests in any order: find each answer by its id.
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let answer =
+        |id: u64| answers.iter().find(|answer| answer["id"] == id).cloned().unwrap_or(Value::Null);
+    let answers = [answer(1), answer(2)];
+    assert_eq!(
+        answers[0]["result"]["serverInfo"],
+        json!({"name": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
+    );
+    assert_eq!(answers[1]["result"]["isError"], false);
+    assert!(answers[1]["result"]["content"][0]["text"].as_str().unwrap().contains("# Canvas"));
+    assert!(serve.terminate().success());
 }
