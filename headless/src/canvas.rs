@@ -2,7 +2,7 @@
 //! one JSON file (`D/canvas.json`) written atomically after every change.
 //!
 //! Everything here is pure data and rules with the contract's messages; the operations that also
-//! drive tmux live in [`crate::ops`].
+//! drive tmux live in `ops.rs`.
 
 use std::collections::HashSet;
 use std::fs;

@@ -174,7 +174,7 @@ async fn external_uses_the_configured_terminal() {
     let record = fixture.dir.path().join("emulator.args");
     std::fs::write(
         &emulator,
-        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nsleep 2\n", record.display()),
+        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nsleep 1\n", record.display()),
     )
     .unwrap();
     std::fs::set_permissions(&emulator, std::os::unix::fs::PermissionsExt::from_mode(0o755))
