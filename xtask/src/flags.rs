@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::bench::command::{Template, quote};
-use crate::{bench, codegen, protocol_diff};
+use crate::{bench, codegen, demo, protocol_diff};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -27,6 +27,8 @@ pub enum Command {
     /// Measure termsprawlctl's speed and memory against the floor program and curl, and write
     /// docs/performance.md.
     Bench(Bench),
+    /// Start the headless server on a temporary data directory and show an agent using it.
+    Demo,
 }
 
 /// Options of `cargo xtask codegen`.
@@ -93,6 +95,7 @@ impl Xtask {
             Command::Codegen(codegen) => codegen.exec(root),
             Command::ProtocolDiff(protocol_diff) => protocol_diff.exec(root),
             Command::Bench(bench) => bench.exec(root),
+            Command::Demo => demo::run(root).map(|()| true),
         }
     }
 }

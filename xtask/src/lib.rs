@@ -8,6 +8,7 @@
 //! - `bench` ([`bench`]): measured speed and memory of `termsprawlctl` against the physical floor
 //!   of its task, written to `docs/performance.md`, with the `bench-support` binary (tool server
 //!   and in-process client) that it builds in release;
+//! - `demo` ([`demo`]): a scripted tour of the headless server, an agent and the MCP bridge;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
@@ -29,6 +30,7 @@
 
 pub mod bench;
 pub mod codegen;
+pub mod demo;
 pub mod flags;
 pub mod protocol_diff;
 pub mod tidy;

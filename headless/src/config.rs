@@ -1,0 +1,55 @@
+//! What a server needs to start, with the defaults of `termsprawl-headless serve`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use termsprawl_external_term::SearchPath;
+
+/// How long a queued operation may wait for its turn (`spec/protocol.md` §6.4).
+pub const QUEUE_EXPIRY: Duration = Duration::from_secs(15);
+/// How long an agent request may wait for its reply (`spec/protocol.md` §4.5).
+pub const TASK_EXPIRY: Duration = Duration::from_mins(15);
+/// How often agent sessions are checked for a tmux session that ended.
+pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(2);
+
+/// The configuration of a [`crate::Server`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `<userData>`; the server's `D` is `<userData>/agent-tools`.
+    pub user_data: PathBuf,
+    /// The default project folder: created as a project if new, used by `launch` without
+    /// `--project`.
+    pub project: PathBuf,
+    /// The `termsprawlctl` program that `D/termsprawlctl` runs; `None` looks next to the running
+    /// executable, then on `PATH`.
+    pub ctl: Option<PathBuf>,
+    /// The program of `terminal_open` shells; `None` lets tmux start its default shell.
+    pub shell: Option<Vec<String>>,
+    /// How long a queued operation may wait ([`QUEUE_EXPIRY`]); tests shorten it.
+    pub queue_expiry: Duration,
+    /// How long an agent request may wait for its reply ([`TASK_EXPIRY`]); tests shorten it.
+    pub task_expiry: Duration,
+    /// How often ended agent sessions are noticed ([`LIVENESS_INTERVAL`]).
+    pub liveness_interval: Duration,
+    /// Where agent presets and tmux are looked for.
+    pub search_path: SearchPath,
+    /// The `appVersion` of `session_info`.
+    pub app_version: String,
+}
+
+impl Config {
+    /// The defaults for `<userData>` = `user_data` and the project folder `project`.
+    pub fn new(user_data: impl Into<PathBuf>, project: impl Into<PathBuf>) -> Config {
+        Config {
+            user_data: user_data.into(),
+            project: project.into(),
+            ctl: None,
+            shell: None,
+            queue_expiry: QUEUE_EXPIRY,
+            task_expiry: TASK_EXPIRY,
+            liveness_interval: LIVENESS_INTERVAL,
+            search_path: SearchPath::from_env(),
+            app_version: format!("headless-{}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}

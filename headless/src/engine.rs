@@ -1,0 +1,347 @@
+//! The shared state of a running server and the actions that both agents (through [`crate::ops`])
+//! and the control channel (through [`crate::control`]) use: starting agents, closing nodes,
+//! revoking sessions, and restoring sessions after a restart.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde_json::{Map, Value, json};
+use termsprawl_protocol::{IntegrationStatus, ToolIdentity};
+use termsprawl_transport::server::ToolServer;
+
+use crate::canvas::{AgentInfo, Canvas, Node, NodeKind, Project};
+use crate::config::Config;
+use crate::error::{ToolError, messages};
+use crate::launch;
+use crate::layout::Layout;
+use crate::queue::Queues;
+use crate::tasks::{self, Tasks};
+use crate::tmux::{Tmux, TmuxError};
+
+/// The canvas and the tasks, behind one lock that is never held across an `await`.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) canvas: Canvas,
+    pub(crate) tasks: Tasks,
+}
+
+/// Everything a request, a control command and the background checks share.
+pub(crate) struct Engine {
+    pub(crate) config: Config,
+    pub(crate) layout: Layout,
+    pub(crate) tmux: Tmux,
+    pub(crate) queues: Queues,
+    pub(crate) default_project: String,
+    state: Mutex<State>,
+    tool_server: Mutex<Option<Arc<ToolServer>>>,
+    /// Agent nodes being started: the liveness check leaves them alone until tmux runs them.
+    launching: Mutex<HashSet<String>>,
+}
+
+/// An agent node that was just started.
+#[derive(Debug, Clone)]
+pub(crate) struct StartedAgent {
+    pub(crate) node_id: String,
+    pub(crate) project_id: String,
+    pub(crate) session_file: PathBuf,
+    pub(crate) environment: Vec<(String, String)>,
+}
+
+impl StartedAgent {
+    /// The answer to a `launch` control command.
+    pub(crate) fn to_value(&self, tmux: &Tmux) -> Value {
+        let environment: Map<String, Value> = self
+            .environment
+            .iter()
+            .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
+            .collect();
+        json!({
+            "nodeId": self.node_id,
+            "projectId": self.project_id,
+            "sessionFile": self.session_file.to_string_lossy(),
+            "tmuxSession": termsprawl_external_term::session_name(&self.node_id),
+            "tmux": {
+                "program": tmux.program().to_string_lossy(),
+                "socket": tmux.socket().to_string_lossy(),
+                "config": tmux.config().to_string_lossy(),
+            },
+            "environment": environment,
+        })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Engine {
+    pub(crate) fn new(
+        config: Config,
+        layout: Layout,
+        tmux: Tmux,
+        state: State,
+        default_project: String,
+    ) -> Engine {
+        Engine {
+            config,
+            layout,
+            tmux,
+            queues: Queues::default(),
+            default_project,
+            state: Mutex::new(state),
+            tool_server: Mutex::new(None),
+            launching: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    pub(crate) fn set_tool_server(&self, server: Arc<ToolServer>) {
+        *lock(&self.tool_server) = Some(server);
+    }
+
+    pub(crate) fn take_tool_server(&self) -> Option<Arc<ToolServer>> {
+        lock(&self.tool_server).take()
+    }
+
+    pub(crate) fn tool_server(&self) -> Result<Arc<ToolServer>, ToolError> {
+        lock(&self.tool_server)
+            .clone()
+            .ok_or_else(|| ToolError::new("The tool service is stopping"))
+    }
+
+    /// Changes one project and saves the canvas; on any failure nothing changes.
+    pub(crate) fn mutate<R>(
+        &self,
+        project_id: &str,
+        change: impl FnOnce(&mut Project) -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let mut state = self.state();
+        let project = state
+            .canvas
+            .project_mut(project_id)
+            .ok_or(ToolError::new(messages::NODE_NOT_IN_PROJECT))?;
+        let before = project.clone();
+        let result = change(project)?;
+        if let Err(error) = state.canvas.save(&self.layout.canvas_file()) {
+            if let Some(project) = state.canvas.project_mut(project_id) {
+                *project = before;
+            }
+            return Err(ToolError::new(format!("cannot save the canvas: {error}")));
+        }
+        Ok(result)
+    }
+
+    /// A copy of one project.
+    pub(crate) fn project(&self, project_id: &str) -> Result<Project, ToolError> {
+        self.state()
+            .canvas
+            .project(project_id)
+            .cloned()
+            .ok_or(ToolError::new(messages::NODE_NOT_IN_PROJECT))
+    }
+
+    /// Whether an identity is still valid: its project exists and holds its node (§6.4 step 2).
+    pub(crate) fn identity_is_valid(&self, identity: &ToolIdentity) -> bool {
+        self.state()
+            .canvas
+            .project(&identity.project_id)
+            .is_some_and(|project| project.node(&identity.node_id).is_some())
+    }
+
+    /// Starts an agent in a new node of `project_id`: node, session file, launch files, tmux
+    /// session with the agent environment. On failure every step is undone.
+    pub(crate) async fn start_agent(
+        &self,
+        project_id: &str,
+        node_id: String,
+        name: &str,
+        title: &str,
+        argv: &[String],
+        status: IntegrationStatus,
+    ) -> Result<StartedAgent, ToolError> {
+        let server = self.tool_server()?;
+        lock(&self.launching).insert(node_id.clone());
+        let started =
+            self.start_agent_steps(&server, project_id, &node_id, name, title, argv, status).await;
+        if started.is_err() {
+            let _ = server.revoke_session(&node_id);
+            let _ = self.mutate(project_id, |project| Ok(project.remove(&node_id)));
+            let _ = std::fs::remove_dir_all(self.layout.launch_dir(&node_id));
+        }
+        lock(&self.launching).remove(&node_id);
+        started
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one private step of start_agent")]
+    async fn start_agent_steps(
+        &self,
+        server: &ToolServer,
+        project_id: &str,
+        node_id: &str,
+        name: &str,
+        title: &str,
+        argv: &[String],
+        status: IntegrationStatus,
+    ) -> Result<StartedAgent, ToolError> {
+        let folder = self.project(project_id)?.folder;
+        let mut node = Node::new(node_id.to_owned(), NodeKind::Agent, title.to_owned());
+        node.agent = Some(AgentInfo { name: name.to_owned(), status: status.clone() });
+        self.mutate(project_id, |project| Ok(project.add(node)))?;
+        let identity =
+            ToolIdentity { node_id: node_id.to_owned(), project_id: project_id.to_owned() };
+        let session_file = server
+            .provision_session(identity, status, false)
+            .map_err(|error| ToolError::new(error.to_string()))?;
+        launch::write_launch_files(&self.layout, node_id, &session_file)
+            .map_err(|error| ToolError::new(format!("cannot write the launch files: {error}")))?;
+        let environment = launch::environment(&self.layout, node_id, project_id);
+        self.tmux
+            .new_session(node_id, &folder, &environment, Some(argv))
+            .await
+            .map_err(tmux_error)?;
+        Ok(StartedAgent {
+            node_id: node_id.to_owned(),
+            project_id: project_id.to_owned(),
+            session_file,
+            environment,
+        })
+    }
+
+    /// Starts a plain shell in a new terminal node of `project_id`.
+    pub(crate) async fn open_terminal(
+        &self,
+        project_id: &str,
+        title: &str,
+    ) -> Result<String, ToolError> {
+        let (node_id, folder) = {
+            let state = self.state();
+            let project = state
+                .canvas
+                .project(project_id)
+                .ok_or(ToolError::new(messages::NODE_NOT_IN_PROJECT))?;
+            (state.canvas.fresh_node_id(NodeKind::Terminal), project.folder.clone())
+        };
+        self.tmux
+            .new_session(&node_id, &folder, &[], self.config.shell.as_deref())
+            .await
+            .map_err(tmux_error)?;
+        let node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
+        if let Err(error) = self.mutate(project_id, |project| Ok(project.add(node))) {
+            let _ = self.tmux.kill_session(&node_id).await;
+            return Err(error);
+        }
+        Ok(node_id)
+    }
+
+    /// Removes a node: ends its tmux session, revokes its session, fails its pending requests and
+    /// removes its launch files.
+    pub(crate) async fn close_node(
+        &self,
+        project_id: &str,
+        node_id: &str,
+    ) -> Result<(), ToolError> {
+        let node = self.project(project_id)?.existing(node_id)?.clone();
+        if node.kind.is_terminal() {
+            self.tmux.kill_session(node_id).await.map_err(tmux_error)?;
+        }
+        self.mutate(project_id, |project| Ok(project.remove(node_id)))?;
+        if node.kind == NodeKind::Agent {
+            self.revoke(node_id);
+            let _ = std::fs::remove_dir_all(self.layout.launch_dir(node_id));
+        }
+        Ok(())
+    }
+
+    /// Revokes a node's session (its token stops working, its file is deleted) and fails the
+    /// pending requests it sent or received.
+    pub(crate) fn revoke(&self, node_id: &str) {
+        if let Ok(server) = self.tool_server() {
+            let _ = server.revoke_session(node_id);
+        }
+        let now = tasks::now_millis();
+        let _ = self.state().tasks.fail_pending(tasks::REVOKED_REASON, now, |task| {
+            task.from_node_id == node_id || task.to_node_id == node_id
+        });
+    }
+
+    /// After a start: provisions again (reusing tokens) the session of every agent node whose
+    /// tmux session still runs, and removes the stale session files of the others.
+    pub(crate) async fn restore_sessions(&self) -> Result<usize, crate::Error> {
+        let server =
+            self.tool_server().map_err(|error| crate::Error::Control(error.to_string()))?;
+        let running = self.tmux.session_names().await.unwrap_or_default();
+        let agents: Vec<(ToolIdentity, IntegrationStatus)> = {
+            let state = self.state();
+            state
+                .canvas
+                .projects
+                .iter()
+                .flat_map(|project| {
+                    project.nodes.iter().filter_map(|node| {
+                        let agent = node.agent.as_ref()?;
+                        let identity = ToolIdentity {
+                            node_id: node.id.clone(),
+                            project_id: project.id.clone(),
+                        };
+                        Some((identity, agent.status.clone()))
+                    })
+                })
+                .collect()
+        };
+        let mut restored = 0;
+        for (identity, status) in agents {
+            if running.contains(&termsprawl_external_term::session_name(&identity.node_id)) {
+                server.provision_session(identity, status, true)?;
+                restored += 1;
+            } else {
+                let _ = server.revoke_session(&identity.node_id);
+            }
+        }
+        Ok(restored)
+    }
+
+    /// One round of the liveness check: revokes the sessions of agents whose tmux session ended.
+    pub(crate) async fn check_liveness(&self) {
+        let Ok(server) = self.tool_server() else { return };
+        let Ok(running) = self.tmux.session_names().await else { return };
+        let launching = lock(&self.launching).clone();
+        for session in server.sessions().list() {
+            let node_id = &session.identity().node_id;
+            if !launching.contains(node_id)
+                && !running.contains(&termsprawl_external_term::session_name(node_id))
+            {
+                self.revoke(node_id);
+            }
+        }
+    }
+
+    /// The project of `folder` (made canonical), created if new.
+    pub(crate) fn ensure_project(&self, folder: &Path) -> Result<String, ToolError> {
+        let folder =
+            folder.canonicalize().ok().filter(|folder| folder.is_dir()).ok_or_else(|| {
+                ToolError::new(format!("project folder {} is not a directory", folder.display()))
+            })?;
+        let mut state = self.state();
+        let known = state.canvas.projects.iter().any(|project| project.folder == folder);
+        let id = state.canvas.ensure_project(&folder).id.clone();
+        if !known {
+            state
+                .canvas
+                .save(&self.layout.canvas_file())
+                .map_err(|error| ToolError::new(format!("cannot save the canvas: {error}")))?;
+        }
+        Ok(id)
+    }
+}
+
+/// A tmux failure as an operation error: a session that does not run is `Terminal is not attached`.
+pub(crate) fn tmux_error(error: TmuxError) -> ToolError {
+    match error {
+        TmuxError::NotRunning(_) => messages::NOT_ATTACHED.into(),
+        other => ToolError::new(other.to_string()),
+    }
+}

@@ -1,0 +1,40 @@
+//! A termsprawl agent tool server without the desktop app.
+//!
+//! This crate owns the headless server: the same loopback tool server as the app (through
+//! `termsprawl_transport::server`, which does the HTTP, auth, validation and discovery files), with
+//! the app's operations implemented over
+//! - a canvas model persisted in `D/canvas.json` ([`canvas`]): projects are folders, nodes have a
+//!   kind, title, position, size and parent group;
+//! - real tmux sessions `ts-<nodeId>` on the app's managed tmux server
+//!   (`-S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf`, [`tmux`]), so that
+//!   `terminal_external` and the app's own tools attach to the same sessions;
+//! - agent requests persisted in `D/tasks/` ([`tasks`]);
+//! - per-project serialisation of operations with the queue expiry of `spec/protocol.md` §6.4
+//!   ([`queue`]);
+//! - a control channel on the Unix socket `D/headless.sock` ([`control`]) through which other
+//!   processes launch agents, link them and close nodes.
+//!
+//! It must never serve browser operations (there is no browser: they fail with a clear message),
+//! kill tmux sessions when it stops (agents outlive a restart, and their tokens keep working), log
+//! or print a session token, or overwrite a canvas file it cannot read.
+//!
+//! Start reading at [`Server::start`], then `ops.rs` (the operations) and [`control`].
+
+pub mod canvas;
+mod config;
+pub mod control;
+mod engine;
+mod error;
+pub mod launch;
+mod layout;
+mod ops;
+pub mod queue;
+mod server;
+pub mod tasks;
+pub mod tmux;
+
+pub use config::{Config, LIVENESS_INTERVAL, QUEUE_EXPIRY, TASK_EXPIRY};
+pub use error::{Error, ToolError, messages};
+pub use layout::Layout;
+pub use ops::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, delivery_text, tail};
+pub use server::Server;

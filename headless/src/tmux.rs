@@ -1,0 +1,319 @@
+//! The managed tmux server of `spec/protocol.md` §9.2, driven with one tmux client process per
+//! command: `tmux -S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf …`.
+//!
+//! Every node session is `ts-<nodeId>` and is always addressed with the exact-match target
+//! `=ts-<nodeId>` (pane commands `=ts-<nodeId>:`), so that `ts-n1` never reaches `ts-n10`. Text
+//! goes in through a named paste buffer loaded from standard input (`load-buffer -`, then
+//! `paste-buffer -r -d`), so that text of any length arrives byte for byte without passing
+//! through tmux's command parser or its message size limit.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use termsprawl_external_term::{SearchPath, find_tmux, session_name};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use crate::layout::Layout;
+
+/// The tmux configuration written when `<userData>/tmux.conf` is missing.
+pub const MINIMAL_CONFIG: &str = "\
+# Written by termsprawl-headless because this file was missing; termsprawl's managed tmux server reads it.
+set -g history-limit 10000
+set -g escape-time 10
+";
+
+/// Width and height of a new node's window, in cells.
+const WINDOW_SIZE: (&str, &str) = ("160", "48");
+
+/// Environment variables never passed to tmux (and so never to a node): a nested tmux client
+/// would act on the outer server.
+const REMOVED_VARIABLES: [&str; 2] = ["TMUX", "TMUX_PANE"];
+
+/// Why a tmux command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    /// The node's session does not run (or the server does not).
+    #[error("tmux session {0} is not running")]
+    NotRunning(String),
+    /// tmux could not be run.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The tmux program.
+        program: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// tmux ran and failed.
+    #[error("tmux {command} failed: {stderr}")]
+    Failed {
+        /// The tmux command name.
+        command: &'static str,
+        /// What tmux printed, trimmed.
+        stderr: String,
+    },
+}
+
+/// The managed tmux server: program, socket and configuration.
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    program: PathBuf,
+    socket: PathBuf,
+    config: PathBuf,
+}
+
+impl Tmux {
+    /// Finds tmux (`PATH`, then the fallbacks of §9.2) for the server of `layout`.
+    pub fn locate(
+        layout: &Layout,
+        search_path: &SearchPath,
+    ) -> Result<Tmux, termsprawl_external_term::Error> {
+        let program = find_tmux(search_path)?;
+        Ok(Tmux { program, socket: layout.tmux_socket(), config: layout.tmux_config() })
+    }
+
+    /// The tmux program.
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// `<userData>/tmux-sockets/termsprawl`.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// `<userData>/tmux.conf`.
+    pub fn config(&self) -> &Path {
+        &self.config
+    }
+
+    /// The arguments that select the server: `-S <socket> -f <config>`.
+    pub fn base_args(&self) -> Vec<OsString> {
+        vec![
+            "-S".into(),
+            self.socket.clone().into_os_string(),
+            "-f".into(),
+            self.config.clone().into_os_string(),
+        ]
+    }
+
+    /// Creates the socket directory (0700) and writes [`MINIMAL_CONFIG`] when the configuration
+    /// file is missing; an existing one (the app's) is left alone.
+    pub fn prepare(&self, user_data: &Path) -> io::Result<()> {
+        termsprawl_external_term::ensure_socket_dir(user_data).map_err(io::Error::other)?;
+        let created =
+            fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&self.config);
+        match created {
+            Ok(mut file) => io::Write::write_all(&mut file, MINIMAL_CONFIG.as_bytes()),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(self.base_args());
+        for variable in REMOVED_VARIABLES {
+            command.env_remove(variable);
+        }
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(is_api_key_variable) {
+                command.env_remove(name);
+            }
+        }
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        command.kill_on_drop(true);
+        command
+    }
+
+    async fn run(
+        &self,
+        name: &'static str,
+        args: &[OsString],
+        stdin: Option<&[u8]>,
+    ) -> Result<String, TmuxError> {
+        let mut command = self.command();
+        command.arg(name).args(args);
+        if stdin.is_some() {
+            command.stdin(Stdio::piped());
+        }
+        let spawn_error = |source| TmuxError::Spawn { program: self.program.clone(), source };
+        let mut child = command.spawn().map_err(spawn_error)?;
+        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(input).await.map_err(spawn_error)?;
+            drop(pipe);
+        }
+        let output = child.wait_with_output().await.map_err(spawn_error)?;
+        if output.status.success() {
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+        }
+        Err(TmuxError::Failed {
+            command: name,
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+
+    /// Runs a command on a node's session; a failure while the session does not run is
+    /// [`TmuxError::NotRunning`].
+    async fn run_on(
+        &self,
+        node_id: &str,
+        name: &'static str,
+        args: &[OsString],
+        stdin: Option<&[u8]>,
+    ) -> Result<String, TmuxError> {
+        match self.run(name, args, stdin).await {
+            Ok(output) => Ok(output),
+            Err(error @ TmuxError::Spawn { .. }) => Err(error),
+            Err(error) => {
+                if self.has_session(node_id).await? {
+                    Err(error)
+                } else {
+                    Err(TmuxError::NotRunning(session_name(node_id)))
+                }
+            }
+        }
+    }
+
+    /// Starts `ts-<nodeId>` detached in `cwd`, with `env` set in the session (`-e KEY=VALUE`).
+    /// `argv` runs as the session's program (through `sh -c 'exec …'` with every word quoted);
+    /// without it tmux starts its default shell.
+    pub async fn new_session(
+        &self,
+        node_id: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        argv: Option<&[String]>,
+    ) -> Result<(), TmuxError> {
+        let mut command_args: Vec<OsString> = vec![
+            "-d".into(),
+            "-s".into(),
+            session_name(node_id).into(),
+            "-x".into(),
+            WINDOW_SIZE.0.into(),
+            "-y".into(),
+            WINDOW_SIZE.1.into(),
+            "-c".into(),
+            cwd.as_os_str().to_owned(),
+        ];
+        for (key, value) in env {
+            command_args.push("-e".into());
+            command_args.push(format!("{key}={value}").into());
+        }
+        if let Some(argv) = argv {
+            command_args.push(exec_line(argv).into());
+        }
+        self.run("new-session", &command_args, None).await.map(drop)
+    }
+
+    /// Whether `ts-<nodeId>` runs. No server and no such session both mean `false`.
+    pub async fn has_session(&self, node_id: &str) -> Result<bool, TmuxError> {
+        let target = format!("={}", session_name(node_id));
+        match self.run("has-session", &["-t".into(), target.into()], None).await {
+            Ok(_) => Ok(true),
+            Err(TmuxError::Failed { .. }) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The names of every running session; empty when no server runs.
+    pub async fn session_names(&self) -> Result<HashSet<String>, TmuxError> {
+        let args = ["-F".into(), "#{session_name}".into()];
+        match self.run("list-sessions", &args, None).await {
+            Ok(output) => Ok(output.lines().map(str::to_owned).collect()),
+            Err(TmuxError::Failed { .. }) => Ok(HashSet::new()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Ends `ts-<nodeId>`; a session that does not run is fine.
+    pub async fn kill_session(&self, node_id: &str) -> Result<(), TmuxError> {
+        let target = format!("={}", session_name(node_id));
+        match self.run_on(node_id, "kill-session", &["-t".into(), target.into()], None).await {
+            Ok(_) | Err(TmuxError::NotRunning(_)) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The pane's text including `history` lines of scrollback (`capture-pane -p -S -<history>`).
+    pub async fn capture(&self, node_id: &str, history: u32) -> Result<String, TmuxError> {
+        let args =
+            ["-p".into(), "-S".into(), format!("-{history}").into(), "-t".into(), pane(node_id)];
+        self.run_on(node_id, "capture-pane", &args, None).await
+    }
+
+    /// Types `text` into the pane exactly as given (no key names, no line-ending translation).
+    pub async fn send_text(&self, node_id: &str, text: &str) -> Result<(), TmuxError> {
+        if text.is_empty() {
+            return if self.has_session(node_id).await? {
+                Ok(())
+            } else {
+                Err(TmuxError::NotRunning(session_name(node_id)))
+            };
+        }
+        let buffer = format!("termsprawl-{}", uuid::Uuid::new_v4().simple());
+        let load = ["-b".into(), buffer.clone().into(), "-".into()];
+        self.run("load-buffer", &load, Some(text.as_bytes())).await?;
+        let paste = [
+            "-r".into(),
+            "-d".into(),
+            "-b".into(),
+            buffer.clone().into(),
+            "-t".into(),
+            pane(node_id),
+        ];
+        let pasted = self.run_on(node_id, "paste-buffer", &paste, None).await;
+        if pasted.is_err() {
+            let _ = self.run("delete-buffer", &["-b".into(), buffer.into()], None).await;
+        }
+        pasted.map(drop)
+    }
+
+    /// Presses one key, by tmux key name (`Enter`, `C-c`).
+    pub async fn send_key(&self, node_id: &str, key: &str) -> Result<(), TmuxError> {
+        let args = ["-t".into(), pane(node_id), key.into()];
+        self.run_on(node_id, "send-keys", &args, None).await.map(drop)
+    }
+
+    /// Stops the whole server (tests and the demo clean up with it).
+    pub async fn kill_server(&self) {
+        let _ = self.run("kill-server", &[], None).await;
+    }
+}
+
+/// The pane target of a node: `=ts-<nodeId>:`.
+fn pane(node_id: &str) -> OsString {
+    format!("={}:", session_name(node_id)).into()
+}
+
+/// `exec 'w1' 'w2' …`: a shell line that runs `argv` exactly, whatever its words contain.
+pub fn exec_line(argv: &[String]) -> String {
+    let mut line = String::from("exec");
+    for word in argv {
+        line.push(' ');
+        line.push_str(&shell_quote(word));
+    }
+    line
+}
+
+/// `word` in single quotes, with each `'` written `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Whether an inherited variable carries an Anthropic or Claude credential, which the app strips
+/// from agent terminals (`spec/protocol.md` §3).
+pub fn is_api_key_variable(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    (upper.starts_with("ANTHROPIC_") || upper.starts_with("CLAUDE_"))
+        && (upper.contains("KEY") || upper.contains("TOKEN"))
+}
+
+#[cfg(test)]
+mod tests;

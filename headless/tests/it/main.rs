@@ -1,0 +1,10 @@
+//! Integration tests of the headless server: real HTTP through the transport client, real tmux on
+//! a private socket under each test's data directory, and the real `termsprawl-headless` binary.
+
+mod agents;
+mod canvas;
+mod messaging;
+mod queue;
+mod serve;
+mod support;
+mod terminal;

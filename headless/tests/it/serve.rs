@@ -1,0 +1,368 @@
+//! The `termsprawl-headless` binary: `serve` with its files, lock and signals, `launch`, `link`,
+//! `info`, `close`, and a restart that keeps running agents' tokens working.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::support::{Agent, TmuxGuard, fails, ok, wait_for_output};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_termsprawl-headless");
+
+/// A `serve` process; killed when dropped.
+struct Serve {
+    child: Child,
+    lines: Vec<String>,
+    stderr: BufReader<ChildStderr>,
+}
+
+impl Serve {
+    /// Starts `serve` and waits for its `ready` line.
+    fn start(user_data: &Path, project: &Path) -> Serve {
+        let mut child = Command::new(BINARY)
+            .args([
+                "--data".as_ref(),
+                user_data.as_os_str(),
+                "serve".as_ref(),
+                "--project".as_ref(),
+                project.as_os_str(),
+            ])
+            .args(["--ctl", "/bin/true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let lines = read_until_ready(&mut stderr);
+        Serve { child, lines, stderr }
+    }
+
+    fn url(&self) -> String {
+        let line = self.lines.iter().find(|line| line.contains("serving ")).unwrap();
+        line.split_whitespace().nth(2).unwrap().to_owned()
+    }
+
+    /// Sends SIGTERM, waits for the exit status, and checks the last line.
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stderr, &mut rest).unwrap();
+        assert_eq!(rest, "termsprawl-headless: stopped\n");
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_until_ready(stderr: &mut BufReader<ChildStderr>) -> Vec<String> {
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let line = line.trim_end().to_owned();
+        let ready = line == "termsprawl-headless: ready";
+        lines.push(line);
+        if ready {
+            return lines;
+        }
+    }
+    panic!("serve ended before it was ready: {lines:#?}");
+}
+
+fn headless(user_data: &Path, args: &[&str]) -> Output {
+    Command::new(BINARY)
+        .arg("--data")
+        .arg(user_data)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A data directory and a project folder. The guard comes first so that it kills the tmux
+/// server before the directory (and its socket) is removed.
+struct Dirs {
+    guard: TmuxGuard,
+    dir: TempDir,
+}
+
+impl Dirs {
+    fn new() -> Dirs {
+        let dir = TempDir::new().unwrap();
+        std::fs::create_dir(dir.path().join("project")).unwrap();
+        let guard = TmuxGuard::new(&dir.path().join("data"));
+        Dirs { guard, dir }
+    }
+
+    fn user_data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn agent_tools(&self) -> PathBuf {
+        self.user_data().join("agent-tools")
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn read_json(&self, name: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.agent_tools().join(name)).unwrap())
+            .unwrap()
+    }
+
+    /// `launch -- /bin/sh` through the binary.
+    fn launch(&self, name: &str) -> Agent {
+        let output =
+            headless(&self.user_data(), &["launch", "--agent", name, "--json", "--", "/bin/sh"]);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+        Agent {
+            node_id: value["nodeId"].as_str().unwrap().to_owned(),
+            session_file: PathBuf::from(value["sessionFile"].as_str().unwrap()),
+        }
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn serve_writes_its_files_holds_the_lock_and_cleans_up_on_sigterm() {
+    let dirs = Dirs::new();
+    // A control socket left behind by a crashed server is replaced.
+    std::fs::create_dir_all(dirs.agent_tools()).unwrap();
+    std::fs::write(dirs.agent_tools().join("headless.sock"), "stale").unwrap();
+    let serve = Serve::start(&dirs.user_data(), &dirs.project());
+    let endpoint = dirs.read_json("endpoint.json");
+    assert_eq!(endpoint["url"], serve.url());
+    let lock = dirs.read_json("server.lock");
+    assert_eq!(lock["pid"], serve.child.id());
+    assert_eq!(lock["instanceId"], endpoint["instanceId"]);
+    assert_eq!(mode(&dirs.agent_tools()), 0o700);
+    assert_eq!(mode(&dirs.agent_tools().join("headless.sock")), 0o600);
+    assert_eq!(mode(&dirs.agent_tools().join("canvas.json")), 0o600);
+    let conf = std::fs::read_to_string(dirs.user_data().join("tmux.conf")).unwrap();
+    assert!(conf.contains("history-limit"));
+
+    let second =
+        headless(&dirs.user_data(), &["serve", "--project", dirs.project().to_str().unwrap()]);
+    assert_eq!(second.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("Another termsprawl tool service is already using this data directory"),
+        "{stderr}"
+    );
+
+    let info: Value =
+        serde_json::from_slice(&headless(&dirs.user_data(), &["info"]).stdout).unwrap();
+    assert_eq!(info["instanceId"], endpoint["instanceId"]);
+    assert_eq!(
+        info["projects"][0]["folder"],
+        dirs.project().canonicalize().unwrap().to_str().unwrap()
+    );
+
+    assert!(serve.terminate().success());
+    for name in ["server.lock", "endpoint.json", "headless.sock"] {
+        assert!(!dirs.agent_tools().join(name).exists(), "{name} left behind");
+    }
+    let unreachable = headless(&dirs.user_data(), &["info"]);
+    assert_eq!(unreachable.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unreachable.stderr)
+            .contains("cannot reach a running termsprawl-headless serve")
+    );
+}
+
+#[test]
+fn an_invalid_lock_or_canvas_stops_the_start() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.agent_tools()).unwrap();
+    std::fs::write(dirs.agent_tools().join("server.lock"), r#"{"pid":-4}"#).unwrap();
+    let output =
+        headless(&dirs.user_data(), &["serve", "--project", dirs.project().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Invalid service lock"), "{stderr}");
+    std::fs::remove_file(dirs.agent_tools().join("server.lock")).unwrap();
+
+    std::fs::write(dirs.agent_tools().join("canvas.json"), "{broken").unwrap();
+    let output =
+        headless(&dirs.user_data(), &["serve", "--project", dirs.project().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("canvas.json is not a valid canvas file"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dirs.agent_tools().join("canvas.json")).unwrap(), "{broken");
+    assert!(!dirs.agent_tools().join("server.lock").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_of_running_agents_survive_a_restart() {
+    let dirs = Dirs::new();
+    let serve = Serve::start(&dirs.user_data(), &dirs.project());
+    let alpha = dirs.launch("alpha");
+    let beta = dirs.launch("beta");
+    let linked = headless(&dirs.user_data(), &["link", "--both", &alpha.node_id, &beta.node_id]);
+    assert!(linked.status.success(), "{}", String::from_utf8_lossy(&linked.stderr));
+    let first =
+        ok(&alpha, "session_info", json!({})).await["instanceId"].as_str().unwrap().to_owned();
+    let shell = ok(&alpha, "terminal_open", json!({})).await["nodeId"].as_str().unwrap().to_owned();
+    let token = dirs.read_json(&format!("sessions/{}.json", alpha.node_id))["token"].clone();
+
+    assert!(serve.terminate().success());
+    // While no server runs, calls fail with the client's connection failure.
+    let down = fails(&alpha, "session_info", json!({})).await;
+    assert!(down.starts_with("Tool connection unavailable: "), "{down}");
+
+    let serve = Serve::start(&dirs.user_data(), &dirs.project());
+    assert!(
+        serve.lines.iter().any(|line| line.contains("2 running agent sessions picked up again")),
+        "{:?}",
+        serve.lines
+    );
+    let info = ok(&alpha, "session_info", json!({})).await;
+    let second = info["instanceId"].as_str().unwrap();
+    assert_ne!(second, first);
+    assert_eq!(dirs.read_json("endpoint.json")["instanceId"], second);
+    assert_eq!(dirs.read_json(&format!("sessions/{}.json", alpha.node_id))["token"], token);
+    // The shell kept running, and the links are still there.
+    ok(&alpha, "terminal_submit", json!({"nodeId": shell, "command": "echo still-$((10+1))"}))
+        .await;
+    wait_for_output(&alpha, &shell, "still-11").await;
+    let cards = ok(&beta, "agent_cards", json!({})).await;
+    assert_eq!(cards[1]["enabledPeerIds"], json!([alpha.node_id]));
+
+    // close through the binary removes the node and revokes its session.
+    let closed = headless(&dirs.user_data(), &["close", &beta.node_id]);
+    assert!(closed.status.success());
+    assert!(!beta.session_file.exists());
+    let canvas = ok(&alpha, "canvas_list", json!({})).await;
+    assert_eq!(canvas.as_array().unwrap().len(), 2);
+    drop(serve);
+}
+
+#[test]
+fn launch_reports_usage_and_control_errors() {
+    let dirs = Dirs::new();
+    let usage = headless(&dirs.user_data(), &["launch"]);
+    assert_eq!(usage.status.code(), Some(2));
+    let _serve = Serve::start(&dirs.user_data(), &dirs.project());
+    let missing = headless(
+        &dirs.user_data(),
+        &["launch", "--project", "/nonexistent/folder", "--", "/bin/sh"],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    let link = headless(&dirs.user_data(), &["link", "nope", "other"]);
+    assert_eq!(link.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&link.stderr).contains("node nope is not on the canvas"));
+    // A second project folder gets a project of its own.
+    let other = dirs.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let output = headless(
+        &dirs.user_data(),
+        &["launch", "--project", other.to_str().unwrap(), "--", "/bin/sh"],
+    );
+    assert!(output.status.success());
+    let node_id = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    assert!(node_id.starts_with("agent-"), "{node_id}");
+    let info: Value =
+        serde_json::from_slice(&headless(&dirs.user_data(), &["info"]).stdout).unwrap();
+    assert_eq!(info["projects"].as_array().unwrap().len(), 2);
+    assert_eq!(info["projects"][1]["nodes"][0]["nodeId"], node_id.as_str());
+}
+
+/// `termsprawlctl` as cargo builds it next to `termsprawl-headless` (the `cli` package's binary,
+/// present when the workspace was built; this crate may not depend on `cli`).
+fn built_termsprawlctl() -> Option<PathBuf> {
+    let path = Path::new(BINARY).with_file_name("termsprawlctl");
+    path.is_file().then_some(path)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
+    let Some(ctl) = built_termsprawlctl() else {
+        eprintln!(
+            "skipped: termsprawlctl is not built next to termsprawl-headless (cargo build -p termsprawl-cli)"
+        );
+        return;
+    };
+    let dirs = Dirs::new();
+    let mut child = Command::new(BINARY)
+        .arg("--data")
+        .arg(dirs.user_data())
+        .args(["serve", "--project"])
+        .arg(dirs.project())
+        .arg("--ctl")
+        .arg(&ctl)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let lines = read_until_ready(&mut stderr);
+    let serve = Serve { child, lines, stderr };
+    let agent = dirs.launch("demo");
+    // Typed into the agent's own shell, as an agent would run it.
+    let line =
+        r#""$TERMSPRAWL_CTL" call sticky_open '{"text":"from the shell"}' && echo ctl-exit-$?"#;
+    let target = format!("=ts-{}:", agent.node_id);
+    let typed = dirs.guard.tmux(&["send-keys", "-l", "-t", &target, line]);
+    assert!(typed.status.success());
+    dirs.guard.tmux(&["send-keys", "-t", &target, "Enter"]);
+    wait_for_output(&agent, &agent.node_id, "ctl-exit-0").await;
+    let canvas = ok(&agent, "canvas_list", json!({})).await;
+    assert!(
+        canvas.as_array().unwrap().iter().any(|node| node["text"] == "from the shell"),
+        "{canvas}"
+    );
+
+    // The MCP bridge of the launch files' mcp.json works against the headless server too.
+    let mcp: Value = dirs.read_json(&format!("launch/{}/mcp.json", agent.node_id));
+    let server = &mcp["mcpServers"]["termsprawl"];
+    let args: Vec<&str> =
+        server["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap()).collect();
+    let input = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"guide_read","arguments":{"topic":"canvas"}}}"#,
+        "\n"
+    );
+    let mut bridge = Command::new(server["command"].as_str().unwrap())
+        .args(&args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut bridge.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let output = bridge.wait_with_output().unwrap();
+    // The bridge answers concurrent requests in any order: find each answer by its id.
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let answer =
+        |id: u64| answers.iter().find(|answer| answer["id"] == id).cloned().unwrap_or(Value::Null);
+    let answers = [answer(1), answer(2)];
+    assert_eq!(
+        answers[0]["result"]["serverInfo"],
+        json!({"name": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
+    );
+    assert_eq!(answers[1]["result"]["isError"], false);
+    assert!(answers[1]["result"]["content"][0]["text"].as_str().unwrap().contains("# Canvas"));
+    assert!(serve.terminate().success());
+}
