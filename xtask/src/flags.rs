@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
-use crate::{codegen, protocol_diff};
+use crate::{codegen, fuzz, protocol_diff};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -23,6 +23,8 @@ pub enum Command {
     Codegen(Codegen),
     /// Classify the protocol changes since a git revision and check the version bump.
     ProtocolDiff(ProtocolDiff),
+    /// Build the cargo-fuzz targets of fuzz/ and run each for a while.
+    Fuzz(Fuzz),
 }
 
 /// Options of `cargo xtask codegen`.
@@ -48,12 +50,27 @@ pub struct ProtocolDiff {
     pub against_version: Option<String>,
 }
 
+/// Options of `cargo xtask fuzz`.
+#[derive(Debug, Args)]
+pub struct Fuzz {
+    /// Seconds to fuzz each target.
+    #[arg(long, value_name = "SECONDS", default_value_t = fuzz::DEFAULT_SECONDS)]
+    pub time: u64,
+    /// The sanitizer to build with: none (default, fastest) or address.
+    #[arg(long, default_value = "none", value_parser = clap::builder::PossibleValuesParser::new(fuzz::SANITIZERS))]
+    pub sanitizer: String,
+    /// The targets to run (default: all, in a fixed order).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+}
+
 impl Xtask {
     /// Runs the command in the repository at `root`; `Ok(false)` means a check failed.
     pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
         match self.command {
             Command::Codegen(codegen) => codegen.exec(root),
             Command::ProtocolDiff(protocol_diff) => protocol_diff.exec(root),
+            Command::Fuzz(fuzz) => fuzz.exec(root),
         }
     }
 }
@@ -108,6 +125,15 @@ impl ProtocolDiff {
         print!("{}", report.changes_text());
         eprint!("{}", report.summary_text());
         Ok(report.passes())
+    }
+}
+
+impl Fuzz {
+    /// Builds the fuzz targets and runs the selected ones, reporting executions per target.
+    pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
+        let settings =
+            fuzz::Settings { seconds: self.time, targets: self.targets, sanitizer: self.sanitizer };
+        fuzz::run(root, &settings)
     }
 }
 

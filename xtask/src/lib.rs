@@ -5,6 +5,8 @@
 //!   `termsprawl-protocol` crate, with a `--check` mode that a test runs on every `cargo test`;
 //! - `protocol-diff` ([`protocol_diff`]): the classification of operation-table changes against a
 //!   git revision, and the rule that a breaking change needs a major bump of `PROTOCOL_VERSION`;
+//! - `fuzz` ([`fuzz`]): builds the cargo-fuzz targets of `fuzz/` (a workspace of its own) and runs
+//!   each for a while, reporting executions per target;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
@@ -26,6 +28,7 @@
 
 pub mod codegen;
 pub mod flags;
+pub mod fuzz;
 pub mod protocol_diff;
 pub mod tidy;
 
