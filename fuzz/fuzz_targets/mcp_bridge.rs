@@ -564,14 +564,7 @@ impl Model {
     /// §3.4: the whole table before a handshake has finished, else filtered by the handshake's
     /// `operations`, when it listed them.
     fn tools_list(&mut self) -> Expect {
-        let full = self
-            .full_list
-            .get_or_insert_with(|| {
-                let tools: Vec<Value> =
-                    operations().iter().map(termsprawl_protocol::Operation::tool_json).collect();
-                result(&json!({"tools": tools}).to_string())
-            })
-            .clone();
+        let full = self.full_list.get_or_insert_with(|| tools_list_part(None)).clone();
         let listed = match &self.session_info["value"]["operations"] {
             Value::Array(names) if self.session_info["ok"] == json!(true) => names.clone(),
             _ => return Expect::Exact(full),
@@ -579,19 +572,29 @@ impl Model {
         if !self.initialize_seen {
             return Expect::Exact(full);
         }
-        let filtered = self
-            .filtered_list
-            .get_or_insert_with(|| {
-                let tools: Vec<Value> = operations()
-                    .iter()
-                    .filter(|op| listed.contains(&json!(op.name())))
-                    .map(termsprawl_protocol::Operation::tool_json)
-                    .collect();
-                result(&json!({"tools": tools}).to_string())
-            })
-            .clone();
+        let filtered =
+            self.filtered_list.get_or_insert_with(|| tools_list_part(Some(&listed))).clone();
         Expect::OneOf(vec![full, filtered])
     }
+}
+
+/// The `result:` part of a `tools/list` answer: the table's entries whose names `listed` has, or
+/// all of them. Cached: there are only a few distinct lists, and building one costs more than
+/// running the bridge on a short input.
+fn tools_list_part(listed: Option<&[Value]>) -> String {
+    static CACHE: Mutex<Vec<(Option<Vec<Value>>, String)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap();
+    if let Some((_, part)) = cache.iter().find(|(key, _)| key.as_deref() == listed) {
+        return part.clone();
+    }
+    let tools: Vec<Value> = operations()
+        .iter()
+        .filter(|op| listed.is_none_or(|listed| listed.contains(&json!(op.name()))))
+        .map(termsprawl_protocol::Operation::tool_json)
+        .collect();
+    let part = result(&json!({"tools": tools}).to_string());
+    cache.push((listed.map(<[Value]>::to_vec), part.clone()));
+    part
 }
 
 fn result(value: &str) -> String {
