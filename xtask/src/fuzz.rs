@@ -120,6 +120,9 @@ pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
     }
     print!("{}", report(&outcomes));
     eprintln!("total {:.0} s", started.elapsed().as_secs_f64());
+    let passed = outcomes.iter().filter(|outcome| outcome.passed).count();
+    // The plain closing line that CI logs are read for.
+    println!("fuzz: {passed} passed, {} failed", outcomes.len() - passed);
     Ok(outcomes.iter().all(|outcome| outcome.passed))
 }
 
