@@ -2,6 +2,7 @@
 //! process against this repository (read-only) and scratch files.
 
 mod codegen;
+mod fuzz;
 mod protocol_diff;
 
 use std::process::Command;
