@@ -5,22 +5,20 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use serde_json::{Map, Value};
 use termsprawl_protocol::ToolRequest;
 
 use crate::convert::convert;
 use crate::describe::{Command, Scalar};
 use crate::exit::ExitStatus;
-use crate::flags::{Scanned, Scanner, Step, is_help, needs_argument, scan_operation, undefined};
+use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
 use crate::generate::{SHELLS, completions, man_page};
-use crate::json_arg::{Args, build_args};
 use crate::output::print_result;
 use crate::quote::go_quote;
 use crate::session::MISSING_SESSION;
 use crate::skills::write_skills;
 use crate::streams::Streams;
 use crate::usage::{help, section, usage};
-use crate::{VERSION, catalog};
+use crate::{OperationArgs, VERSION, catalog, parse_operation};
 
 /// The line after every usage error.
 const HELP_POINTER: &str = "Run `termsprawlctl help` for usage.";
@@ -258,11 +256,10 @@ fn operation(
 ) -> Result<ExitStatus, Stop> {
     let name = command.name();
     let in_operation = |message: String| Stop::Usage(format!("{name}: {message}"));
-    let (flags, positionals) = match scan_operation(command, rest).map_err(in_operation)? {
-        Scanned::Help => return Ok(print_stdout(streams, &section(command))),
-        Scanned::Args(flags, positionals) => (flags, positionals),
+    let args = match parse_operation(command, rest, streams.stdin).map_err(in_operation)? {
+        OperationArgs::Help => return Ok(print_stdout(streams, &section(command))),
+        OperationArgs::Args(args) => args,
     };
-    let args = build_args(name, &flags, positionals, streams.stdin).map_err(in_operation)?;
     let session = match &options.session {
         Some(flag) => Some(flag.as_os_str()),
         None => session_env,
@@ -271,13 +268,8 @@ fn operation(
         streams.error_line(MISSING_SESSION);
         return Err(Stop::Status(ExitStatus::USAGE));
     };
-    let request = match args {
-        Args::Empty => ToolRequest::new(name, &Value::Object(Map::new())),
-        Args::Raw(text) | Args::Merged(text) => {
-            ToolRequest::with_raw_args(Some(name.to_owned()), text)
-                .expect("the arguments are checked JSON")
-        }
-    };
+    let request = ToolRequest::with_raw_args(Some(name.to_owned()), args)
+        .expect("the arguments are checked JSON");
     let result = termsprawl_transport::call_blocking(&PathBuf::from(session), &request);
     let out = options.out.as_ref().filter(|out| !out.is_empty()).map(PathBuf::from);
     Ok(print_result(result, out, streams))

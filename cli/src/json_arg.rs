@@ -70,13 +70,18 @@ fn json_text(positional: &OsString, stdin: &mut dyn Read) -> Result<String, Stri
     }
     let text = String::from_utf8(trim(&bytes).to_vec())
         .map_err(|_| "the JSON argument is not valid UTF-8".to_owned())?;
+    let not_an_object = || "the JSON argument is not a JSON object".to_owned();
     if !text.starts_with('{') || serde_json::from_str::<IgnoredAny>(&text).is_err() {
-        return Err("the JSON argument is not a JSON object".to_owned());
+        return Err(not_an_object());
     }
-    if let Some(key) = first_duplicate(&text) {
-        return Err(format!("the JSON argument gives {} twice", go_quote(key.as_bytes())));
+    // The check above skips over string contents; the top-level names must also be readable as
+    // strings, or neither the duplicate check nor the merge could compare them (a name written as
+    // a lone surrogate escape, `"\ud800"`, is not a Unicode string).
+    match first_duplicate(&text) {
+        Err(()) => Err(not_an_object()),
+        Ok(Some(key)) => Err(format!("the JSON argument gives {} twice", go_quote(key.as_bytes()))),
+        Ok(None) => Ok(text),
     }
-    Ok(text)
 }
 
 /// The message for two or more positional arguments.
@@ -102,10 +107,11 @@ fn trim(bytes: &[u8]) -> &[u8] {
     &bytes[start..end]
 }
 
-/// The first top-level member name that the object `text` gives twice.
+/// The first top-level member name that the object `text` gives twice; `Err` when a name cannot
+/// be read as a string.
 ///
 /// JSON parsers keep the last duplicate silently, so the names are read one by one here.
-fn first_duplicate(text: &str) -> Option<String> {
+fn first_duplicate(text: &str) -> Result<Option<String>, ()> {
     struct Names;
 
     impl<'de> Visitor<'de> for Names {
@@ -129,7 +135,7 @@ fn first_duplicate(text: &str) -> Option<String> {
     }
 
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.deserialize_map(Names).ok().flatten()
+    deserializer.deserialize_map(Names).map_err(|_| ())
 }
 
 /// A JSON value while flags are merged into it: an object the flags reached, or a value kept as

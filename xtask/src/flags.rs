@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::bench::command::{Template, quote};
-use crate::{bench, codegen, demo, protocol_diff};
+use crate::{bench, codegen, demo, fuzz, protocol_diff};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -29,6 +29,8 @@ pub enum Command {
     Bench(Bench),
     /// Start the headless server on a temporary data directory and show an agent using it.
     Demo,
+    /// Build the cargo-fuzz targets of fuzz/ and run each for a while.
+    Fuzz(Fuzz),
 }
 
 /// Options of `cargo xtask codegen`.
@@ -88,6 +90,20 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     }
 }
 
+/// Options of `cargo xtask fuzz`.
+#[derive(Debug, Args)]
+pub struct Fuzz {
+    /// Seconds to fuzz each target.
+    #[arg(long, value_name = "SECONDS", default_value_t = fuzz::DEFAULT_SECONDS)]
+    pub time: u64,
+    /// The sanitizer to build with: none (default, fastest) or address.
+    #[arg(long, default_value = "none", value_parser = clap::builder::PossibleValuesParser::new(fuzz::SANITIZERS))]
+    pub sanitizer: String,
+    /// The targets to run (default: all, in a fixed order).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+}
+
 impl Xtask {
     /// Runs the command in the repository at `root`; `Ok(false)` means a check failed.
     pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
@@ -96,6 +112,7 @@ impl Xtask {
             Command::ProtocolDiff(protocol_diff) => protocol_diff.exec(root),
             Command::Bench(bench) => bench.exec(root),
             Command::Demo => demo::run(root).map(|()| true),
+            Command::Fuzz(fuzz) => fuzz.exec(root),
         }
     }
 }
@@ -179,6 +196,15 @@ impl Bench {
             std::env::args_os().skip(1).map(|argument| quote(&argument)).collect();
         let command = format!("cargo xtask {}", typed.join(" "));
         bench::run(root, &plan, command, self.check, !self.no_write)
+    }
+}
+
+impl Fuzz {
+    /// Builds the fuzz targets and runs the selected ones, reporting executions per target.
+    pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
+        let settings =
+            fuzz::Settings { seconds: self.time, targets: self.targets, sanitizer: self.sanitizer };
+        fuzz::run(root, &settings)
     }
 }
 

@@ -9,6 +9,8 @@
 //!   of its task, written to `docs/performance.md`, with the `bench-support` binary (tool server
 //!   and in-process client) that it builds in release;
 //! - `demo` ([`demo`]): a scripted tour of the headless server, an agent and the MCP bridge;
+//! - `fuzz` ([`fuzz`]): builds the cargo-fuzz targets of `fuzz/` (a workspace of its own) and runs
+//!   each for a while, reporting executions per target;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
@@ -32,6 +34,7 @@ pub mod bench;
 pub mod codegen;
 pub mod demo;
 pub mod flags;
+pub mod fuzz;
 pub mod protocol_diff;
 pub mod tidy;
 

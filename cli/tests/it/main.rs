@@ -10,6 +10,7 @@ mod acp_scripted;
 mod commands;
 mod compat;
 mod direct;
+mod fuzz_regressions;
 mod mcp_interop;
 mod mcp_stdio;
 mod mcp_support;

@@ -3,6 +3,7 @@
 
 mod bench;
 mod codegen;
+mod fuzz;
 mod protocol_diff;
 
 use std::process::Command;

@@ -1,0 +1,152 @@
+//! The operation table of `spec/protocol.md` §4.3, typed in again from the spec's table (not read
+//! from `termsprawl_protocol`), and the validation rules of §5 written straight from the spec.
+
+use serde_json::Value;
+
+/// The type of one argument, as the table's "arguments" column writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `string`.
+    String,
+    /// `number`.
+    Number,
+    /// `string[]`.
+    Strings,
+    /// `enum a|b|…`.
+    Enum(&'static [&'static str]),
+}
+
+/// One argument: name, type, whether it is starred (required).
+pub type Arg = (&'static str, Kind, bool);
+
+const NODE: Arg = ("nodeId", Kind::String, true);
+const TOPICS: &[&str] =
+    &["overview", "browser", "terminal", "canvas", "context", "agents", "artifacts"];
+const AGENTS: &[&str] = &["claude", "codex", "gemini", "grok", "openclaude", "opencode", "custom"];
+
+/// The 32 operations in table order, each with its arguments in table order.
+pub const OPERATIONS: &[(&str, &[Arg])] = &[
+    ("session_info", &[]),
+    ("guide_read", &[("topic", Kind::Enum(TOPICS), true)]),
+    ("canvas_list", &[]),
+    ("canvas_select", &[("nodeIds", Kind::Strings, true)]),
+    ("canvas_move", &[NODE, ("x", Kind::Number, true), ("y", Kind::Number, true)]),
+    ("canvas_resize", &[NODE, ("width", Kind::Number, true), ("height", Kind::Number, true)]),
+    ("canvas_group", &[("nodeIds", Kind::Strings, true), ("title", Kind::String, false)]),
+    ("sticky_open", &[("text", Kind::String, true)]),
+    ("browser_open", &[("url", Kind::String, true)]),
+    ("browser_list", &[]),
+    ("browser_claim", &[NODE]),
+    ("browser_transfer", &[NODE, ("agentNodeId", Kind::String, true)]),
+    ("browser_navigate", &[NODE, ("url", Kind::String, true)]),
+    ("browser_inspect", &[NODE]),
+    ("browser_click", &[NODE, ("selector", Kind::String, true)]),
+    ("browser_type", &[NODE, ("selector", Kind::String, true), ("text", Kind::String, true)]),
+    ("browser_screenshot", &[NODE]),
+    ("terminal_open", &[("title", Kind::String, false)]),
+    ("terminal_read", &[NODE, ("maxChars", Kind::Number, false)]),
+    ("terminal_submit", &[NODE, ("command", Kind::String, true)]),
+    ("terminal_input", &[NODE, ("text", Kind::String, true)]),
+    ("terminal_interrupt", &[NODE]),
+    ("terminal_external", &[NODE]),
+    ("terminal_close", &[NODE]),
+    ("agent_launch", &[("agent", Kind::Enum(AGENTS), true)]),
+    ("agent_status", &[]),
+    ("agent_cards", &[]),
+    ("agent_send", &[NODE, ("text", Kind::String, true), ("messageId", Kind::String, true)]),
+    ("agent_task", &[("taskId", Kind::String, true)]),
+    (
+        "agent_reply",
+        &[
+            ("taskId", Kind::String, true),
+            ("text", Kind::String, true),
+            ("state", Kind::Enum(&["completed", "failed"]), false),
+        ],
+    ),
+    ("context_read", &[]),
+    (
+        "artifact_open",
+        &[("path", Kind::String, true), ("view", Kind::Enum(&["editor", "diff"]), false)],
+    ),
+];
+
+/// The arguments of the operation `name`, when the table has it.
+pub fn arguments(name: &str) -> Option<&'static [Arg]> {
+    OPERATIONS.iter().find(|(operation, _)| *operation == name).map(|(_, args)| *args)
+}
+
+/// The `error` string a §5 validation answers for `body`, or `None` when the body is accepted.
+///
+/// Straight from the numbered list of §5: the first failing check wins.
+pub fn validation_error(body: &Value) -> Option<String> {
+    // 1. Not an object or array.
+    if !matches!(body, Value::Object(_) | Value::Array(_)) {
+        return Some("Expected an operation and args object".to_owned());
+    }
+    // 2. `operation` missing, not a string, or not in the table (an array has no members).
+    let Some(Value::String(name)) = body.as_object().and_then(|object| object.get("operation"))
+    else {
+        return Some("Unknown operation".to_owned());
+    };
+    let Some(table_args) = arguments(name) else {
+        return Some("Unknown operation".to_owned());
+    };
+    // 3. `args` missing, null, not an object.
+    let Some(Value::Object(args)) = body.get("args") else {
+        return Some("Expected args object".to_owned());
+    };
+    // 4. Required arguments, in table order.
+    for (arg, _, required) in table_args {
+        if *required && !args.contains_key(*arg) {
+            return Some(format!("Missing argument: {arg}"));
+        }
+    }
+    // 5. Each member, in document order.
+    for (member, value) in args {
+        let Some((_, kind, _)) = table_args.iter().find(|(arg, _, _)| arg == member) else {
+            return Some(format!("Unknown argument: {member}"));
+        };
+        if !fits(*kind, value) {
+            return Some(format!("Invalid {member}"));
+        }
+    }
+    None
+}
+
+fn fits(kind: Kind, value: &Value) -> bool {
+    match kind {
+        Kind::String => value.as_str().is_some_and(string_ok),
+        Kind::Enum(allowed) => {
+            value.as_str().is_some_and(|text| string_ok(text) && allowed.contains(&text))
+        }
+        Kind::Number => value.is_number() && number_ok(&value.to_string()),
+        Kind::Strings => match value {
+            Value::Array(items) if !items.is_empty() && items.len() <= 100 => {
+                items.iter().all(|item| {
+                    item.as_str().is_some_and(|item| utf16_units(item) < 256 && no_nul(item))
+                })
+            }
+            _ => false,
+        },
+    }
+}
+
+/// A string or enum value: at most 64 000 UTF-16 units, no U+0000.
+fn string_ok(text: &str) -> bool {
+    utf16_units(text) <= 64_000 && no_nul(text)
+}
+
+fn no_nul(text: &str) -> bool {
+    !text.chars().any(|c| c == '\u{0}')
+}
+
+/// UTF-16 units, counted per character: two for a character outside the Basic Multilingual Plane.
+fn utf16_units(text: &str) -> usize {
+    text.chars().map(|c| if u32::from(c) > 0xFFFF { 2 } else { 1 }).sum()
+}
+
+/// The JSON number literal `literal`, read as JavaScript reads it (the nearest double), is finite
+/// and at most 1 000 000 in absolute value.
+fn number_ok(literal: &str) -> bool {
+    literal.parse::<f64>().is_ok_and(|number| number.is_finite() && number.abs() <= 1e6)
+}
