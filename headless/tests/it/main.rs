@@ -3,6 +3,7 @@
 
 mod agents;
 mod canvas;
+mod every_operation;
 mod messaging;
 mod queue;
 mod serve;

@@ -9,7 +9,7 @@ use std::process::{Child, ChildStderr, Command, Output, Stdio};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::{Agent, TmuxGuard, fails, ok, wait_for_output};
+use crate::support::{Agent, TmuxGuard, built_termsprawlctl, fails, ok, wait_for_output};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_termsprawl-headless");
 
@@ -65,7 +65,7 @@ impl Drop for Serve {
     }
 }
 
-fn read_until_ready(stderr: &mut BufReader<ChildStderr>) -> Vec<String> {
+pub(crate) fn read_until_ready(stderr: &mut BufReader<ChildStderr>) -> Vec<String> {
     let mut lines = Vec::new();
     loop {
         let mut line = String::new();
@@ -283,21 +283,9 @@ fn launch_reports_usage_and_control_errors() {
     assert_eq!(info["projects"][1]["nodes"][0]["nodeId"], node_id.as_str());
 }
 
-/// `termsprawlctl` as cargo builds it next to `termsprawl-headless` (the `cli` package's binary,
-/// present when the workspace was built; this crate may not depend on `cli`).
-fn built_termsprawlctl() -> Option<PathBuf> {
-    let path = Path::new(BINARY).with_file_name("termsprawlctl");
-    path.is_file().then_some(path)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
-    let Some(ctl) = built_termsprawlctl() else {
-        eprintln!(
-            "skipped: termsprawlctl is not built next to termsprawl-headless (cargo build -p termsprawl-cli)"
-        );
-        return;
-    };
+    let Some(ctl) = built_termsprawlctl() else { return };
     let dirs = Dirs::new();
     let mut child = Command::new(BINARY)
         .arg("--data")

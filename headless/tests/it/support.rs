@@ -212,3 +212,24 @@ pub(crate) async fn node(agent: &Agent, node_id: &str) -> Value {
         .cloned()
         .unwrap_or(Value::Null)
 }
+
+/// `termsprawlctl` as cargo builds it next to `termsprawl-headless` (the `cli` package's binary,
+/// present once `cargo build -p termsprawl-cli` ran; this crate may not depend on `cli`).
+///
+/// When it is missing, a test that needs it cannot be skipped silently: under CI (`CI` set and
+/// not empty) it fails with what to build; elsewhere it is skipped with that message on stderr.
+#[expect(clippy::print_stderr, reason = "a skipped test says so on stderr")]
+pub(crate) fn built_termsprawlctl() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_BIN_EXE_termsprawl-headless")).with_file_name("termsprawlctl");
+    if path.is_file() {
+        return Some(path);
+    }
+    let message = format!(
+        "termsprawlctl is not built next to termsprawl-headless ({}): run `cargo build -p termsprawl-cli` first",
+        path.display()
+    );
+    let under_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
+    assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
+    eprintln!("skipped: {message}");
+    None
+}
