@@ -8,7 +8,8 @@
 //! synchronous tests that drive a real binary and block while it runs.
 //!
 //! Every request that passed the server's checks goes through these steps, in order:
-//! 1. it is recorded as a [`Received`] ([`FakeApp::take_received`]);
+//! 1. it is recorded as a [`Received`] ([`FakeApp::take_received`]), unless recording is off
+//!    ([`FakeAppBuilder::recording`]);
 //! 2. if a hold rule matches it ([`FakeApp::hold_all`], [`FakeApp::hold_when`]), it is reported to
 //!    [`FakeApp::next_held`] and waits until [`FakeApp::release`] lets it through;
 //! 3. the oldest answer queued with [`FakeApp::respond`], if any, is returned;
@@ -109,6 +110,7 @@ pub struct FakeAppBuilder {
     status: IntegrationStatus,
     config: ServerConfig,
     handler: Option<Arc<dyn ToolHandler>>,
+    recording: bool,
 }
 
 impl FakeAppBuilder {
@@ -150,6 +152,14 @@ impl FakeAppBuilder {
         self
     }
 
+    /// Whether requests are recorded (step 1; default yes). Long runs that only measure, such as
+    /// benchmarks, turn it off so that the record does not grow.
+    #[must_use]
+    pub fn recording(mut self, recording: bool) -> FakeAppBuilder {
+        self.recording = recording;
+        self
+    }
+
     /// Starts the server on the current tokio runtime and provisions the default session.
     pub async fn start(self) -> Result<FakeApp, FakeAppError> {
         let (temp, data_dir) = match self.data_dir {
@@ -165,6 +175,7 @@ impl FakeAppBuilder {
         });
         let (held_tx, held_rx) = mpsc::unbounded_channel();
         let script = Arc::new(Script {
+            recording: self.recording,
             received: Mutex::default(),
             queue: Mutex::default(),
             answers: Mutex::default(),
@@ -246,6 +257,7 @@ impl FakeApp {
             status: default_status(),
             config: ServerConfig::default(),
             handler: None,
+            recording: true,
         }
     }
 
@@ -455,6 +467,7 @@ type HoldRule = Arc<dyn Fn(&ToolRequest) -> bool + Send + Sync>;
 
 /// What the handler does, shared between the app value and every server run.
 struct Script {
+    recording: bool,
     received: Mutex<Vec<Received>>,
     queue: Mutex<VecDeque<ToolResult>>,
     answers: Mutex<HashMap<String, ToolResult>>,
@@ -472,7 +485,9 @@ impl Script {
             operation: request.operation().unwrap_or_default().to_owned(),
             args: request.args.get().to_owned(),
         };
-        lock(&self.received).push(received.clone());
+        if self.recording {
+            lock(&self.received).push(received.clone());
+        }
         let hold = lock(&self.hold).clone();
         if hold.is_some_and(|holds| holds(&request)) {
             let _ = self.held_tx.send(received.clone());

@@ -153,8 +153,11 @@ async fn stop_keeps_the_directory_and_restart_keeps_the_session() {
 async fn a_given_directory_is_used_and_kept() {
     let dir = tempfile::TempDir::new().unwrap();
     let data_dir = dir.path().join("d");
-    let app = FakeApp::builder().data_dir(&data_dir).start().await.unwrap();
+    let app = FakeApp::builder().data_dir(&data_dir).recording(false).start().await.unwrap();
     assert_eq!(app.temp_dir(), None);
+    let result = call(app.session_file(), &read("terminal_read", "t")).await;
+    assert_eq!(result, ToolResult::ok(json!({"nodeId": "t"})));
+    assert_eq!(app.take_received(), []);
     assert_eq!(app.data_dir(), data_dir);
     assert_eq!(app.server().data_dir(), data_dir);
     drop(app);
