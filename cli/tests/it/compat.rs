@@ -78,7 +78,7 @@ fn session_rules() {
         fixture
             .ctl()
             .args(["--session", "sessions/agent-1.json", "doctor"])
-            .current_dir(&fixture.data_dir()),
+            .current_dir(fixture.data_dir()),
     );
     // No session: the flag without a value (the variable is ignored), an empty flag value, an
     // empty variable, nothing at all; checked before the mode's arguments.

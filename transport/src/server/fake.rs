@@ -162,13 +162,12 @@ impl FakeAppBuilder {
 
     /// Starts the server on the current tokio runtime and provisions the default session.
     pub async fn start(self) -> Result<FakeApp, FakeAppError> {
-        let (temp, data_dir) = match self.data_dir {
-            Some(data_dir) => (None, data_dir),
-            None => {
-                let temp = tempfile::TempDir::new().map_err(FakeAppError::TempDir)?;
-                let data_dir = temp.path().join(DATA_DIR_NAME);
-                (Some(temp), data_dir)
-            }
+        let (temp, data_dir) = if let Some(data_dir) = self.data_dir {
+            (None, data_dir)
+        } else {
+            let temp = tempfile::TempDir::new().map_err(FakeAppError::TempDir)?;
+            let data_dir = temp.path().join(DATA_DIR_NAME);
+            (Some(temp), data_dir)
         };
         let fallback = self.handler.unwrap_or_else(|| {
             handler_fn(|_, request| async move { ToolResult::ok(request.args_value()) })
