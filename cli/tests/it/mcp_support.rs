@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use termsprawl_protocol::{IntegrationStatus, ToolResult, operations};
-use termsprawl_transport::server::fake::{BlockingFakeApp, FakeApp, default_status};
+use termsprawl_transport::server::fake::{BlockingFakeApp, FakeApp, default_status, session_info};
 use termsprawl_transport::server::handler_fn;
 
 /// How long a test waits for something that must happen before declaring failure.
@@ -38,16 +38,9 @@ impl App {
     pub(crate) fn start() -> App {
         let handler = handler_fn(|caller, request| async move {
             match request.operation().unwrap_or_default() {
-                "session_info" => ToolResult::ok(json!({
-                    "nodeId": caller.node_id(),
-                    "projectId": caller.project_id(),
-                    "instanceId": caller.instance_id(),
-                    "host": "local",
-                    "status": caller.status(),
-                    "appVersion": APP_VERSION,
-                    "browserEnabled": true,
-                    "operations": all_operations(),
-                })),
+                "session_info" => {
+                    ToolResult::ok(session_info(&caller, APP_VERSION, true, &all_operations()))
+                }
                 "terminal_read" if request.args_value()["nodeId"] == "slow" => {
                     ToolResult::ok(json!({"nodeId": "slow", "output": "late"}))
                 }

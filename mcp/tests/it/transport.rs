@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use termsprawl_mcp::SessionCaller;
 use termsprawl_protocol::{IntegrationStatus, ToolResult, operations};
-use termsprawl_transport::server::fake::{FakeApp, default_status};
+use termsprawl_transport::server::fake::{FakeApp, default_status, session_info};
 use termsprawl_transport::server::handler_fn;
 
 use crate::support::{Bridge, call, request};
@@ -29,18 +29,9 @@ fn served_operations() -> Vec<&'static str> {
 async fn start_app() -> FakeApp {
     let handler = handler_fn(|caller, request| async move {
         match request.operation().unwrap_or_default() {
-            "session_info" => ToolResult::ok(json!({
-                "nodeId": caller.node_id(),
-                "projectId": caller.project_id(),
-                "instanceId": caller.instance_id(),
-                "host": "local",
-                "status": caller.status(),
-                "appVersion": "7.1.0",
-                "preferencesFile": caller.data_dir().join("preferences.json"),
-                "guidesDirectory": caller.data_dir().join("launch").join(caller.node_id()).join("skills"),
-                "browserEnabled": false,
-                "operations": served_operations(),
-            })),
+            "session_info" => {
+                ToolResult::ok(session_info(&caller, "7.1.0", false, &served_operations()))
+            }
             other => ToolResult::failure(format!("the fake app does not do {other}")),
         }
     });

@@ -103,6 +103,31 @@ pub fn default_status() -> IntegrationStatus {
     }
 }
 
+/// The value of a `session_info` success as the app answers it (`spec/protocol.md` §6.5), for a
+/// fake app's handler: `{"nodeId","projectId","instanceId","host":"local","status",
+/// "appVersion","preferencesFile","guidesDirectory","browserEnabled","operations"}`, with the
+/// caller's identity, status, instance and `D`.
+pub fn session_info(
+    caller: &Caller,
+    app_version: &str,
+    browser_enabled: bool,
+    operations: &[&str],
+) -> serde_json::Value {
+    let data_dir = caller.data_dir();
+    serde_json::json!({
+        "nodeId": caller.node_id(),
+        "projectId": caller.project_id(),
+        "instanceId": caller.instance_id(),
+        "host": "local",
+        "status": caller.status(),
+        "appVersion": app_version,
+        "preferencesFile": data_dir.join("preferences.json"),
+        "guidesDirectory": data_dir.join("launch").join(caller.node_id()).join("skills"),
+        "browserEnabled": browser_enabled,
+        "operations": operations,
+    })
+}
+
 /// How a [`FakeApp`] starts. See [`FakeApp::builder`].
 pub struct FakeAppBuilder {
     data_dir: Option<PathBuf>,

@@ -13,13 +13,13 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 use termsprawl_protocol::args::GuideReadArgs;
 use termsprawl_protocol::{
     IntegrationState, IntegrationStatus, Operation, ToolRequest, ToolResult, Topic, guide,
     operations,
 };
-use termsprawl_transport::server::fake::FakeApp;
+use termsprawl_transport::server::fake::{self, FakeApp};
 use termsprawl_transport::server::{Caller, ToolHandler, handler_fn};
 
 /// The node id of the bench's one session.
@@ -76,20 +76,8 @@ fn answer(caller: &Caller, request: &ToolRequest) -> ToolResult {
 }
 
 fn session_info(caller: &Caller) -> Value {
-    let data_dir = caller.data_dir();
     let operations: Vec<&str> = operations().iter().map(Operation::name).collect();
-    json!({
-        "nodeId": caller.node_id(),
-        "projectId": caller.project_id(),
-        "instanceId": caller.instance_id(),
-        "host": "local",
-        "status": caller.status(),
-        "appVersion": APP_VERSION,
-        "preferencesFile": data_dir.join("preferences.json"),
-        "guidesDirectory": data_dir.join("launch").join(caller.node_id()).join("skills"),
-        "browserEnabled": true,
-        "operations": operations,
-    })
+    fake::session_info(caller, APP_VERSION, true, &operations)
 }
 
 /// `bench-support serve DIR`: starts the fake app for the agent-tools directory `dir` on a

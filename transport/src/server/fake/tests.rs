@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 
-use super::{DATA_DIR_NAME, FakeApp, NODE_ID, PROJECT_ID, Received, default_status};
+use super::{DATA_DIR_NAME, FakeApp, NODE_ID, PROJECT_ID, Received, default_status, session_info};
 use crate::server::handler_fn;
 use crate::{call, call_blocking};
 
@@ -189,4 +189,30 @@ fn the_blocking_app_serves_while_its_user_blocks() {
     assert!(app.data_dir().join("endpoint.json").exists());
     drop(app);
     assert!(!temp.exists());
+}
+
+#[tokio::test]
+async fn session_info_has_the_app_s_shape() {
+    let handler = handler_fn(|caller, _| async move {
+        ToolResult::ok(session_info(&caller, "1.2.3", false, &["session_info", "canvas_list"]))
+    });
+    let app = FakeApp::builder().handler(handler).start().await.unwrap();
+    let result = call(app.session_file(), &ToolRequest::new("session_info", &json!({}))).await;
+    let data_dir = app.data_dir().display();
+    let expected = json!({
+        "nodeId": "agent-1",
+        "projectId": "p1",
+        "instanceId": app.server().instance_id(),
+        "host": "local",
+        "status": default_status(),
+        "appVersion": "1.2.3",
+        "preferencesFile": format!("{data_dir}/preferences.json"),
+        "guidesDirectory": format!("{data_dir}/launch/agent-1/skills"),
+        "browserEnabled": false,
+        "operations": ["session_info", "canvas_list"],
+    });
+    assert_eq!(
+        serde_json::to_string(&result).unwrap(),
+        serde_json::to_string(&ToolResult::ok(expected)).unwrap()
+    );
 }
