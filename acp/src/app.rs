@@ -636,14 +636,8 @@ impl App {
                             self.input_closed = true;
                             self.asks.clear();
                             if self.stdin_tty && self.queued.is_empty() {
-                                // The person left: cancel the turn and wait briefly for its end.
-                                self.quit_requested = true;
-                                quit_deadline = Some(Instant::now() + SHUTDOWN_CANCEL_WAIT);
-                                if !cancelled {
-                                    cancelled = true;
-                                    deadline = Some(Instant::now() + CANCEL_TIMEOUT);
-                                    self.cancel();
-                                }
+                                // The person left.
+                                self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
                             } else {
                                 self.queued.push_back(Input::Eof);
                             }
@@ -654,19 +648,11 @@ impl App {
                     if cancelled {
                         self.ui.line("(cancelling; waiting for the agent to end the turn)");
                     } else {
-                        cancelled = true;
-                        deadline = Some(Instant::now() + CANCEL_TIMEOUT);
-                        self.cancel();
+                        self.cancel_turn(&mut cancelled, &mut deadline);
                     }
                 }
                 () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => {
-                    self.quit_requested = true;
-                    quit_deadline = Some(Instant::now() + SHUTDOWN_CANCEL_WAIT);
-                    if !cancelled {
-                        cancelled = true;
-                        deadline = Some(Instant::now() + CANCEL_TIMEOUT);
-                        self.cancel();
-                    }
+                    self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
                 }
                 () = sleep_until(quit_deadline.unwrap_or(far)), if quit_deadline.is_some() => {
                     self.renderer.end_turn();
@@ -702,6 +688,29 @@ impl App {
             TurnEnd::Failed(error) => self.ui.line(&format!("[prompt failed: {error}]")),
         }
         Ok(end)
+    }
+
+    /// Asks the agent to cancel the turn, once: `cancelled` is set and `deadline` is when an
+    /// ignored cancel becomes fatal.
+    fn cancel_turn(&mut self, cancelled: &mut bool, deadline: &mut Option<Instant>) {
+        if !*cancelled {
+            *cancelled = true;
+            *deadline = Some(Instant::now() + CANCEL_TIMEOUT);
+            self.cancel();
+        }
+    }
+
+    /// Quits during a turn (the person left, or a termination signal): cancels the turn and sets
+    /// `quit_deadline`, the end of the brief wait for the turn to end.
+    fn quit_turn(
+        &mut self,
+        quit_deadline: &mut Option<Instant>,
+        cancelled: &mut bool,
+        deadline: &mut Option<Instant>,
+    ) {
+        self.quit_requested = true;
+        *quit_deadline = Some(Instant::now() + SHUTDOWN_CANCEL_WAIT);
+        self.cancel_turn(cancelled, deadline);
     }
 
     /// Sends `session/cancel` and answers every pending permission ask `cancelled`.

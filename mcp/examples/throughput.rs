@@ -1,4 +1,5 @@
-//! Measures `tools/call` throughput through `serve` against a real loopback `ToolServer`.
+//! Measures `tools/call` throughput through `serve` against the shared fake app (a real loopback
+//! `ToolServer`).
 //!
 //! Not a test (no timed assertions): run it by hand, preferably optimised, and read the numbers.
 //!
@@ -6,9 +7,9 @@
 //! cargo run -p termsprawl-mcp --example throughput --release -- [CALLS]
 //! ```
 //!
-//! The tool server runs on a runtime of its own in another thread, as the app is another process;
-//! the bridge runs on a current-thread runtime, as `termsprawlctl mcp` does, over in-memory pipes.
-//! It reports calls per second one at a time and with 32 in flight, and the process's peak
+//! The fake app's tool server runs on a runtime of its own in another thread, as the app is
+//! another process; the bridge runs on a current-thread runtime, as `termsprawlctl mcp` does, over
+//! in-memory pipes. It reports calls per second one at a time and with 32 in flight, and the process's peak
 //! resident memory (both halves together) from `/proc/self/status`.
 
 #![expect(clippy::print_stdout, reason = "a measuring program prints its results")]
@@ -18,37 +19,30 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use termsprawl_mcp::{SessionCaller, serve};
-use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolIdentity, ToolResult};
-use termsprawl_transport::server::{ToolServer, handler_fn};
+use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolResult};
+use termsprawl_transport::server::fake::FakeApp;
+use termsprawl_transport::server::handler_fn;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 fn main() {
     let calls: u32 = std::env::args().nth(1).map_or(2000, |calls| calls.parse().expect("CALLS"));
-    let dir = tempfile::TempDir::new().unwrap();
-    let data_dir = dir.path().join("agent-tools");
-    let (ready_tx, ready) = std::sync::mpsc::channel();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server_thread = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async move {
-            let handler = handler_fn(|_, request| async move {
-                ToolResult::ok(json!({"echo": request.args_value(), "output": "x".repeat(200)}))
-            });
-            let server = ToolServer::start(&data_dir, handler).await.unwrap();
-            let identity =
-                ToolIdentity { node_id: "agent-1".to_owned(), project_id: "p1".to_owned() };
-            let status = IntegrationStatus {
-                state: IntegrationState::Connected,
-                adapter: "claude-mcp".to_owned(),
-                version: "bench".to_owned(),
-                reason: "bench".to_owned(),
-            };
-            ready_tx.send(server.provision_session(identity, status, false).unwrap()).unwrap();
-            let _ = stopped.await;
-            server.close().await;
-        });
+    // The fake app's server runs on a runtime and thread of its own.
+    let handler = handler_fn(|_, request| async move {
+        ToolResult::ok(json!({"echo": request.args_value(), "output": "x".repeat(200)}))
     });
-    let session_file = ready.recv().unwrap();
+    let status = IntegrationStatus {
+        state: IntegrationState::Connected,
+        adapter: "claude-mcp".to_owned(),
+        version: "bench".to_owned(),
+        reason: "bench".to_owned(),
+    };
+    let app = FakeApp::builder()
+        .status(status)
+        .handler(handler)
+        .recording(false)
+        .start_blocking()
+        .unwrap();
+    let session_file = app.session_file().to_path_buf();
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async move {
@@ -102,8 +96,7 @@ fn main() {
         println!("sequential: {sequential:.0} tools/call per second");
         println!("{in_flight} in flight: {concurrent:.0} tools/call per second");
     });
-    let _ = stop.send(());
-    server_thread.join().unwrap();
+    drop(app);
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if let Some(peak) = status.lines().find(|line| line.starts_with("VmHWM:")) {
         println!("peak resident memory (bridge and server together): {}", peak[6..].trim());

@@ -9,6 +9,10 @@
 //! handler sees it, together with the [`Caller`] the token belongs to. [`ToolServer::close`]
 //! removes the lock, and `endpoint.json` if it is still this server's.
 //!
+//! [`fake::FakeApp`] wraps a server into the fake app every test suite, example and benchmark
+//! uses: `D` in a temp dir, one provisioned session, a handler that records requests and answers
+//! canned results.
+//!
 //! What the handler returns decides the HTTP status: a success is 200, a failure 400 (an empty
 //! error becomes `Tool failed`, and so does a panicking handler). The handler runs in a task of
 //! its own: a client that disconnects does not cancel an operation that has started, as in the
@@ -37,6 +41,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod fake;
 mod files;
 mod http;
 mod lock;

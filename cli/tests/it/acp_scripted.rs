@@ -317,23 +317,12 @@ fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
     let Some(peer) = peer() else { return };
     let place = Place::new();
     let marker = marker();
-    let (finished, transcript) = interrupt_when_waiting(
-        &place,
-        &peer,
-        &format!("cancel {marker}"),
-        &format!("sleep {marker}"),
-        Duration::from_mins(1),
-    );
-    assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
-    assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
+    let (_, transcript) =
+        interrupt_when_waiting(&place, &peer, "cancel", &marker, Duration::from_mins(1));
     assert!(transcript.contains("permission outcome after cancel: cancelled"), "{transcript}");
     assert!(transcript.contains("[tool] Run a long command (execute, cancelled)"), "{transcript}");
     assert!(transcript.contains("[stop reason: cancelled]"), "{transcript}");
-    assert!(
-        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
-        "orphaned processes: {:?}",
-        processes_with(&marker)
-    );
+    assert_no_process_left(&marker);
     let cancels: Vec<Value> = place
         .traced("out")
         .into_iter()
@@ -348,16 +337,19 @@ fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
     assert_eq!(place.check_trace(&peer), Vec::<Value>::new());
 }
 
-/// Starts a `--prompt` turn and sends SIGINT once the agent says it waits; the whole transcript.
-/// `running` must appear in some process's command line before the interrupt.
+/// Starts a `--prompt "<scenario> <marker>"` turn and sends SIGINT once the agent says it waits
+/// (`sleep <marker>` must then appear in some process's command line); checks that the run exits
+/// 1 after cancelling the turn, and returns it with the whole transcript.
 fn interrupt_when_waiting(
     place: &Place,
     peer: &Peer,
-    prompt: &str,
-    running: &str,
+    scenario: &str,
+    marker: &str,
     limit: Duration,
 ) -> (Finished, String) {
-    let mut child = place.command(peer, &[], &["--prompt", prompt]).spawn().unwrap();
+    let prompt = format!("{scenario} {marker}");
+    let running = format!("sleep {marker}");
+    let mut child = place.command(peer, &[], &["--prompt", &prompt]).spawn().unwrap();
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut seen = String::new();
     loop {
@@ -369,7 +361,7 @@ fn interrupt_when_waiting(
             break;
         }
     }
-    assert!(!processes_with(running).is_empty(), "{running:?} is not running");
+    assert!(!processes_with(&running).is_empty(), "{running:?} is not running");
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -378,7 +370,19 @@ fn interrupt_when_waiting(
     child.stdout = Some(stdout.into_inner());
     let finished = finish(child, limit);
     let transcript = format!("{seen}{}", finished.stdout);
+    assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
+    assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
     (finished, transcript)
+}
+
+/// Waits up to 10 s for every process with `marker` in its command line to be gone.
+#[track_caller]
+fn assert_no_process_left(marker: &str) {
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(marker).is_empty()),
+        "orphaned processes: {:?}",
+        processes_with(marker)
+    );
 }
 
 #[test]
@@ -386,25 +390,14 @@ fn an_agent_that_ignores_the_cancel_is_stopped_after_30_seconds() {
     let Some(peer) = peer() else { return };
     let place = Place::new();
     let marker = marker();
-    let (finished, transcript) = interrupt_when_waiting(
-        &place,
-        &peer,
-        &format!("ignore-cancel {marker}"),
-        &format!("sleep {marker}"),
-        Duration::from_mins(2),
-    );
-    assert_eq!(finished.code(), Some(1), "{transcript}\n{}", finished.stderr);
-    assert!(transcript.contains("(cancelling the turn)"), "{transcript}");
+    let (finished, _) =
+        interrupt_when_waiting(&place, &peer, "ignore-cancel", &marker, Duration::from_mins(2));
     assert!(
         finished.stderr.contains("the agent did not answer within 30 s of the cancel"),
         "{}",
         finished.stderr
     );
-    assert!(
-        eventually(Duration::from_secs(10), || processes_with(&marker).is_empty()),
-        "orphaned processes: {:?}",
-        processes_with(&marker)
-    );
+    assert_no_process_left(&marker);
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn doctor_calls_session_info_and_prints_the_envelope_byte_for_byte() {
 #[test]
 fn session_rules() {
     let fixture = Fixture::new();
-    let session = fixture.session().to_owned();
+    let session = fixture.session_file().to_owned();
     let mut transcripts = Vec::new();
     let mut check = |run: &mut crate::support::Run| transcripts.push(fixture.check(run));
     // The flag before the mode, after it, after the operation.
@@ -78,7 +78,7 @@ fn session_rules() {
         fixture
             .ctl()
             .args(["--session", "sessions/agent-1.json", "doctor"])
-            .current_dir(&fixture.data_dir()),
+            .current_dir(fixture.data_dir()),
     );
     // No session: the flag without a value (the variable is ignored), an empty flag value, an
     // empty variable, nothing at all; checked before the mode's arguments.
@@ -138,8 +138,8 @@ fn a_tool_failure_prints_its_envelope_and_exits_1() {
 #[test]
 fn a_connection_failure_prints_its_envelope_and_exits_1() {
     let mut fixture = Fixture::new();
-    let port = fixture.port();
-    fixture.stop_server();
+    let port = fixture.port().unwrap();
+    fixture.stop();
     // The endpoint file is gone with the server: write one that points at the closed port.
     let endpoint = json!({"url": format!("http://127.0.0.1:{port}/call"), "instanceId": "gone"});
     std::fs::write(fixture.data_dir().join("endpoint.json"), endpoint.to_string()).unwrap();

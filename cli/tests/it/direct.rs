@@ -81,7 +81,7 @@ fn command_line_errors_exit_2_and_send_nothing() {
 #[test]
 fn compatibility_words_after_program_options_are_usage_errors() {
     let fixture = Fixture::new();
-    let session = fixture.session().to_string_lossy().into_owned();
+    let session = fixture.session_file().to_string_lossy().into_owned();
     let runs = [format!("--session={session}"), format!("-session={session}")];
     let mut out = Vec::new();
     for option in runs {
@@ -96,8 +96,9 @@ fn a_split_json_argument_is_explained() {
     let fixture = Fixture::new();
     let script = r#"$CTL terminal_submit '{"nodeId": "term-2", "command": "echo it's Bob's"}'"#;
     insta::assert_snapshot!(
-        fixture
-            .check(fixture.ctl().shell(script).env("TERMSPRAWL_SESSION_FILE", fixture.session()))
+        fixture.check(
+            fixture.ctl().shell(script).env("TERMSPRAWL_SESSION_FILE", fixture.session_file())
+        )
     );
 }
 
@@ -135,11 +136,9 @@ fn command_line_errors_come_before_a_missing_session() {
     }
     out.push(fixture.check(fixture.ctl().args(["--session", "", "canvas_list"])));
     out.push(fixture.check(fixture.ctl().arg("canvas_list").env("TERMSPRAWL_SESSION_FILE", "")));
-    out.push(
-        fixture.check(
-            fixture.ctl().arg("canvas_list").env("TERMSPRAWL_SESSION_FILE", fixture.session()),
-        ),
-    );
+    out.push(fixture.check(
+        fixture.ctl().arg("canvas_list").env("TERMSPRAWL_SESSION_FILE", fixture.session_file()),
+    ));
     insta::assert_snapshot!(out.join("\n"));
 }
 
@@ -152,7 +151,7 @@ fn the_shell_s_quoting_reaches_the_server_unchanged() {
     let output = fixture
         .ctl()
         .shell(script)
-        .env("TERMSPRAWL_SESSION_FILE", fixture.session())
+        .env("TERMSPRAWL_SESSION_FILE", fixture.session_file())
         .env("HOME", "/home/should-not-expand")
         .output();
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
@@ -192,7 +191,7 @@ fn quoting_edge_cases() {
         .iter()
         .map(|script| {
             fixture.check(
-                fixture.ctl().shell(script).env("TERMSPRAWL_SESSION_FILE", fixture.session()),
+                fixture.ctl().shell(script).env("TERMSPRAWL_SESSION_FILE", fixture.session_file()),
             )
         })
         .collect();

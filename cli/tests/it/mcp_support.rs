@@ -1,20 +1,18 @@
-//! Fixtures of the `termsprawlctl mcp` tests: a fake app on a real loopback [`ToolServer`] (in a
-//! thread with its own runtime, discovery files in a temp dir) and a driver of the real binary
-//! over raw pipes that checks the envelope of every stdout line.
+//! Fixtures of the `termsprawlctl mcp` tests: the shared fake app (a real loopback tool server on
+//! a runtime and thread of its own, discovery files in a temp dir) scripted as an MCP host's app,
+//! and a driver of the real binary over raw pipes that checks the envelope of every stdout line.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::{Arc, mpsc};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
-use termsprawl_protocol::{
-    IntegrationState, IntegrationStatus, ToolIdentity, ToolResult, operations,
-};
-use termsprawl_transport::server::{ToolServer, handler_fn};
+use termsprawl_protocol::{IntegrationStatus, ToolResult, operations};
+use termsprawl_transport::server::fake::{BlockingFakeApp, FakeApp, default_status, session_info};
+use termsprawl_transport::server::handler_fn;
 
 /// How long a test waits for something that must happen before declaring failure.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
@@ -28,97 +26,44 @@ pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADU
 /// The app version the fake app reports.
 pub(crate) const APP_VERSION: &str = "7.1.0";
 
-/// A fake app: `session_info` listing every operation, `canvas_list` succeeding, `terminal_read`
-/// failing (or, for node `slow`, waiting until released), `browser_screenshot` answering an image.
+/// The shared fake app set up as an MCP host's app: `session_info` listing every operation,
+/// `canvas_list` succeeding, `terminal_read` failing (or, for node `slow`, held until released),
+/// `browser_screenshot` answering an image.
 pub(crate) struct App {
-    session_file: PathBuf,
+    app: BlockingFakeApp,
     token: String,
-    started: mpsc::Receiver<()>,
-    release: Arc<tokio::sync::Notify>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<thread::JoinHandle<()>>,
-    _dir: TempDir,
 }
 
 impl App {
     pub(crate) fn start() -> App {
-        let dir = TempDir::new().unwrap();
-        let data_dir = dir.path().join("agent-tools");
-        let (started_tx, started) = mpsc::channel();
-        let release = Arc::new(tokio::sync::Notify::new());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (ready_tx, ready) = mpsc::channel();
-        let app_release = Arc::clone(&release);
-        let thread = thread::spawn(move || {
-            let runtime =
-                tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            runtime.block_on(async move {
-                let handler = handler_fn(move |caller, request| {
-                    let started = started_tx.clone();
-                    let release = Arc::clone(&app_release);
-                    async move {
-                        let args = request.args_value();
-                        match request.operation().unwrap_or_default() {
-                            "session_info" => ToolResult::ok(json!({
-                                "nodeId": caller.node_id(),
-                                "projectId": caller.project_id(),
-                                "instanceId": caller.instance_id(),
-                                "host": "local",
-                                "status": caller.status(),
-                                "appVersion": APP_VERSION,
-                                "browserEnabled": true,
-                                "operations": all_operations(),
-                            })),
-                            "canvas_list" => {
-                                ToolResult::ok(json!([{"id": "n1", "kind": "terminal"}]))
-                            }
-                            "terminal_read" if args["nodeId"] == "slow" => {
-                                let _ = started.send(());
-                                release.notified().await;
-                                ToolResult::ok(json!({"nodeId": "slow", "output": "late"}))
-                            }
-                            "terminal_read" => {
-                                ToolResult::failure("Local terminal not found in this project")
-                            }
-                            "browser_screenshot" => ToolResult::ok(json!({"image": PNG})),
-                            other => {
-                                ToolResult::failure(format!("the fake app does not do {other}"))
-                            }
-                        }
-                    }
-                });
-                let server = ToolServer::start(&data_dir, handler).await.unwrap();
-                let identity =
-                    ToolIdentity { node_id: "agent-1".to_owned(), project_id: "p1".to_owned() };
-                let status = IntegrationStatus {
-                    state: IntegrationState::NeedsSetup,
-                    adapter: "claude-mcp".to_owned(),
-                    version: "2.1.200".to_owned(),
-                    reason: "Waiting for the agent to connect to MCP".to_owned(),
-                };
-                let session_file = server.provision_session(identity, status, false).unwrap();
-                ready_tx.send(session_file).unwrap();
-                let _ = stopped.await;
-                server.close().await;
-            });
+        let handler = handler_fn(|caller, request| async move {
+            match request.operation().unwrap_or_default() {
+                "session_info" => {
+                    ToolResult::ok(session_info(&caller, APP_VERSION, true, &all_operations()))
+                }
+                "terminal_read" if request.args_value()["nodeId"] == "slow" => {
+                    ToolResult::ok(json!({"nodeId": "slow", "output": "late"}))
+                }
+                "terminal_read" => ToolResult::failure("Local terminal not found in this project"),
+                other => ToolResult::failure(format!("the fake app does not do {other}")),
+            }
         });
-        let session_file = ready.recv_timeout(PATIENCE).expect("the fake app did not start");
-        let session: Value =
-            serde_json::from_slice(&std::fs::read(&session_file).unwrap()).unwrap();
-        let token = session["token"].as_str().unwrap().to_owned();
-        App {
-            session_file,
-            token,
-            started,
-            release,
-            stop: Some(stop),
-            thread: Some(thread),
-            _dir: dir,
-        }
+        let app = FakeApp::builder()
+            .status(mcp_status())
+            .handler(handler)
+            .start_blocking()
+            .expect("the fake app starts");
+        app.answer("canvas_list", ToolResult::ok(json!([{"id": "n1", "kind": "terminal"}])));
+        app.answer("browser_screenshot", ToolResult::ok(json!({"image": PNG})));
+        app.hold_when(|request| {
+            request.operation() == Some("terminal_read") && request.args_value()["nodeId"] == "slow"
+        });
+        let token = app.token();
+        App { app, token }
     }
 
     pub(crate) fn session_file(&self) -> &Path {
-        &self.session_file
+        self.app.session_file()
     }
 
     /// The session token, to prove that it appears nowhere.
@@ -128,24 +73,18 @@ impl App {
 
     /// Waits until a `terminal_read` of node `slow` has reached the app.
     pub(crate) fn wait_for_slow_call(&self) {
-        self.started.recv_timeout(PATIENCE).expect("the slow call did not reach the app");
+        self.app.wait_held(PATIENCE).expect("the slow call did not reach the app");
     }
 
     /// Lets one waiting `terminal_read` of node `slow` finish.
     pub(crate) fn release_slow_call(&self) {
-        self.release.notify_one();
+        self.app.release(1);
     }
 }
 
-impl Drop for App {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+/// The status of an MCP agent's session before it connected.
+fn mcp_status() -> IntegrationStatus {
+    IntegrationStatus { version: "2.1.200".to_owned(), ..default_status() }
 }
 
 /// Every operation name, in table order.

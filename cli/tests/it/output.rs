@@ -50,7 +50,7 @@ fn failures_print_error_and_exit_1() {
         fixture.check(fixture.ctl_session().args(["terminal_read", r#"{"nodeId":"t","x":1}"#])),
     );
     out.push(fixture.check(fixture.ctl_session().args(["agent_launch", "--agent", "vim"])));
-    fixture.stop_server();
+    fixture.stop();
     out.push(fixture.check(fixture.ctl_session().args(["canvas_list"])));
     insta::assert_snapshot!(out.join("\n"));
 }
@@ -152,14 +152,14 @@ fn output_that_cannot_be_written_after_success_still_exits_0() {
 #[test]
 fn a_broken_pipe_after_success_still_exits_0() {
     let fixture = Fixture::new();
-    fixture.close_gate();
+    fixture.hold_all();
     fixture.respond(ToolResult::ok(json!("a value nobody reads")));
     let mut run = fixture.ctl_session();
     run.args(["terminal_read", "--nodeId", "t"]);
     let mut child = run.command().spawn().unwrap();
     // Close the reading end before the server answers, then let it answer.
     drop(child.stdout.take());
-    fixture.open_gate();
+    fixture.release(1);
     let status = child.wait().unwrap();
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();

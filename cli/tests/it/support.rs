@@ -1,154 +1,70 @@
-//! Fixtures: a real loopback `ToolServer` in a temp dir whose handler records every request, a
-//! raw loopback listener that records request bytes exactly, and the one way to run the binary and
-//! turn its run into a normalised transcript.
+//! Fixtures: the shared fake app (a real loopback `ToolServer` in a temp dir whose handler records
+//! every request), a raw loopback listener that records request bytes exactly, and the one way to
+//! run the binary and turn its run into a normalised transcript.
 
-use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 
 use serde_json::json;
 use tempfile::TempDir;
-use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolIdentity, ToolResult};
-use termsprawl_transport::server::{ToolServer, handler_fn};
-use tokio::runtime::Runtime;
-use tokio::sync::Notify;
+use termsprawl_transport::server::fake::{BlockingFakeApp, FakeApp};
 
 /// The binary under test.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_termsprawlctl");
 
-/// One request as the tool server's handler saw it (validated, so `args` is compact JSON).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Received {
-    /// The operation.
-    pub(crate) operation: String,
-    /// The arguments as JSON text.
-    pub(crate) args: String,
-}
-
-/// What the handler does, shared with the test.
-#[derive(Default)]
-struct State {
-    received: Mutex<Vec<Received>>,
-    responses: Mutex<VecDeque<ToolResult>>,
-    gated: Mutex<bool>,
-    gate: Notify,
-}
-
-/// A tool server on `127.0.0.1:0` with its data directory `D` in a temp dir and one provisioned
-/// session, `D/sessions/agent-1.json`.
+/// A fake app ([`FakeApp`]: a real tool server on `127.0.0.1:0` with `D` in a temp dir and one
+/// provisioned session, `D/sessions/agent-1.json`) that the binary's runs go to, with `tmp/` in
+/// the temp dir as the binary's `TMPDIR`.
 ///
-/// The handler records each request and answers with the next queued response, or by echoing the
-/// arguments as the value.
+/// The handler records each request and answers with the next queued response
+/// ([`FakeApp::respond`]), or by echoing the arguments as the value. It dereferences to the app.
 pub(crate) struct Fixture {
-    temp: TempDir,
-    runtime: Runtime,
-    server: Option<ToolServer>,
-    state: Arc<State>,
-    session_file: PathBuf,
+    app: BlockingFakeApp,
     token: String,
+}
+
+impl Deref for Fixture {
+    type Target = BlockingFakeApp;
+
+    fn deref(&self) -> &BlockingFakeApp {
+        &self.app
+    }
+}
+
+impl DerefMut for Fixture {
+    fn deref_mut(&mut self) -> &mut BlockingFakeApp {
+        &mut self.app
+    }
 }
 
 impl Fixture {
     pub(crate) fn new() -> Fixture {
-        let temp = TempDir::new().unwrap();
-        std::fs::create_dir(temp.path().join("tmp")).unwrap();
-        let data_dir = temp.path().join("agent-tools");
-        let runtime = Runtime::new().unwrap();
-        let state = Arc::new(State::default());
-        let handler_state = Arc::clone(&state);
-        let handler = handler_fn(move |_caller, request| {
-            let state = Arc::clone(&handler_state);
-            async move {
-                let received = Received {
-                    operation: request.operation().unwrap_or_default().to_owned(),
-                    args: request.args.get().to_owned(),
-                };
-                state.received.lock().unwrap().push(received);
-                let gated = *state.gated.lock().unwrap();
-                if gated {
-                    state.gate.notified().await;
-                }
-                let queued = state.responses.lock().unwrap().pop_front();
-                queued.unwrap_or_else(|| ToolResult::ok(request.args_value()))
-            }
-        });
-        let server = runtime.block_on(ToolServer::start(&data_dir, handler)).unwrap();
-        let status = IntegrationStatus {
-            state: IntegrationState::NeedsSetup,
-            adapter: "claude-mcp".to_owned(),
-            version: "unknown".to_owned(),
-            reason: "Waiting for the agent to connect to MCP".to_owned(),
-        };
-        let identity = ToolIdentity { node_id: "agent-1".to_owned(), project_id: "p1".to_owned() };
-        let session_file = server.provision_session(identity, status, false).unwrap();
-        let session: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&session_file).unwrap()).unwrap();
-        let token = session["token"].as_str().unwrap().to_owned();
-        Fixture { temp, runtime, server: Some(server), state, session_file, token }
-    }
-
-    /// The session file.
-    pub(crate) fn session(&self) -> &Path {
-        &self.session_file
+        let app = FakeApp::builder().start_blocking().unwrap();
+        std::fs::create_dir(app.temp_dir().unwrap().join("tmp")).unwrap();
+        let token = app.token();
+        Fixture { app, token }
     }
 
     /// The temp dir holding `D` and `tmp/` (the binary's `TMPDIR`).
     pub(crate) fn temp(&self) -> &Path {
-        self.temp.path()
-    }
-
-    /// `D`.
-    pub(crate) fn data_dir(&self) -> PathBuf {
-        self.temp.path().join("agent-tools")
-    }
-
-    /// The server's port.
-    pub(crate) fn port(&self) -> u16 {
-        self.server.as_ref().unwrap().port()
-    }
-
-    /// Queues the handler's next answer.
-    pub(crate) fn respond(&self, result: ToolResult) {
-        self.state.responses.lock().unwrap().push_back(result);
-    }
-
-    /// Makes the handler wait for [`Fixture::open_gate`] before it answers.
-    pub(crate) fn close_gate(&self) {
-        *self.state.gated.lock().unwrap() = true;
-    }
-
-    /// Lets one waiting (or the next) request be answered.
-    pub(crate) fn open_gate(&self) {
-        self.state.gate.notify_one();
-    }
-
-    /// The requests received since the last call, oldest first.
-    pub(crate) fn take_received(&self) -> Vec<Received> {
-        std::mem::take(&mut *self.state.received.lock().unwrap())
-    }
-
-    /// Stops the server: `endpoint.json` goes away and the port closes.
-    pub(crate) fn stop_server(&mut self) {
-        if let Some(server) = self.server.take() {
-            self.runtime.block_on(server.close());
-        }
+        self.app.temp_dir().unwrap()
     }
 
     /// A command line of the binary, with `TMPDIR` inside the temp dir and no session variable.
     pub(crate) fn ctl(&self) -> Run {
-        Run::new(self.temp.path())
+        Run::new(self.temp())
     }
 
     /// A command line that starts `--session <session file>`.
     pub(crate) fn ctl_session(&self) -> Run {
         let mut run = self.ctl();
-        run.arg("--session").arg(self.session_file.as_os_str());
+        run.arg("--session").arg(self.session_file().as_os_str());
         run
     }
 
@@ -180,20 +96,14 @@ impl Fixture {
 
     /// Replaces the paths and port of this fixture with placeholders.
     pub(crate) fn normalise(&self, text: &str) -> String {
-        let session = self.session_file.to_string_lossy();
-        let temp = self.temp.path().to_string_lossy();
-        let port = self.server.as_ref().map(ToolServer::port);
+        let session = self.session_file().to_string_lossy();
+        let temp = self.temp().to_string_lossy();
+        let port = self.port();
         let mut text = text.replace(session.as_ref(), "[SESSION]").replace(temp.as_ref(), "[TEMP]");
         if let Some(port) = port {
             text = text.replace(&format!("127.0.0.1:{port}"), "127.0.0.1:[PORT]");
         }
         replace_random_temp_names(&text)
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        self.stop_server();
     }
 }
 

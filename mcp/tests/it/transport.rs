@@ -1,16 +1,13 @@
-//! End to end: `serve` with the real [`SessionCaller`] against a real loopback
-//! [`ToolServer`], discovery files in a temp dir.
+//! End to end: `serve` with the real [`SessionCaller`] against the shared fake app (a real
+//! loopback tool server, discovery files in a temp dir).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 use termsprawl_mcp::SessionCaller;
-use termsprawl_protocol::{
-    IntegrationState, IntegrationStatus, ToolIdentity, ToolResult, operations,
-};
-use termsprawl_transport::server::{ToolHandler, ToolServer, handler_fn};
+use termsprawl_protocol::{IntegrationStatus, ToolResult, operations};
+use termsprawl_transport::server::fake::{FakeApp, default_status, session_info};
+use termsprawl_transport::server::handler_fn;
 
 use crate::support::{Bridge, call, request};
 
@@ -26,50 +23,27 @@ fn served_operations() -> Vec<&'static str> {
         .collect()
 }
 
-/// A small app: `session_info` as the app answers it, a success, a failure and an image (the
-/// screenshot is served although the list leaves it out: `tools/call` is not filtered).
-fn app() -> Arc<dyn ToolHandler> {
-    handler_fn(|caller, request| async move {
+/// The shared fake app as a small app: `session_info` as the app answers it, a success, a failure
+/// and an image (the screenshot is served although the list leaves it out: `tools/call` is not
+/// filtered).
+async fn start_app() -> FakeApp {
+    let handler = handler_fn(|caller, request| async move {
         match request.operation().unwrap_or_default() {
-            "session_info" => ToolResult::ok(json!({
-                "nodeId": caller.node_id(),
-                "projectId": caller.project_id(),
-                "instanceId": caller.instance_id(),
-                "host": "local",
-                "status": caller.status(),
-                "appVersion": "7.1.0",
-                "preferencesFile": caller.data_dir().join("preferences.json"),
-                "guidesDirectory": caller.data_dir().join("launch").join(caller.node_id()).join("skills"),
-                "browserEnabled": false,
-                "operations": served_operations(),
-            })),
-            "canvas_list" => ToolResult::ok(json!([{"id": "n1", "kind": "terminal", "x": 1.5}])),
-            "terminal_read" => ToolResult::failure("Local terminal not found in this project"),
-            "browser_screenshot" => ToolResult::ok(json!({"image": PNG})),
+            "session_info" => {
+                ToolResult::ok(session_info(&caller, "7.1.0", false, &served_operations()))
+            }
             other => ToolResult::failure(format!("the fake app does not do {other}")),
         }
-    })
+    });
+    let app = FakeApp::builder().status(status()).handler(handler).start().await.unwrap();
+    app.answer("canvas_list", ToolResult::ok(json!([{"id": "n1", "kind": "terminal", "x": 1.5}])));
+    app.answer("terminal_read", ToolResult::failure("Local terminal not found in this project"));
+    app.answer("browser_screenshot", ToolResult::ok(json!({"image": PNG})));
+    app
 }
 
 fn status() -> IntegrationStatus {
-    IntegrationStatus {
-        state: IntegrationState::NeedsSetup,
-        adapter: "claude-mcp".to_owned(),
-        version: "2.1.200".to_owned(),
-        reason: "Waiting for the agent to connect to MCP".to_owned(),
-    }
-}
-
-async fn start_app(data_dir: &Path, reuse: bool) -> (ToolServer, PathBuf) {
-    let server = ToolServer::start(data_dir, app()).await.unwrap();
-    let identity = ToolIdentity { node_id: "agent-1".to_owned(), project_id: "p1".to_owned() };
-    let session_file = server.provision_session(identity, status(), reuse).unwrap();
-    (server, session_file)
-}
-
-fn token_of(session_file: &Path) -> String {
-    let session: Value = serde_json::from_slice(&std::fs::read(session_file).unwrap()).unwrap();
-    session["token"].as_str().unwrap().to_owned()
+    IntegrationStatus { version: "2.1.200".to_owned(), ..default_status() }
 }
 
 fn content(response: &Value) -> &Value {
@@ -78,10 +52,9 @@ fn content(response: &Value) -> &Value {
 
 #[tokio::test]
 async fn a_session_against_a_real_tool_server() {
-    let dir = TempDir::new().unwrap();
-    let (server, session_file) = start_app(dir.path(), false).await;
-    let token = token_of(&session_file);
-    let mut bridge = Bridge::start(Arc::new(SessionCaller::new(&session_file)));
+    let app = start_app().await;
+    let token = app.token();
+    let mut bridge = Bridge::start(Arc::new(SessionCaller::new(app.session_file())));
     let mut answers = Vec::new();
 
     let response = bridge
@@ -143,18 +116,17 @@ async fn a_session_against_a_real_tool_server() {
     for line in answers.iter().map(Value::to_string).chain(logs) {
         assert!(!line.contains(&token), "the token leaked into {line}");
     }
-    server.close().await;
 }
 
 #[tokio::test]
 async fn a_running_bridge_survives_an_app_restart() {
-    let dir = TempDir::new().unwrap();
-    let (server, session_file) = start_app(dir.path(), false).await;
+    let mut app = start_app().await;
+    let session_file = app.session_file().to_path_buf();
     let mut bridge = Bridge::start(Arc::new(SessionCaller::new(&session_file)));
     let response = bridge.request(&call(json!(1), "canvas_list", json!({}))).await;
     assert_eq!(response["result"]["isError"], false);
 
-    server.close().await;
+    app.stop().await;
     // While the app is away, calls are isError results, never protocol errors.
     let response = bridge.request(&call(json!(2), "canvas_list", json!({}))).await;
     assert_eq!(response["result"]["isError"], true);
@@ -174,33 +146,20 @@ async fn a_running_bridge_survives_an_app_restart() {
     assert_eq!(response["error"]["message"], error);
 
     // The app comes back on a new port, reusing the session: the bridge finds it again.
-    let (server, again) = start_app(dir.path(), true).await;
-    assert_eq!(again, session_file);
+    let token = app.token();
+    app.restart().await.unwrap();
+    assert_eq!((app.session_file(), app.token()), (session_file.as_path(), token));
     let response = bridge.request(&call(json!(4), "canvas_list", json!({}))).await;
     assert_eq!(response["result"]["isError"], false);
     let response = bridge.request(&request(json!(5), "initialize", None)).await;
     assert_eq!(response["result"]["serverInfo"]["version"], "7.1.0");
-    server.close().await;
 }
 
 #[tokio::test]
 async fn calls_in_flight_reach_the_server_concurrently() {
-    let dir = TempDir::new().unwrap();
-    let (release_tx, release_rx) = tokio::sync::watch::channel(false);
-    let (arrived_tx, mut arrived_rx) = tokio::sync::mpsc::unbounded_channel();
-    let handler = handler_fn(move |_, request| {
-        let mut release = release_rx.clone();
-        let arrived = arrived_tx.clone();
-        async move {
-            let _ = arrived.send(());
-            release.wait_for(|released| *released).await.unwrap();
-            ToolResult::ok(request.args_value())
-        }
-    });
-    let server = ToolServer::start(dir.path(), handler).await.unwrap();
-    let identity = ToolIdentity { node_id: "agent-1".to_owned(), project_id: "p1".to_owned() };
-    let session_file = server.provision_session(identity, status(), false).unwrap();
-    let mut bridge = Bridge::start(Arc::new(SessionCaller::new(&session_file)));
+    let app = FakeApp::builder().status(status()).start().await.unwrap();
+    app.hold_all();
+    let mut bridge = Bridge::start(Arc::new(SessionCaller::new(app.session_file())));
     for index in 0..8 {
         bridge
             .send_json(&call(json!(index), "sticky_open", json!({"text": format!("{index}")})))
@@ -208,11 +167,11 @@ async fn calls_in_flight_reach_the_server_concurrently() {
     }
     // All eight are at the server at the same time, and ping is answered meanwhile.
     for _ in 0..8 {
-        arrived_rx.recv().await.unwrap();
+        app.next_held().await;
     }
     let response = bridge.request(&request(json!("p"), "ping", None)).await;
     assert_eq!(response["result"], json!({}));
-    release_tx.send(true).unwrap();
+    app.release(8);
     let mut ids: Vec<i64> = Vec::new();
     for _ in 0..8 {
         let response = bridge.recv().await;
@@ -225,5 +184,4 @@ async fn calls_in_flight_reach_the_server_concurrently() {
     }
     ids.sort_unstable();
     assert_eq!(ids, (0..8).collect::<Vec<_>>());
-    server.close().await;
 }

@@ -10,7 +10,7 @@ use tempfile::TempDir;
 use termsprawl_protocol::{IntegrationState, ToolRequest, ToolResult};
 use termsprawl_transport::server::{Caller, ProvisionError, StartError, ToolServer, handler_fn};
 
-use crate::support::{Fixture, check_failure, identity, scripted_handler, status};
+use crate::support::{check_failure, fixture, identity, scripted_handler, status};
 
 fn mode(path: &Path) -> u32 {
     fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -52,10 +52,10 @@ fn temporary_files(dir: &Path) -> Vec<String> {
 
 #[tokio::test]
 async fn start_writes_the_layout_with_exact_modes_and_content() {
-    let fixture = Fixture::start().await;
-    let server = &fixture.server;
+    let fixture = fixture().await;
+    let server = fixture.server();
     let data_dir = server.data_dir();
-    assert_eq!(data_dir, fixture.dir.path().join("agent-tools"));
+    assert_eq!(data_dir, fixture.temp_dir().unwrap().join("agent-tools"));
     assert!(is_uuid_v4(server.instance_id()), "{}", server.instance_id());
     assert_eq!(server.url(), format!("http://127.0.0.1:{}/call", server.port()));
 
@@ -85,9 +85,9 @@ async fn an_existing_data_dir_is_made_private() {
 
 #[tokio::test]
 async fn session_files_have_the_exact_content_and_order() {
-    let fixture = Fixture::start().await;
-    let path = &fixture.session_file;
-    assert_eq!(*path, fixture.server.data_dir().join("sessions").join("agent-1.json"));
+    let fixture = fixture().await;
+    let path = fixture.session_file();
+    assert_eq!(*path, fixture.server().data_dir().join("sessions").join("agent-1.json"));
     assert_eq!(mode(path), 0o600);
     let token = fixture.token();
     assert_eq!(token.len(), 64);
@@ -98,24 +98,24 @@ async fn session_files_have_the_exact_content_and_order() {
             r#"{{"nodeId":"agent-1","projectId":"project-1","token":"{token}","status":{{"state":"needs-setup","adapter":"claude-mcp","version":"1.0.0","reason":"fixture"}}}}"#
         )
     );
-    assert_eq!(temporary_files(fixture.server.data_dir()), Vec::<String>::new());
+    assert_eq!(temporary_files(fixture.server().data_dir()), Vec::<String>::new());
 }
 
 #[tokio::test]
 async fn rewriting_a_file_restores_mode_0600() {
-    let fixture = Fixture::start().await;
-    fs::set_permissions(&fixture.session_file, fs::Permissions::from_mode(0o644)).unwrap();
+    let fixture = fixture().await;
+    fs::set_permissions(fixture.session_file(), fs::Permissions::from_mode(0o644)).unwrap();
     fixture
-        .server
+        .server()
         .provision_session(identity("agent-1", "project-1"), status("again"), true)
         .unwrap();
-    assert_eq!(mode(&fixture.session_file), 0o600);
+    assert_eq!(mode(fixture.session_file()), 0o600);
 }
 
 #[tokio::test]
 async fn writes_are_atomic_for_a_concurrent_reader() {
-    let fixture = Fixture::start().await;
-    let path = fixture.session_file.clone();
+    let fixture = fixture().await;
+    let path = fixture.session_file().to_path_buf();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reader = {
         let stop = std::sync::Arc::clone(&stop);
@@ -133,42 +133,44 @@ async fn writes_are_atomic_for_a_concurrent_reader() {
     for round in 0..300 {
         let long_reason = "r".repeat(round * 50);
         fixture
-            .server
+            .server()
             .provision_session(identity("agent-1", "project-1"), status(&long_reason), false)
             .unwrap();
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(reader.join().unwrap() > 0);
-    assert_eq!(temporary_files(fixture.server.data_dir()), Vec::<String>::new());
+    assert_eq!(temporary_files(fixture.server().data_dir()), Vec::<String>::new());
 }
 
 #[tokio::test]
 async fn a_failed_write_leaves_no_temporary_file() {
-    let fixture = Fixture::start().await;
+    let fixture = fixture().await;
     // A directory where the session file should be: the rename fails.
-    let blocked = fixture.server.session_file("agent-2");
+    let blocked = fixture.server().session_file("agent-2");
     fs::create_dir(&blocked).unwrap();
     fs::write(blocked.join("keep"), "x").unwrap();
-    let error =
-        fixture.server.provision_session(identity("agent-2", "p"), status("s"), false).unwrap_err();
+    let error = fixture
+        .server()
+        .provision_session(identity("agent-2", "p"), status("s"), false)
+        .unwrap_err();
     assert!(matches!(error, ProvisionError::Io { .. }), "{error:?}");
     assert!(
         error.to_string().starts_with(&format!("cannot write {}: ", blocked.display())),
         "{error}"
     );
-    assert_eq!(temporary_files(fixture.server.data_dir()), Vec::<String>::new());
+    assert_eq!(temporary_files(fixture.server().data_dir()), Vec::<String>::new());
 }
 
 #[tokio::test]
 async fn reuse_keeps_token_and_stored_status_only_for_the_same_identity() {
-    let fixture = Fixture::start().await;
-    let server = &fixture.server;
+    let fixture = fixture().await;
+    let server = fixture.server();
     let first = fixture.token();
 
     // Same identity, reuse: token and stored status kept, the new status ignored.
     server.provision_session(identity("agent-1", "project-1"), status("new"), true).unwrap();
     assert_eq!(fixture.token(), first);
-    let session: Value = serde_json::from_str(&read(&fixture.session_file)).unwrap();
+    let session: Value = serde_json::from_str(&read(fixture.session_file())).unwrap();
     assert_eq!(session["status"]["reason"], "fixture");
     assert_eq!(server.sessions().get("agent-1").unwrap().status().reason, "fixture");
 
@@ -182,14 +184,14 @@ async fn reuse_keeps_token_and_stored_status_only_for_the_same_identity() {
     let third = fixture.token();
     assert_ne!(third, second);
     assert_eq!(
-        serde_json::from_str::<Value>(&read(&fixture.session_file)).unwrap()["projectId"],
+        serde_json::from_str::<Value>(&read(fixture.session_file())).unwrap()["projectId"],
         "project-2"
     );
 
     // A malformed stored token: a new token.
     for bad in ["ABCDEF".repeat(10) + "abcd", "a".repeat(63), String::new()] {
         fs::write(
-            &fixture.session_file,
+            fixture.session_file(),
             json!({"nodeId": "agent-1", "projectId": "project-2", "token": bad, "status": status("x")}).to_string(),
         )
         .unwrap();
@@ -201,13 +203,13 @@ async fn reuse_keeps_token_and_stored_status_only_for_the_same_identity() {
     // A stored status that cannot be read: the token is kept, the given status is used.
     let token = fixture.token();
     fs::write(
-        &fixture.session_file,
+        fixture.session_file(),
         json!({"extra": 1, "nodeId": "agent-1", "projectId": "project-2", "token": token, "status": "broken"}).to_string(),
     )
     .unwrap();
     server.provision_session(identity("agent-1", "project-2"), status("given"), true).unwrap();
     assert_eq!(fixture.token(), token);
-    let session: Value = serde_json::from_str(&read(&fixture.session_file)).unwrap();
+    let session: Value = serde_json::from_str(&read(fixture.session_file())).unwrap();
     assert_eq!(session["status"]["reason"], "given");
     assert!(session.get("extra").is_none());
 
@@ -218,18 +220,18 @@ async fn reuse_keeps_token_and_stored_status_only_for_the_same_identity() {
 
 #[tokio::test]
 async fn invalid_node_ids_are_refused() {
-    let fixture = Fixture::start().await;
+    let fixture = fixture().await;
     for node_id in ["", "../escape", "a/b", "-a", "a.json", &"a".repeat(129)] {
         let error = fixture
-            .server
+            .server()
             .provision_session(identity(node_id, "p"), status("s"), false)
             .unwrap_err();
         assert!(matches!(error, ProvisionError::InvalidNodeId));
         assert_eq!(error.to_string(), "Invalid agent node ID");
-        let error = fixture.server.revoke_session(node_id).unwrap_err();
+        let error = fixture.server().revoke_session(node_id).unwrap_err();
         assert_eq!(error.to_string(), "Invalid agent node ID");
     }
-    let names: Vec<_> = fs::read_dir(fixture.server.data_dir().join("sessions"))
+    let names: Vec<_> = fs::read_dir(fixture.server().data_dir().join("sessions"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
@@ -238,35 +240,38 @@ async fn invalid_node_ids_are_refused() {
 
 #[tokio::test]
 async fn revocation_deletes_the_file_and_kills_the_token() {
-    let fixture = Fixture::start().await;
+    let fixture = fixture().await;
     let request = ToolRequest::new("session_info", &json!({}));
     assert_eq!(
-        termsprawl_transport::call(&fixture.session_file, &request).await,
+        termsprawl_transport::call(fixture.session_file(), &request).await,
         ToolResult::ok_empty()
     );
-    let saved = read(&fixture.session_file);
+    let saved = read(fixture.session_file());
 
-    fixture.server.revoke_session("agent-1").unwrap();
-    assert!(!fixture.session_file.exists());
-    assert!(fixture.server.sessions().get("agent-1").is_none());
+    fixture.server().revoke_session("agent-1").unwrap();
+    assert!(!fixture.session_file().exists());
+    assert!(fixture.server().sessions().get("agent-1").is_none());
     // Even with the old file put back, the token is dead.
-    fs::write(&fixture.session_file, &saved).unwrap();
+    fs::write(fixture.session_file(), &saved).unwrap();
     assert_eq!(
-        termsprawl_transport::call(&fixture.session_file, &request).await,
+        termsprawl_transport::call(fixture.session_file(), &request).await,
         ToolResult::failure("Unknown or revoked session")
     );
     // Revoking again, or a node that never existed, is fine.
-    fixture.server.revoke_session("agent-1").unwrap();
-    fixture.server.revoke_session("never-was").unwrap();
+    fixture.server().revoke_session("agent-1").unwrap();
+    fixture.server().revoke_session("never-was").unwrap();
 }
 
 #[tokio::test]
 async fn reprovisioning_without_reuse_kills_the_old_token() {
-    let fixture = Fixture::start().await;
-    let old = read(&fixture.session_file);
-    fixture.server.provision_session(identity("agent-1", "project-1"), status("s"), false).unwrap();
+    let fixture = fixture().await;
+    let old = read(fixture.session_file());
+    fixture
+        .server()
+        .provision_session(identity("agent-1", "project-1"), status("s"), false)
+        .unwrap();
     // A copy of the old session file, next to the new one so that it finds endpoint.json.
-    let old_session = fixture.server.data_dir().join("sessions").join("old-copy.json");
+    let old_session = fixture.server().data_dir().join("sessions").join("old-copy.json");
     fs::write(&old_session, &old).unwrap();
     let request = ToolRequest::new("session_info", &json!({}));
     assert_eq!(
@@ -274,21 +279,21 @@ async fn reprovisioning_without_reuse_kills_the_old_token() {
         ToolResult::failure("Unknown or revoked session")
     );
     assert_eq!(
-        termsprawl_transport::call(&fixture.session_file, &request).await,
+        termsprawl_transport::call(fixture.session_file(), &request).await,
         ToolResult::ok_empty()
     );
 }
 
 #[tokio::test]
 async fn the_handler_sees_the_caller_of_the_token() {
-    let fixture = Fixture::start().await;
+    let fixture = fixture().await;
     let other = fixture
-        .server
+        .server()
         .provision_session(identity("agent-2", "project-2"), status("s"), false)
         .unwrap();
     let request = ToolRequest::new("canvas_select", &json!({"nodeIds": ["n"]}));
     for (session, node, project) in
-        [(&fixture.session_file, "agent-1", "project-1"), (&other, "agent-2", "project-2")]
+        [(fixture.session_file(), "agent-1", "project-1"), (&other, "agent-2", "project-2")]
     {
         let ToolResult::Success { value: Some(value) } =
             termsprawl_transport::call(session, &request).await
@@ -362,8 +367,8 @@ async fn caller_status_changes_stay_in_memory() {
 
 #[tokio::test]
 async fn a_live_owner_keeps_the_data_dir() {
-    let fixture = Fixture::start().await;
-    let data_dir = fixture.server.data_dir();
+    let fixture = fixture().await;
+    let data_dir = fixture.server().data_dir();
     let lock = read(&data_dir.join("server.lock"));
     let endpoint = read(&data_dir.join("endpoint.json"));
 
@@ -447,45 +452,45 @@ async fn a_lock_with_an_invalid_pid_is_reported() {
 
 #[tokio::test]
 async fn close_removes_lock_and_our_endpoint_but_keeps_sessions() {
-    let fixture = Fixture::start().await;
-    let data_dir = fixture.server.data_dir().to_path_buf();
-    fixture.server.close().await;
+    let mut fixture = fixture().await;
+    let data_dir = fixture.server().data_dir().to_path_buf();
+    fixture.stop().await;
     assert!(!data_dir.join("server.lock").exists());
     assert!(!data_dir.join("endpoint.json").exists());
-    assert!(fixture.session_file.exists());
+    assert!(fixture.session_file().exists());
 }
 
 #[tokio::test]
 async fn close_keeps_an_endpoint_that_is_no_longer_ours() {
-    let fixture = Fixture::start().await;
-    let data_dir = fixture.server.data_dir().to_path_buf();
+    let mut fixture = fixture().await;
+    let data_dir = fixture.server().data_dir().to_path_buf();
     let foreign = r#"{"url":"http://127.0.0.1:1/call","instanceId":"someone-else"}"#;
     fs::write(data_dir.join("endpoint.json"), foreign).unwrap();
-    fixture.server.close().await;
+    fixture.stop().await;
     assert_eq!(read(&data_dir.join("endpoint.json")), foreign);
     assert!(!data_dir.join("server.lock").exists());
 }
 
 #[tokio::test]
 async fn dropping_the_server_cleans_up_too() {
-    let fixture = Fixture::start().await;
-    let data_dir = fixture.server.data_dir().to_path_buf();
-    drop(fixture.server);
+    let mut fixture = fixture().await;
+    let data_dir = fixture.server().data_dir().to_path_buf();
+    drop(fixture.take_server());
     assert!(!data_dir.join("server.lock").exists());
     assert!(!data_dir.join("endpoint.json").exists());
 }
 
 #[tokio::test]
 async fn after_close_calls_fail_without_retry() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
-    let endpoint = read(&fixture.server.data_dir().join("endpoint.json"));
-    let data_dir = fixture.server.data_dir().to_path_buf();
-    fixture.server.close().await;
+    let mut fixture = fixture().await;
+    let port = fixture.server().port();
+    let endpoint = read(&fixture.server().data_dir().join("endpoint.json"));
+    let data_dir = fixture.server().data_dir().to_path_buf();
+    fixture.stop().await;
     // The app is gone but an old endpoint file survived (a crash, say).
     fs::write(data_dir.join("endpoint.json"), endpoint).unwrap();
     let result = termsprawl_transport::call(
-        &fixture.session_file,
+        fixture.session_file(),
         &ToolRequest::new("session_info", &json!({})),
     )
     .await;

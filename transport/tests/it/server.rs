@@ -14,8 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::support::{
-    Fixture, RawResponse, identity, parse_response, post, raw_exchange, read_response, request,
-    status,
+    RawResponse, fixture, fixture_with, identity, parse_response, post, raw_exchange,
+    read_response, request, status,
 };
 
 const SESSION_INFO: &[u8] = br#"{"operation":"session_info","args":{}}"#;
@@ -32,8 +32,8 @@ fn check(response: &RawResponse, status: u16, body: &str) {
 
 #[tokio::test]
 async fn success_with_and_without_a_value() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
 
     let response = raw_exchange(port, &post("/call", &auth, SESSION_INFO)).await;
@@ -53,15 +53,15 @@ async fn success_with_and_without_a_value() {
         200,
         &format!(
             r#"{{"ok":true,"value":{{"nodeId":"agent-1","projectId":"project-1","instanceId":"{}","operation":"canvas_move","args":{{"y":2,"nodeId":"n","x":1}}}}}}"#,
-            fixture.server.instance_id()
+            fixture.server().instance_id()
         ),
     );
 }
 
 #[tokio::test]
 async fn origin_is_checked_first() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let token = fixture.token();
     for (method, target, auth) in [
         ("POST", "/call", Some(bearer(&token))),
@@ -81,8 +81,8 @@ async fn origin_is_checked_first() {
 
 #[tokio::test]
 async fn auth_comes_before_routing() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let token = fixture.token();
     let unauthorized = r#"{"ok":false,"error":"Unknown or revoked session"}"#;
     let wrong_token = "f".repeat(64);
@@ -115,8 +115,8 @@ async fn auth_comes_before_routing() {
 
 #[tokio::test]
 async fn only_post_call_is_routed() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
     for (method, target) in [
         ("GET", "/call"),
@@ -151,8 +151,8 @@ fn padded(body: &[u8], length: usize) -> Vec<u8> {
 
 #[tokio::test]
 async fn the_body_cap_is_131072_bytes() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
 
     let exactly = padded(SESSION_INFO, MAX_REQUEST_BYTES);
@@ -169,8 +169,8 @@ async fn the_body_cap_is_131072_bytes() {
 
 #[tokio::test]
 async fn content_length_is_not_trusted_the_bytes_are_counted() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let over = padded(SESSION_INFO, MAX_REQUEST_BYTES + 1);
     // Chunked: no length announced at all.
     let mut request = format!(
@@ -189,8 +189,8 @@ async fn content_length_is_not_trusted_the_bytes_are_counted() {
 
 #[tokio::test]
 async fn invalid_json_is_answered_with_the_parser_message() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
     for (body, message) in [
         (&b""[..], "EOF while parsing a value at line 1 column 0"),
@@ -205,8 +205,8 @@ async fn invalid_json_is_answered_with_the_parser_message() {
 
 #[tokio::test]
 async fn validation_failures_are_400_with_the_validation_message() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
     for (body, message) in [
         (&b"null"[..], "Expected an operation and args object"),
@@ -226,8 +226,8 @@ async fn validation_failures_are_400_with_the_validation_message() {
 
 #[tokio::test]
 async fn handler_failures_are_400() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
     for (body, message) in [
         (
@@ -246,10 +246,10 @@ async fn handler_failures_are_400() {
 
 #[tokio::test]
 async fn revoked_tokens_are_refused() {
-    let fixture = Fixture::start().await;
-    let port = fixture.server.port();
+    let fixture = fixture().await;
+    let port = fixture.server().port();
     let auth = [bearer(&fixture.token())];
-    fixture.server.revoke_session("agent-1").unwrap();
+    fixture.server().revoke_session("agent-1").unwrap();
     let response = raw_exchange(port, &post("/call", &auth, SESSION_INFO)).await;
     check(&response, 401, r#"{"ok":false,"error":"Unknown or revoked session"}"#);
 }
@@ -269,8 +269,8 @@ fn check_timeout(response: &RawResponse) {
 
 #[tokio::test]
 async fn a_body_that_stalls_gets_408() {
-    let fixture = Fixture::start_with(quick()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
+    let fixture = fixture_with(quick()).await;
+    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server().port())).await.unwrap();
     let head = format!(
         "POST /call HTTP/1.1\r\nhost: 127.0.0.1\r\n{}\r\ncontent-length: {}\r\n\r\n",
         bearer(&fixture.token()),
@@ -283,16 +283,16 @@ async fn a_body_that_stalls_gets_408() {
 
 #[tokio::test]
 async fn a_head_that_stalls_gets_408() {
-    let fixture = Fixture::start_with(quick()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
+    let fixture = fixture_with(quick()).await;
+    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server().port())).await.unwrap();
     stream.write_all(b"POST /call HTTP/1.1\r\nhost: 127.0.0.1\r\n").await.unwrap();
     check_timeout(&read_response(&mut stream).await);
 }
 
 #[tokio::test]
 async fn a_silent_new_connection_gets_408() {
-    let fixture = Fixture::start_with(quick()).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
+    let fixture = fixture_with(quick()).await;
+    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server().port())).await.unwrap();
     check_timeout(&read_response(&mut stream).await);
 }
 
@@ -303,8 +303,8 @@ async fn kept_alive_connections_serve_several_requests_then_close_when_idle() {
     let config = ServerConfig::default()
         .with_receive_timeout(Duration::from_secs(5))
         .with_idle_timeout(Duration::from_secs(1));
-    let fixture = Fixture::start_with(config).await;
-    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
+    let fixture = fixture_with(config).await;
+    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server().port())).await.unwrap();
     let request = format!(
         "POST /call HTTP/1.1\r\nhost: 127.0.0.1\r\n{}\r\ncontent-length: {}\r\n\r\n",
         bearer(&fixture.token()),
@@ -332,8 +332,8 @@ async fn kept_alive_connections_serve_several_requests_then_close_when_idle() {
 
 #[tokio::test]
 async fn a_client_that_half_closes_still_gets_the_answer() {
-    let fixture = Fixture::start().await;
-    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server.port())).await.unwrap();
+    let fixture = fixture().await;
+    let mut stream = TcpStream::connect(("127.0.0.1", fixture.server().port())).await.unwrap();
     stream.write_all(&post("/call", &[bearer(&fixture.token())], SESSION_INFO)).await.unwrap();
     stream.shutdown().await.unwrap();
     check(&read_response(&mut stream).await, 200, r#"{"ok":true}"#);

@@ -10,7 +10,8 @@ use std::thread;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolIdentity, ToolResult};
-use termsprawl_transport::server::{ServerConfig, ToolHandler, ToolServer, handler_fn};
+use termsprawl_transport::server::fake::FakeApp;
+use termsprawl_transport::server::{ServerConfig, ToolHandler, handler_fn};
 
 /// The token of every fixture session: well-formed and easy to spot in any output.
 pub(crate) const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -314,37 +315,22 @@ pub(crate) fn scripted_handler() -> Arc<dyn ToolHandler> {
     })
 }
 
-/// A started server on a fresh `D` with the scripted handler and one session `agent-1` in
-/// `project-1`.
-pub(crate) struct Fixture {
-    pub(crate) dir: TempDir,
-    pub(crate) server: ToolServer,
-    pub(crate) session_file: PathBuf,
+/// A started fake app on a fresh `D` (`<temp>/agent-tools`) with the scripted handler and one
+/// session `agent-1` in `project-1`.
+pub(crate) async fn fixture() -> FakeApp {
+    fixture_with(ServerConfig::default()).await
 }
 
-impl Fixture {
-    pub(crate) async fn start() -> Fixture {
-        Fixture::start_with(ServerConfig::default()).await
-    }
-
-    pub(crate) async fn start_with(config: ServerConfig) -> Fixture {
-        let dir = TempDir::new().unwrap();
-        let server =
-            ToolServer::start_with(&dir.path().join("agent-tools"), scripted_handler(), config)
-                .await
-                .unwrap();
-        let session_file = server
-            .provision_session(identity("agent-1", "project-1"), status("fixture"), false)
-            .unwrap();
-        Fixture { dir, server, session_file }
-    }
-
-    /// The live token of `agent-1`, read back from its session file.
-    pub(crate) fn token(&self) -> String {
-        let session: Value =
-            serde_json::from_slice(&std::fs::read(&self.session_file).unwrap()).unwrap();
-        session["token"].as_str().unwrap().to_owned()
-    }
+/// [`fixture`] with explicit timing.
+pub(crate) async fn fixture_with(config: ServerConfig) -> FakeApp {
+    FakeApp::builder()
+        .identity("agent-1", "project-1")
+        .status(status("fixture"))
+        .config(config)
+        .handler(scripted_handler())
+        .start()
+        .await
+        .unwrap()
 }
 
 /// One HTTP response as bytes came off the wire.

@@ -1,5 +1,6 @@
-//! The bench's tool server: the transport crate's [`ToolServer`] with a handler that answers
-//! `guide_read` with the protocol crate's guide and `session_info` with the app's value shape.
+//! The bench's tool server: the transport crate's fake app (`FakeApp`, a real `ToolServer`) with a
+//! handler that answers `guide_read` with the protocol crate's guide and `session_info` with the
+//! app's value shape.
 //!
 //! It runs in a `bench-support serve DIR` process ([`serve`]), built in release like the program
 //! under test, so that its own cost is the same small share of every measured call. The xtask
@@ -12,13 +13,14 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 use termsprawl_protocol::args::GuideReadArgs;
 use termsprawl_protocol::{
-    IntegrationState, IntegrationStatus, Operation, ToolIdentity, ToolRequest, ToolResult, Topic,
-    guide, operations,
+    IntegrationState, IntegrationStatus, Operation, ToolRequest, ToolResult, Topic, guide,
+    operations,
 };
-use termsprawl_transport::server::{Caller, ToolHandler, ToolServer, handler_fn};
+use termsprawl_transport::server::fake::{self, FakeApp};
+use termsprawl_transport::server::{Caller, ToolHandler, handler_fn};
 
 /// The node id of the bench's one session.
 pub const NODE_ID: &str = "bench";
@@ -74,42 +76,34 @@ fn answer(caller: &Caller, request: &ToolRequest) -> ToolResult {
 }
 
 fn session_info(caller: &Caller) -> Value {
-    let data_dir = caller.data_dir();
     let operations: Vec<&str> = operations().iter().map(Operation::name).collect();
-    json!({
-        "nodeId": caller.node_id(),
-        "projectId": caller.project_id(),
-        "instanceId": caller.instance_id(),
-        "host": "local",
-        "status": caller.status(),
-        "appVersion": APP_VERSION,
-        "preferencesFile": data_dir.join("preferences.json"),
-        "guidesDirectory": data_dir.join("launch").join(caller.node_id()).join("skills"),
-        "browserEnabled": true,
-        "operations": operations,
-    })
+    fake::session_info(caller, APP_VERSION, true, &operations)
 }
 
-/// `bench-support serve DIR`: starts the server for the agent-tools directory `dir` on a
-/// multi-threaded runtime, provisions one session, prints the session file's path and a newline
-/// on stdout, serves until stdin ends, then closes the server.
+/// `bench-support serve DIR`: starts the fake app for the agent-tools directory `dir` on a
+/// multi-threaded runtime (recording off) with one session, prints the session file's path and a
+/// newline on stdout, serves until stdin ends, then closes the server.
 pub fn serve(dir: &Path) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
-    let server = runtime
-        .block_on(ToolServer::start(dir, handler()))
-        .with_context(|| format!("cannot start the tool server in {}", dir.display()))?;
-    let identity = ToolIdentity { node_id: NODE_ID.to_owned(), project_id: "bench".to_owned() };
     let status = IntegrationStatus {
         state: IntegrationState::Connected,
         adapter: "bench".to_owned(),
         version: "unknown".to_owned(),
         reason: "Benchmark session".to_owned(),
     };
-    let session_file =
-        server.provision_session(identity, status, false).context("cannot provision a session")?;
+    let app = FakeApp::builder()
+        .data_dir(dir)
+        .identity(NODE_ID, "bench")
+        .status(status)
+        .handler(handler())
+        .recording(false);
+    let mut app = runtime
+        .block_on(app.start())
+        .with_context(|| format!("cannot start the tool server in {}", dir.display()))?;
+    let session_file = app.session_file();
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", session_file.display())
         .and_then(|()| stdout.flush())
@@ -117,7 +111,7 @@ pub fn serve(dir: &Path) -> anyhow::Result<()> {
     drop(stdout);
     // The runtime's worker threads serve; this thread waits for the end of stdin.
     let _ = std::io::stdin().lock().read_to_end(&mut Vec::new());
-    runtime.block_on(server.close());
+    runtime.block_on(app.stop());
     Ok(())
 }
 
