@@ -3,7 +3,7 @@
 //! Everything that lists operations derives from [`operations`]: the MCP `tools/list` payload
 //! ([`catalog_json`]), the command-line flags and usage, the reference docs and the validator.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -136,21 +136,37 @@ impl Param {
 
 /// All operations of the current protocol version, in table order.
 pub fn operations() -> &'static [Operation] {
-    &OPERATIONS
+    OPERATIONS.get_or_init(|| (0..TABLE.len()).map(|index| row(index).clone()).collect())
 }
 
 /// The operation called `name`.
+///
+/// Builds that operation's schema only, unless the whole table is already built: a one-shot
+/// `termsprawlctl OP ...` needs one of the 32.
 pub fn operation(name: &str) -> Option<&'static Operation> {
-    OPERATIONS.iter().find(|operation| operation.name == name)
+    if let Some(all) = OPERATIONS.get() {
+        return all.iter().find(|operation| operation.name == name);
+    }
+    TABLE.iter().position(|entry| entry.0 == name).map(row)
 }
 
 /// The MCP `tools/list` payload: every operation's [`Operation::tool_json`], in table order.
 pub fn catalog_json() -> Value {
-    Value::Array(OPERATIONS.iter().map(Operation::tool_json).collect())
+    Value::Array(operations().iter().map(Operation::tool_json).collect())
 }
 
-static OPERATIONS: LazyLock<Vec<Operation>> =
-    LazyLock::new(|| TABLE.iter().map(|row| build(row.0, row.1, row.2)).collect());
+/// The whole table, built at the first call of [`operations`].
+static OPERATIONS: OnceLock<Vec<Operation>> = OnceLock::new();
+
+/// Each row, built at the first call of [`operation`] that names it (or of [`operations`]).
+static ROWS: [OnceLock<Operation>; TABLE.len()] = [const { OnceLock::new() }; TABLE.len()];
+
+fn row(index: usize) -> &'static Operation {
+    ROWS[index].get_or_init(|| {
+        let (name, description, schema) = TABLE[index];
+        build(name, description, schema)
+    })
+}
 
 const READ_ONLY: &[&str] = &[
     "session_info",

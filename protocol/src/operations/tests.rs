@@ -178,3 +178,17 @@ fn schema_snapshots() {
         );
     }
 }
+
+#[test]
+fn an_operation_by_name_is_its_table_row() {
+    // `operation` builds one row on its own when the table is not built yet; either way the
+    // answer must be the row of the table, and an unknown name none.
+    for name in ["terminal_submit", "session_info", "artifact_open"] {
+        assert_eq!(operation(name).unwrap().name(), name);
+    }
+    for expected in operations() {
+        assert_eq!(operation(expected.name()), Some(expected));
+    }
+    assert_eq!(operation("terminal_sumbit"), None);
+    assert_eq!(operation(""), None);
+}
