@@ -53,8 +53,18 @@ impl Server {
         let ctl = launch::find_ctl(config.ctl.as_deref(), &config.search_path);
         let state = State { canvas, tasks: Tasks::empty(&tasks_dir) };
         let engine = Arc::new(Engine::new(config, layout.clone(), tmux, state, default_project));
-        let tool_server =
-            ToolServer::start(layout.agent_tools(), Arc::new(Handler(Arc::clone(&engine)))).await?;
+        let exec_log = match &engine.config.exec_log {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(Error::io("open", path))?,
+            ),
+            None => None,
+        };
+        let handler = Handler { engine: Arc::clone(&engine), exec_log };
+        let tool_server = ToolServer::start(layout.agent_tools(), Arc::new(handler)).await?;
         let url = tool_server.url().to_owned();
         let instance_id = tool_server.instance_id().to_owned();
         engine.set_tool_server(Arc::new(tool_server));

@@ -23,6 +23,11 @@ struct Serve {
 impl Serve {
     /// Starts `serve` and waits for its `ready` line.
     fn start(user_data: &Path, project: &Path) -> Serve {
+        Serve::start_with(user_data, project, &[])
+    }
+
+    /// Starts `serve` with `extra` arguments and waits for its `ready` line.
+    fn start_with(user_data: &Path, project: &Path, extra: &[&std::ffi::OsStr]) -> Serve {
         let mut child = Command::new(BINARY)
             .args([
                 "--data".as_ref(),
@@ -32,6 +37,7 @@ impl Serve {
                 project.as_os_str(),
             ])
             .args(["--ctl", "/bin/true"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -365,4 +371,38 @@ async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
     assert_eq!(answers[1]["result"]["isError"], false);
     assert!(answers[1]["result"]["content"][0]["text"].as_str().unwrap().contains("# Canvas"));
     assert!(serve.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_log_gets_one_line_per_valid_request_and_never_the_token() {
+    let dirs = Dirs::new();
+    let log = dirs.dir.path().join("exec.log");
+    let serve = Serve::start_with(
+        &dirs.user_data(),
+        &dirs.project(),
+        &["--exec-log".as_ref(), log.as_os_str()],
+    );
+    let agent = dirs.launch("logged");
+    ok(&agent, "sticky_open", json!({"text": "logged-1"})).await;
+    ok(&agent, "session_info", json!({})).await;
+    // An invalid request is refused by the transport before dispatch: not logged.
+    let refused = fails(&agent, "sticky_open", json!({})).await;
+    assert!(refused.contains("text"), "{refused}");
+    // A valid request that fails while running is logged: it reached the dispatch point.
+    fails(&agent, "terminal_read", json!({"nodeId": "nope"})).await;
+    assert!(serve.terminate().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text,
+        concat!(
+            r#"{"operation":"sticky_open","args":{"text":"logged-1"}}"#,
+            "\n",
+            r#"{"operation":"session_info","args":{}}"#,
+            "\n",
+            r#"{"operation":"terminal_read","args":{"nodeId":"nope"}}"#,
+            "\n",
+        )
+    );
+    let token = dirs.read_json(&format!("sessions/{}.json", agent.node_id))["token"].clone();
+    assert!(!text.contains(token.as_str().unwrap()));
 }
