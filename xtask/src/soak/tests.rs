@@ -1,0 +1,1 @@
+//! Unit tests of the soak's accounting, classification, `/proc` parsing and report.
