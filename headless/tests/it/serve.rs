@@ -406,3 +406,48 @@ async fn exec_log_gets_one_line_per_valid_request_and_never_the_token() {
     let token = dirs.read_json(&format!("sessions/{}.json", agent.node_id))["token"].clone();
     assert!(!text.contains(token.as_str().unwrap()));
 }
+
+/// Regression (found by `cargo xtask soak`): a restarting server wrote `endpoint.json` before it
+/// had made the sessions of running agents live again, so calls in that window were refused with
+/// `Unknown or revoked session` although the tokens were valid. Now clients find the server only
+/// once restoring is done. A `tmux` wrapper holds the restore step (its first `list-sessions`)
+/// until the test has looked at `endpoint.json`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarting_server_is_found_only_once_running_agents_tokens_work() {
+    use termsprawl_external_term::{SearchPath, find_tmux};
+
+    let mut fixture = crate::support::Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    ok(&agent, "session_info", json!({})).await;
+    fixture.stop().await;
+    let endpoint = fixture.agent_tools().join("endpoint.json");
+    assert!(!endpoint.exists());
+
+    let gate = fixture.dir.path().join("gate");
+    std::fs::create_dir(&gate).unwrap();
+    for fifo in ["entered", "release"] {
+        assert!(Command::new("mkfifo").arg(gate.join(fifo)).status().unwrap().success());
+    }
+    let real = find_tmux(&SearchPath::from_env()).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" list-sessions \"*)\n  if [ ! -e '{gate}/passed' ]; then\n    : > '{gate}/passed'\n    echo entered > '{gate}/entered'\n    read line < '{gate}/release'\n  fi;;\nesac\nexec '{real}' \"$@\"\n",
+        gate = gate.display(),
+        real = real.display()
+    );
+    let wrapper = gate.join("tmux");
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut config = fixture.config();
+    config.search_path = SearchPath::new(Some(gate.as_os_str()), None);
+
+    let starting = tokio::spawn(termsprawl_headless::Server::start(config));
+    // The start is now inside the restore step, listing the running tmux sessions.
+    let entered = gate.join("entered");
+    tokio::task::spawn_blocking(move || std::fs::read_to_string(entered)).await.unwrap().unwrap();
+    assert!(!endpoint.exists(), "endpoint.json was written before the sessions were restored");
+    let release = gate.join("release");
+    tokio::task::spawn_blocking(move || std::fs::write(release, "go\n")).await.unwrap().unwrap();
+    fixture.server = Some(starting.await.unwrap().unwrap());
+    assert!(endpoint.exists());
+    ok(&agent, "session_info", json!({})).await;
+}
