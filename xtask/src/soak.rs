@@ -296,7 +296,11 @@ fn soak(
     });
     control.figures.seconds = started.elapsed().as_secs();
     outcome?;
-    control.check_after_restart(&lock(&shared.world).clone());
+    // The end: every acknowledged node is listed and every acknowledged task is on disk (tasks
+    // may still be pending here: no restart has failed them).
+    let acknowledged = lock(&shared.world).clone();
+    control.check_on_disk(&acknowledged, None);
+    control.check_listed(&acknowledged);
     if let Some(serve) = control.serve.take() {
         server_pid.store(0, Ordering::Relaxed);
         if let Err(error) = serve.stop(Stop::Term) {
@@ -456,7 +460,7 @@ impl Control<'_> {
         let mut rng = Rng::new(settings.seed);
         let deadline = started + settings.duration;
         let interval =
-            (settings.duration / 15).clamp(Duration::from_secs(8), Duration::from_secs(30));
+            (settings.duration / 15).clamp(Duration::from_secs(5), Duration::from_secs(30));
         let mut next_fault = started + warmup + rng.between(interval / 2, interval * 3 / 2);
         let mut next_progress = started + Duration::from_secs(30);
         loop {
@@ -555,7 +559,7 @@ impl Control<'_> {
         }
         // Every answer recorded by now came from the dead server: all of it must be on disk.
         let acknowledged = lock(&self.shared.world).clone();
-        self.check_on_disk(&acknowledged, how);
+        self.check_on_disk(&acknowledged, Some(how));
         thread::sleep(rng.between(Duration::from_millis(200), Duration::from_secs(3)));
         self.incarnation += 1;
         let serve = Serve::start(self.binaries, self.places, self.incarnation)
@@ -572,13 +576,14 @@ impl Control<'_> {
 
     /// `canvas.json` holds every acknowledged node of each project, and `tasks/` every
     /// acknowledged task.
-    fn check_on_disk(&self, acknowledged: &World, how: Stop) {
+    fn check_on_disk(&self, acknowledged: &World, how: Option<Stop>) {
+        let how = how.map_or_else(|| "the end".to_owned(), |how| format!("{how:?}"));
         let mut ledger = lock(&self.shared.ledger);
         let path = self.places.agent_tools().join("canvas.json");
         let canvas: Value = match std::fs::read(&path).map(|bytes| serde_json::from_slice(&bytes)) {
             Ok(Ok(canvas)) => canvas,
             other => {
-                ledger.fail("canvas.json unreadable after a stop", &format!("{how:?}: {other:?}"));
+                ledger.fail("canvas.json unreadable after a stop", &format!("{how}: {other:?}"));
                 return;
             }
         };
@@ -596,17 +601,15 @@ impl Control<'_> {
                 if !on_disk.contains(&node.as_str()) {
                     ledger.fail(
                         "acknowledged node missing from canvas.json",
-                        &format!("{node} after {how:?}"),
+                        &format!("{node} after {how}"),
                     );
                 }
             }
         }
         for task in &acknowledged.tasks {
             if !self.task_file(task).exists() {
-                ledger.fail(
-                    "acknowledged task missing from tasks/",
-                    &format!("{task} after {how:?}"),
-                );
+                ledger
+                    .fail("acknowledged task missing from tasks/", &format!("{task} after {how}"));
             }
         }
     }
@@ -615,8 +618,8 @@ impl Control<'_> {
         self.places.agent_tools().join("tasks").join(format!("{task}.json"))
     }
 
-    /// After a restart: no acknowledged task is still pending, and `canvas_list` (through an
-    /// agent of each project) shows every acknowledged node.
+    /// After a restart: no task acknowledged before it is still pending, and `canvas_list`
+    /// shows every node acknowledged before it.
     fn check_after_restart(&self, acknowledged: &World) {
         for task in &acknowledged.tasks {
             let state = std::fs::read(self.task_file(task))
@@ -630,6 +633,11 @@ impl Control<'_> {
                 );
             }
         }
+        self.check_listed(acknowledged);
+    }
+
+    /// `canvas_list` (through an agent of each project) shows every acknowledged node.
+    fn check_listed(&self, acknowledged: &World) {
         let mut rng = Rng::new(u64::from(self.incarnation));
         for (index, project) in acknowledged.projects.iter().enumerate() {
             let Some(agent) = self.shared.agents.iter().find(|agent| agent.project == index) else {
