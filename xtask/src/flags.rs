@@ -125,6 +125,12 @@ pub struct Soak {
     /// Print the summary only; leave docs/reliability.md as it is.
     #[arg(long)]
     pub no_write: bool,
+    /// Use this termsprawlctl instead of building one (tests).
+    #[arg(long, hide = true, requires = "headless", value_name = "PATH")]
+    pub ctl: Option<PathBuf>,
+    /// Use this termsprawl-headless instead of building one (tests).
+    #[arg(long, hide = true, requires = "ctl", value_name = "PATH")]
+    pub headless: Option<PathBuf>,
 }
 
 fn at_least_one_u64(text: &str) -> Result<u64, String> {
@@ -252,6 +258,12 @@ impl Soak {
             release: self.release,
             write: !self.no_write,
             command: format!("cargo xtask {}", typed.join(" ")),
+            binaries: match (&self.ctl, &self.headless) {
+                (Some(ctl), Some(headless)) => {
+                    Some(soak::server::Binaries { ctl: ctl.clone(), headless: headless.clone() })
+                }
+                _ => None,
+            },
         }
     }
 

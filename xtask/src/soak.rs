@@ -79,7 +79,7 @@ pub const BRIDGE_FD_SLACK: u64 = 8;
 /// How many more threads a bridge may run at the end than after warm-up.
 pub const BRIDGE_THREAD_SLACK: u64 = 4;
 /// How long every bridge has to answer `ok` after a restart.
-pub const BRIDGE_RECOVERY: Duration = Duration::from_secs(60);
+pub const BRIDGE_RECOVERY: Duration = Duration::from_mins(1);
 
 /// What `cargo xtask soak` was asked to do.
 #[derive(Debug, Clone)]
@@ -94,12 +94,17 @@ pub struct Settings {
     pub write: bool,
     /// The command as typed, for the document.
     pub command: String,
+    /// Prebuilt binaries (tests); `None` builds them.
+    pub binaries: Option<Binaries>,
 }
 
 /// Builds, runs the soak, prints the summary, writes the document; `Ok(false)` when a check
 /// failed.
 pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
-    let binaries = server::build(root, settings.release)?;
+    let binaries = match &settings.binaries {
+        Some(binaries) => binaries.clone(),
+        None => server::build(root, settings.release)?,
+    };
     let temp = tempfile::Builder::new()
         .prefix("termsprawl-soak-")
         .tempdir()
@@ -204,6 +209,7 @@ struct Control<'a> {
     figures: Figures,
 }
 
+#[expect(clippy::too_many_lines, reason = "the run in order: setup, threads, end checks, figures")]
 fn soak(
     binaries: &Binaries,
     places: &Places,
@@ -391,8 +397,10 @@ fn start_agents(
         let Outcome::Ok(value) = outcome else {
             anyhow::bail!("terminal_open failed at the start: {outcome:?}");
         };
-        agent.terminal =
-            value["nodeId"].as_str().context("terminal_open gave no nodeId")?.to_owned();
+        value["nodeId"]
+            .as_str()
+            .context("terminal_open gave no nodeId")?
+            .clone_into(&mut agent.terminal);
     }
     Ok(agents)
 }

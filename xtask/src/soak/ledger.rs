@@ -394,12 +394,11 @@ impl Ledger {
         let mut executions: HashMap<String, u64> = HashMap::new();
         for line in exec_log.lines() {
             reconciled.executions += 1;
-            match exec_key(line) {
-                Some(key) => *executions.entry(key).or_default() += 1,
-                None => {
-                    reconciled.malformed += 1;
-                    push_problem(&mut reconciled.problems, format!("malformed line {line:?}"));
-                }
+            if let Some(key) = exec_key(line) {
+                *executions.entry(key).or_default() += 1;
+            } else {
+                reconciled.malformed += 1;
+                push_problem(&mut reconciled.problems, format!("malformed line {line:?}"));
             }
         }
         let mut keys: Vec<&String> = executions.keys().chain(self.keys.keys()).collect();
