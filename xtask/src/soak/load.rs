@@ -424,6 +424,11 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
         }
         return;
     }
+    // A third of the recipients take up to two seconds to answer, so that restarts also fall
+    // between a request and its reply.
+    if rng.below(3) == 0 {
+        thread::sleep(rng.between(Duration::ZERO, Duration::from_secs(2)));
+    }
     let text = format!("soak reply {n}");
     let reply = json!({"taskId": task_id, "text": text});
     loop {
