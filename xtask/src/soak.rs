@@ -28,9 +28,10 @@
 //! - before each kill and at the end, every bridge has answered `ok` to a call sent after the
 //!   last restart;
 //! - resources, sampled every second from `/proc`: each server incarnation stays under
-//!   [`SERVER_MAX_RSS`], [`SERVER_MAX_FDS`] and [`SERVER_MAX_THREADS`]; each bridge ends with at
-//!   most [`BRIDGE_FD_SLACK`] more fds and [`BRIDGE_THREAD_SLACK`] more threads than after
-//!   warm-up; SIGTERM stops the server cleanly;
+//!   [`SERVER_MAX_RSS`], [`SERVER_MAX_FDS`] and [`SERVER_MAX_THREADS`]; each bridge, after its
+//!   last calls and [`BRIDGE_REST`] idle, holds at most [`BRIDGE_FD_SLACK`] more fds and
+//!   [`BRIDGE_THREAD_SLACK`] more threads than at its highest in the ten seconds after warm-up;
+//!   SIGTERM stops the server cleanly;
 //! - nothing is left running: the private tmux server is killed, the bridges exit 0 at the end of
 //!   their input, and no process whose command line, environment or working directory mentions
 //!   the temporary directory remains.
@@ -74,10 +75,14 @@ pub const SERVER_MAX_RSS: u64 = 256 * 1024 * 1024;
 pub const SERVER_MAX_FDS: u64 = 256;
 /// A server's thread bound: two tokio workers plus its blocking pool for file and tmux work.
 pub const SERVER_MAX_THREADS: u64 = 64;
-/// How many more fds a bridge may hold at the end than after warm-up (calls in flight).
-pub const BRIDGE_FD_SLACK: u64 = 8;
-/// How many more threads a bridge may run at the end than after warm-up.
-pub const BRIDGE_THREAD_SLACK: u64 = 4;
+/// How many more fds a bridge may hold at rest than after warm-up.
+pub const BRIDGE_FD_SLACK: u64 = 2;
+/// How many more threads a bridge may run at rest than after warm-up.
+pub const BRIDGE_THREAD_SLACK: u64 = 1;
+/// How long the bridges rest, idle, before their levels at the end are taken: longer than the
+/// 10 s after which tokio ends an idle blocking-pool thread, so that the threads that come and go
+/// with the load are gone and only what stays (a leak) is counted.
+pub const BRIDGE_REST: Duration = Duration::from_secs(11);
 /// How long every bridge has to answer `ok` after a restart.
 pub const BRIDGE_RECOVERY: Duration = Duration::from_mins(1);
 
@@ -228,6 +233,7 @@ fn soak(
             tasks: Vec::new(),
         }),
         stop: AtomicBool::new(false),
+        release: AtomicBool::new(false),
         marker: AtomicU64::new(1),
         bridges: Mutex::new(vec![BridgeState::default(); BRIDGES]),
         logs: places.logs.clone(),
@@ -286,17 +292,25 @@ fn soak(
             scope.spawn(move || sample(shared, server_pid, &resources, sampling, started, warmup));
         }
         let faulted = control.faults(settings, started, warmup);
-        // The end: every bridge answers again, its levels are taken, the load stops.
+        // The end: every bridge answers again, the load stops, the bridges finish their calls
+        // and rest, their levels are taken, then they may exit.
         if faulted.is_ok() {
             control.bridges_answer_since_ready("the end");
         }
+        shared.stop.store(true, Ordering::Relaxed);
+        let drained = Instant::now() + load::CALL_TIMEOUT + Duration::from_secs(10);
+        while !lock(&shared.bridges).iter().all(|bridge| bridge.drained) && Instant::now() < drained
+        {
+            thread::sleep(Duration::from_millis(50));
+        }
+        thread::sleep(BRIDGE_REST);
         end_levels = (0..BRIDGES)
             .map(|index| {
                 let pid = lock(&shared.bridges)[index].pid;
                 procs::sample(pid).unwrap_or_default()
             })
             .collect();
-        shared.stop.store(true, Ordering::Relaxed);
+        shared.release.store(true, Ordering::Relaxed);
         sampling.store(false, Ordering::Relaxed);
         faulted
     });

@@ -114,6 +114,8 @@ pub struct BridgeState {
     pub pid: u32,
     /// When the latest call that was answered `ok` was sent.
     pub last_ok_sent: Option<Instant>,
+    /// Whether it has no call in flight any more after the load stopped.
+    pub drained: bool,
 }
 
 /// What every thread of the run shares.
@@ -129,6 +131,8 @@ pub struct Shared {
     pub world: Mutex<World>,
     /// Set when the load must stop.
     pub stop: AtomicBool,
+    /// Set when the bridges, drained and rested, may close.
+    pub release: AtomicBool,
     /// The next unique marker.
     pub marker: AtomicU64,
     /// The bridges.
@@ -680,6 +684,12 @@ impl Bridge {
             if drain_deadline.is_some_and(|deadline| now > deadline) {
                 break;
             }
+        }
+        // Rest, idle, until the end levels are taken.
+        lock(&shared.bridges)[self.index].drained = true;
+        let rest = Instant::now() + CALL_TIMEOUT;
+        while !shared.release.load(Ordering::Relaxed) && Instant::now() < rest {
+            thread::sleep(Duration::from_millis(50));
         }
         drop(stdin);
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -46,7 +46,7 @@ pub struct Figures {
     pub server_peak: Sample,
     /// Peak of every bridge.
     pub bridge_peak: Sample,
-    /// Per bridge: level after warm-up and at the end.
+    /// Per bridge: level after warm-up and at rest at the end.
     pub bridge_levels: Vec<(Sample, Sample)>,
     /// CPU, cores, OS.
     pub machine: String,
@@ -131,7 +131,7 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
     for (index, (warm, end)) in figures.bridge_levels.iter().enumerate() {
         let _ = writeln!(
             text,
-            "| bridge {index} fds / threads after warm-up → at the end | {} / {} → {} / {} |",
+            "| bridge {index} fds / threads after warm-up → at rest at the end | {} / {} → {} / {} |",
             warm.fds, warm.threads, end.fds, end.threads
         );
     }

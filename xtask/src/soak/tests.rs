@@ -280,6 +280,7 @@ fn shared() -> Shared {
         ledger: Mutex::new(Ledger::default()),
         world: Mutex::new(World { projects: vec![ProjectWorld::default(); 2], tasks: Vec::new() }),
         stop: AtomicBool::new(false),
+        release: AtomicBool::new(false),
         marker: AtomicU64::new(1),
         bridges: Mutex::new(vec![BridgeState::default()]),
         logs: PathBuf::from("/nonexistent"),
