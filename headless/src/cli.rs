@@ -1,7 +1,7 @@
 //! The command line of `termsprawl-headless` (part of the binary, not of the library).
 //!
 //! ```text
-//! termsprawl-headless [--data DIR] serve [--project DIR] [--ctl PATH]
+//! termsprawl-headless [--data DIR] serve [--project DIR] [--ctl PATH] [--exec-log FILE]
 //! termsprawl-headless [--data DIR] launch [--project DIR] [--agent NAME] [--title TITLE] [--json] [--attach] -- CMD [ARGS...]
 //! termsprawl-headless [--data DIR] link [--both] FROM TO
 //! termsprawl-headless [--data DIR] unlink [--both] FROM TO
@@ -64,6 +64,10 @@ struct Serve {
     /// program, else on PATH.
     #[arg(long, value_name = "PATH")]
     ctl: Option<PathBuf>,
+    /// Append one JSON line `{"operation":…,"args":…}` to FILE for every authenticated, valid
+    /// request, just before it is dispatched (for counting executions in tests; never a token).
+    #[arg(long, value_name = "FILE")]
+    exec_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -148,6 +152,7 @@ impl Serve {
         runtime.block_on(async move {
             let mut config = Config::new(user_data, &self.project);
             config.ctl = self.ctl;
+            config.exec_log = self.exec_log;
             if launch::find_ctl(config.ctl.as_deref(), &config.search_path).is_none() {
                 say("warning: termsprawlctl was not found next to this program nor on PATH; agents' TERMSPRAWL_CTL will only print an error (pass --ctl)");
             }

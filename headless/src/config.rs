@@ -35,6 +35,10 @@ pub struct Config {
     pub search_path: SearchPath,
     /// The `appVersion` of `session_info`.
     pub app_version: String,
+    /// `serve --exec-log FILE`: append `{"operation":…,"args":…}` as one line to this file for
+    /// every authenticated, validated request, before it is dispatched (the soak harness counts
+    /// executions with it). Never a token.
+    pub exec_log: Option<PathBuf>,
 }
 
 impl Config {
@@ -50,6 +54,7 @@ impl Config {
             liveness_interval: LIVENESS_INTERVAL,
             search_path: SearchPath::from_env(),
             app_version: format!("headless-{}", env!("CARGO_PKG_VERSION")),
+            exec_log: None,
         }
     }
 }

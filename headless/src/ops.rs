@@ -35,12 +35,34 @@ pub const MAX_CHARS: f64 = 100_000.0;
 pub const HISTORY_LINES: u32 = 200;
 
 /// The [`ToolHandler`] of the headless server.
-pub(crate) struct Handler(pub(crate) Arc<Engine>);
+pub(crate) struct Handler {
+    pub(crate) engine: Arc<Engine>,
+    /// `serve --exec-log`: opened for appending; one line per request before it is dispatched.
+    pub(crate) exec_log: Option<std::fs::File>,
+}
+
+impl Handler {
+    /// Appends `{"operation":…,"args":…}` and a newline to the execution log in one `write`
+    /// (the file is opened with `O_APPEND`, so concurrent lines never interleave). The caller's
+    /// session, and so its token, is never written. A failed write is ignored: the log is a
+    /// testing aid and must not change the answer.
+    fn log_execution(&self, request: &ToolRequest) {
+        let Some(file) = &self.exec_log else { return };
+        let mut line = json!({
+            "operation": request.operation().unwrap_or_default(),
+            "args": request.args_value(),
+        })
+        .to_string();
+        line.push('\n');
+        let _ = std::io::Write::write_all(&mut &*file, line.as_bytes());
+    }
+}
 
 impl ToolHandler for Handler {
     fn handle(&self, caller: Caller, request: ToolRequest) -> HandlerFuture<'_> {
         Box::pin(async move {
-            match self.0.dispatch(&caller, &request).await {
+            self.log_execution(&request);
+            match self.engine.dispatch(&caller, &request).await {
                 Ok(value) => ToolResult::ok(value),
                 Err(error) => ToolResult::failure(error.message()),
             }

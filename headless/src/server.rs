@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
-use termsprawl_transport::server::ToolServer;
+use termsprawl_transport::server::{ServerConfig, ToolServer};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -32,11 +32,12 @@ pub struct Server {
 
 impl Server {
     /// Starts a server for `config`, in this order: find tmux; read `D/canvas.json` (a file that
-    /// does not parse stops the start and is left alone); take `D/server.lock`, listen on
-    /// `127.0.0.1:0` and write `D/endpoint.json` (the transport's [`ToolServer`]); add the default
-    /// project if it is new; fail the agent requests still pending from the last run; write
-    /// `D/termsprawlctl` and, if missing, `<userData>/tmux.conf`; provision again, keeping their
-    /// tokens, the sessions of agent nodes whose tmux session still runs; bind `D/headless.sock`;
+    /// does not parse stops the start and is left alone); take `D/server.lock` and listen on
+    /// `127.0.0.1:0` (the transport's [`ToolServer`]); add the default project if it is new; fail
+    /// the agent requests still pending from the last run; write `D/termsprawlctl` and, if
+    /// missing, `<userData>/tmux.conf`; provision again, keeping their tokens, the sessions of
+    /// agent nodes whose tmux session still runs; bind `D/headless.sock`; write
+    /// `D/endpoint.json`, so that clients find the server only once every restored token works;
     /// start the liveness check.
     pub async fn start(config: Config) -> Result<Server, Error> {
         let layout = Layout::new(&config.user_data);
@@ -53,8 +54,26 @@ impl Server {
         let ctl = launch::find_ctl(config.ctl.as_deref(), &config.search_path);
         let state = State { canvas, tasks: Tasks::empty(&tasks_dir) };
         let engine = Arc::new(Engine::new(config, layout.clone(), tmux, state, default_project));
-        let tool_server =
-            ToolServer::start(layout.agent_tools(), Arc::new(Handler(Arc::clone(&engine)))).await?;
+        let exec_log = match &engine.config.exec_log {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(Error::io("open", path))?,
+            ),
+            None => None,
+        };
+        let handler = Handler { engine: Arc::clone(&engine), exec_log };
+        // endpoint.json is written last, in `prepare`: until the sessions of running agents are
+        // live again, clients must not find this server (they would see their valid tokens
+        // refused as revoked).
+        let tool_server = ToolServer::start_with(
+            layout.agent_tools(),
+            Arc::new(handler),
+            ServerConfig::default().with_deferred_endpoint(),
+        )
+        .await?;
         let url = tool_server.url().to_owned();
         let instance_id = tool_server.instance_id().to_owned();
         engine.set_tool_server(Arc::new(tool_server));
@@ -97,6 +116,10 @@ impl Server {
         let restored = engine.restore_sessions().await?;
         let listener = control::bind(&layout.control_socket())?;
         let control = tokio::spawn(control::serve(listener, Arc::clone(engine)));
+        engine
+            .tool_server()
+            .map_err(|error| Error::Control(error.to_string()))?
+            .publish_endpoint()?;
         let liveness = {
             let engine = Arc::clone(engine);
             tokio::spawn(async move {

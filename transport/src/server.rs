@@ -116,6 +116,11 @@ pub struct ServerConfig {
     /// How long a kept-alive connection may sit idle between requests before it is closed.
     /// Default 5 s.
     pub idle_timeout: Duration,
+    /// Whether [`ToolServer::start_with`] writes `endpoint.json` (the default). When cleared, the
+    /// server listens but clients cannot find it until [`ToolServer::publish_endpoint`]: a
+    /// restarting server uses this to make the sessions of running agents live again first, so
+    /// that no agent ever sees its valid token refused.
+    pub publish_at_start: bool,
 }
 
 impl Default for ServerConfig {
@@ -123,6 +128,7 @@ impl Default for ServerConfig {
         ServerConfig {
             receive_timeout: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(5),
+            publish_at_start: true,
         }
     }
 }
@@ -139,6 +145,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_idle_timeout(mut self, timeout: Duration) -> ServerConfig {
         self.idle_timeout = timeout;
+        self
+    }
+
+    /// This configuration with `endpoint.json` written only by [`ToolServer::publish_endpoint`].
+    #[must_use]
+    pub fn with_deferred_endpoint(mut self) -> ServerConfig {
+        self.publish_at_start = false;
         self
     }
 }
@@ -271,13 +284,9 @@ impl ToolServer {
             .map_err(StartError::Listen)?;
         let port = listener.local_addr().map_err(StartError::Listen)?.port();
         let url = format!("http://127.0.0.1:{port}/call");
-        let endpoint = ToolEndpoint { url: url.clone(), instance_id: instance_id.to_owned() };
-        let endpoint_path = data_dir.join(crate::discovery::ENDPOINT_FILE);
-        files::write_json(&endpoint_path, &endpoint).map_err(|source| StartError::Io {
-            action: "write",
-            path: endpoint_path,
-            source,
-        })?;
+        if config.publish_at_start {
+            write_endpoint(data_dir, &url, instance_id)?;
+        }
         let shared = Arc::new(Shared {
             instance_id: Arc::from(instance_id),
             data_dir: Arc::from(data_dir),
@@ -287,6 +296,12 @@ impl ToolServer {
         });
         let accept = tokio::spawn(http::accept_loop(listener, Arc::clone(&shared)));
         Ok(ToolServer { shared, port, url, accept: Some(accept), cleaned_up: false })
+    }
+
+    /// Writes `D/endpoint.json` (atomically), which lets clients find this server; for a server
+    /// started with [`ServerConfig::with_deferred_endpoint`].
+    pub fn publish_endpoint(&self) -> Result<(), StartError> {
+        write_endpoint(&self.shared.data_dir, &self.url, &self.shared.instance_id)
     }
 
     /// `http://127.0.0.1:<port>/call`, as written to `endpoint.json`.
@@ -389,6 +404,17 @@ impl ToolServer {
         let _ = std::fs::remove_file(self.shared.data_dir.join(LOCK_FILE));
         files::remove_endpoint_if_ours(&self.shared.data_dir, &self.shared.instance_id);
     }
+}
+
+/// `{"url","instanceId"}` to `D/endpoint.json`.
+fn write_endpoint(data_dir: &Path, url: &str, instance_id: &str) -> Result<(), StartError> {
+    let endpoint = ToolEndpoint { url: url.to_owned(), instance_id: instance_id.to_owned() };
+    let endpoint_path = data_dir.join(crate::discovery::ENDPOINT_FILE);
+    files::write_json(&endpoint_path, &endpoint).map_err(|source| StartError::Io {
+        action: "write",
+        path: endpoint_path,
+        source,
+    })
 }
 
 impl Drop for ToolServer {

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::bench::command::{Template, quote};
-use crate::{bench, codegen, demo, fuzz, protocol_diff};
+use crate::{bench, codegen, demo, fuzz, protocol_diff, soak};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -31,6 +31,9 @@ pub enum Command {
     Demo,
     /// Build the cargo-fuzz targets of fuzz/ and run each for a while.
     Fuzz(Fuzz),
+    /// Run the headless server and termsprawlctl under load while killing and restarting the
+    /// server, check that no call is lost or run twice, and write docs/reliability.md.
+    Soak(Soak),
 }
 
 /// Options of `cargo xtask codegen`.
@@ -104,6 +107,40 @@ pub struct Fuzz {
     pub targets: Vec<String>,
 }
 
+/// Options of `cargo xtask soak`.
+#[derive(Debug, Args)]
+pub struct Soak {
+    /// Minutes of load and faults.
+    #[arg(long, default_value_t = soak::DEFAULT_MINUTES, value_parser = at_least_one_u64)]
+    pub minutes: u64,
+    /// Seconds instead of minutes (short runs for tests).
+    #[arg(long, hide = true, conflicts_with = "minutes", value_parser = at_least_one_u64)]
+    pub seconds: Option<u64>,
+    /// The seed of every random choice (operations, fault times, fault kinds).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Build and run the release binaries (default: debug, as the tests build them).
+    #[arg(long)]
+    pub release: bool,
+    /// Print the summary only; leave docs/reliability.md as it is.
+    #[arg(long)]
+    pub no_write: bool,
+    /// Use this termsprawlctl instead of building one (tests).
+    #[arg(long, hide = true, requires = "headless", value_name = "PATH")]
+    pub ctl: Option<PathBuf>,
+    /// Use this termsprawl-headless instead of building one (tests).
+    #[arg(long, hide = true, requires = "ctl", value_name = "PATH")]
+    pub headless: Option<PathBuf>,
+}
+
+fn at_least_one_u64(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 impl Xtask {
     /// Runs the command in the repository at `root`; `Ok(false)` means a check failed.
     pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
@@ -113,6 +150,7 @@ impl Xtask {
             Command::Bench(bench) => bench.exec(root),
             Command::Demo => demo::run(root).map(|()| true),
             Command::Fuzz(fuzz) => fuzz.exec(root),
+            Command::Soak(soak) => soak.exec(root),
         }
     }
 }
@@ -205,6 +243,35 @@ impl Fuzz {
         let settings =
             fuzz::Settings { seconds: self.time, targets: self.targets, sanitizer: self.sanitizer };
         fuzz::run(root, &settings)
+    }
+}
+
+impl Soak {
+    /// The settings of these options.
+    pub fn settings(&self) -> soak::Settings {
+        let seconds = self.seconds.unwrap_or(self.minutes.saturating_mul(60));
+        let typed: Vec<String> =
+            std::env::args_os().skip(1).map(|argument| quote(&argument)).collect();
+        soak::Settings {
+            duration: std::time::Duration::from_secs(seconds),
+            seed: self.seed,
+            release: self.release,
+            write: !self.no_write,
+            command: format!("cargo xtask {}", typed.join(" ")),
+            binaries: match (&self.ctl, &self.headless) {
+                (Some(ctl), Some(headless)) => {
+                    Some(soak::server::Binaries { ctl: ctl.clone(), headless: headless.clone() })
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// Builds the binaries and runs the soak.
+    pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
+        let settings = self.settings();
+        soak::check_settings(&settings)?;
+        soak::run(root, &settings)
     }
 }
 

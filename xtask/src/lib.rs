@@ -11,6 +11,9 @@
 //! - `demo` ([`demo`]): a scripted tour of the headless server, an agent and the MCP bridge;
 //! - `fuzz` ([`fuzz`]): builds the cargo-fuzz targets of `fuzz/` (a workspace of its own) and runs
 //!   each for a while, reporting executions per target;
+//! - `soak` ([`soak`]): the headless server and `termsprawlctl` (one-shot and MCP bridges) under
+//!   load while the server is killed and restarted and its endpoint file torn, with every call
+//!   matched against the server's execution log; figures written to `docs/reliability.md`;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
@@ -36,6 +39,7 @@ pub mod demo;
 pub mod flags;
 pub mod fuzz;
 pub mod protocol_diff;
+pub mod soak;
 pub mod tidy;
 
 use std::path::{Path, PathBuf};

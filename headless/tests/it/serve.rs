@@ -23,6 +23,11 @@ struct Serve {
 impl Serve {
     /// Starts `serve` and waits for its `ready` line.
     fn start(user_data: &Path, project: &Path) -> Serve {
+        Serve::start_with(user_data, project, &[])
+    }
+
+    /// Starts `serve` with `extra` arguments and waits for its `ready` line.
+    fn start_with(user_data: &Path, project: &Path, extra: &[&std::ffi::OsStr]) -> Serve {
         let mut child = Command::new(BINARY)
             .args([
                 "--data".as_ref(),
@@ -32,6 +37,7 @@ impl Serve {
                 project.as_os_str(),
             ])
             .args(["--ctl", "/bin/true"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -353,4 +359,83 @@ async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
     assert_eq!(answers[1]["result"]["isError"], false);
     assert!(answers[1]["result"]["content"][0]["text"].as_str().unwrap().contains("# Canvas"));
     assert!(serve.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_log_gets_one_line_per_valid_request_and_never_the_token() {
+    let dirs = Dirs::new();
+    let log = dirs.dir.path().join("exec.log");
+    let serve = Serve::start_with(
+        &dirs.user_data(),
+        &dirs.project(),
+        &["--exec-log".as_ref(), log.as_os_str()],
+    );
+    let agent = dirs.launch("logged");
+    ok(&agent, "sticky_open", json!({"text": "logged-1"})).await;
+    ok(&agent, "session_info", json!({})).await;
+    // An invalid request is refused by the transport before dispatch: not logged.
+    let refused = fails(&agent, "sticky_open", json!({})).await;
+    assert!(refused.contains("text"), "{refused}");
+    // A valid request that fails while running is logged: it reached the dispatch point.
+    fails(&agent, "terminal_read", json!({"nodeId": "nope"})).await;
+    assert!(serve.terminate().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text,
+        concat!(
+            r#"{"operation":"sticky_open","args":{"text":"logged-1"}}"#,
+            "\n",
+            r#"{"operation":"session_info","args":{}}"#,
+            "\n",
+            r#"{"operation":"terminal_read","args":{"nodeId":"nope"}}"#,
+            "\n",
+        )
+    );
+    let token = dirs.read_json(&format!("sessions/{}.json", agent.node_id))["token"].clone();
+    assert!(!text.contains(token.as_str().unwrap()));
+}
+
+/// Regression (found by `cargo xtask soak`): a restarting server wrote `endpoint.json` before it
+/// had made the sessions of running agents live again, so calls in that window were refused with
+/// `Unknown or revoked session` although the tokens were valid. Now clients find the server only
+/// once restoring is done. A `tmux` wrapper holds the restore step (its first `list-sessions`)
+/// until the test has looked at `endpoint.json`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarting_server_is_found_only_once_running_agents_tokens_work() {
+    use termsprawl_external_term::{SearchPath, find_tmux};
+
+    let mut fixture = crate::support::Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    ok(&agent, "session_info", json!({})).await;
+    fixture.stop().await;
+    let endpoint = fixture.agent_tools().join("endpoint.json");
+    assert!(!endpoint.exists());
+
+    let gate = fixture.dir.path().join("gate");
+    std::fs::create_dir(&gate).unwrap();
+    for fifo in ["entered", "release"] {
+        assert!(Command::new("mkfifo").arg(gate.join(fifo)).status().unwrap().success());
+    }
+    let real = find_tmux(&SearchPath::from_env()).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" list-sessions \"*)\n  if [ ! -e '{gate}/passed' ]; then\n    : > '{gate}/passed'\n    echo entered > '{gate}/entered'\n    read line < '{gate}/release'\n  fi;;\nesac\nexec '{real}' \"$@\"\n",
+        gate = gate.display(),
+        real = real.display()
+    );
+    let wrapper = gate.join("tmux");
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut config = fixture.config();
+    config.search_path = SearchPath::new(Some(gate.as_os_str()), None);
+
+    let starting = tokio::spawn(termsprawl_headless::Server::start(config));
+    // The start is now inside the restore step, listing the running tmux sessions.
+    let entered = gate.join("entered");
+    tokio::task::spawn_blocking(move || std::fs::read_to_string(entered)).await.unwrap().unwrap();
+    assert!(!endpoint.exists(), "endpoint.json was written before the sessions were restored");
+    let release = gate.join("release");
+    tokio::task::spawn_blocking(move || std::fs::write(release, "go\n")).await.unwrap().unwrap();
+    fixture.server = Some(starting.await.unwrap().unwrap());
+    assert!(endpoint.exists());
+    ok(&agent, "session_info", json!({})).await;
 }

@@ -1,4 +1,4 @@
-//! Unit tests of node ids, tokens and lock-file reading.
+//! Unit tests of node ids, tokens, lock-file reading and the deferred endpoint file.
 
 use super::files::{is_valid_node_id, mint_token};
 use super::lock::{Holder, holder, is_alive};
@@ -56,4 +56,38 @@ fn liveness_probe() {
     let pid = i32::try_from(child.id()).unwrap();
     child.wait().unwrap();
     assert!(!is_alive(pid));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deferred_endpoint_is_written_only_when_published() {
+    use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolIdentity, ToolRequest};
+
+    let dir = tempfile::TempDir::new().unwrap();
+    let data = dir.path().join("agent-tools");
+    let handler = super::handler_fn(|_caller, _request| async {
+        termsprawl_protocol::ToolResult::ok(serde_json::json!("hi"))
+    });
+    let config = super::ServerConfig::default().with_deferred_endpoint();
+    let server = super::ToolServer::start_with(&data, handler, config).await.unwrap();
+    let endpoint = data.join(crate::discovery::ENDPOINT_FILE);
+    assert!(!endpoint.exists());
+    let identity = ToolIdentity { node_id: "agent-1".to_owned(), project_id: "p".to_owned() };
+    let status = IntegrationStatus {
+        state: IntegrationState::Connected,
+        adapter: "test".to_owned(),
+        version: "unknown".to_owned(),
+        reason: String::new(),
+    };
+    let session = server.provision_session(identity, status, false).unwrap();
+    server.publish_endpoint().unwrap();
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&endpoint).unwrap()).unwrap();
+    assert_eq!(written["url"], server.url());
+    assert_eq!(written["instanceId"], server.instance_id());
+    let result = crate::Client::default()
+        .call(&session, &ToolRequest::new("session_info", &serde_json::json!({})))
+        .await;
+    assert_eq!(result, termsprawl_protocol::ToolResult::ok(serde_json::json!("hi")));
+    server.close().await;
+    assert!(!endpoint.exists());
 }

@@ -5,6 +5,7 @@ mod bench;
 mod codegen;
 mod fuzz;
 mod protocol_diff;
+mod soak;
 
 use std::process::Command;
 

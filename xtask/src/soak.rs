@@ -1,0 +1,744 @@
+//! `cargo xtask soak`: the real `termsprawl-headless serve` and real `termsprawlctl` processes
+//! under load and faults for a while, with every call accounted for.
+//!
+//! Setup: a temporary directory with a data directory and two project folders; `serve` with
+//! `--exec-log`; four agent nodes (two per project) running `sh -c 'cat >/dev/null'`, so that
+//! delivered text is never executed, linked in pairs with `link --both`; one `terminal_open` per
+//! agent.
+//!
+//! Load, until the time is up ([`load`]): one-shot workers spawning `termsprawlctl` (the `call`
+//! form and the direct form, half each), long-lived `termsprawlctl mcp` bridges with several
+//! calls in flight, and one conversation thread per agent pair (`agent_send`, `agent_reply`,
+//! `agent_task`). Operations: terminal I/O, canvas mutations, messaging and reads.
+//!
+//! Faults, from a seeded generator: the server is killed (three times in four SIGKILL, else
+//! SIGTERM), left down for 0.2–3 s and started again on the same data directory; between kills,
+//! `endpoint.json` is rewritten in place, torn (truncate, half, pause, rest).
+//!
+//! Checks (each violation is counted by kind and fails the run, exit 1):
+//! - every call ends `ok` or with the client contract's connection-unavailable error (one-shot:
+//!   exit 1 with that text; MCP: an `isError` result with it); anything else (crash, hang past
+//!   60 s, other error, malformed output) is a failure, except the tool errors the spec makes
+//!   unavoidable, which are classified explicitly ([`load::converse`]);
+//! - the server's execution log against the client-side attempts and `ok` answers per
+//!   `(operation, args)`: no duplicate, nothing lost ([`ledger::Ledger::reconcile`]);
+//! - after each kill, `canvas.json` and `tasks/` still hold every node and task acknowledged
+//!   before it; after each restart, no such task is still pending and `canvas_list` shows every
+//!   such node;
+//! - before each kill and at the end, every bridge has answered `ok` to a call sent after the
+//!   last restart;
+//! - resources, sampled every second from `/proc`: each server incarnation stays under
+//!   [`SERVER_MAX_RSS`], [`SERVER_MAX_FDS`] and [`SERVER_MAX_THREADS`]; each bridge, after its
+//!   last calls and [`BRIDGE_REST`] idle, holds at most [`BRIDGE_FD_SLACK`] more fds and
+//!   [`BRIDGE_THREAD_SLACK`] more threads than at its highest in the ten seconds after warm-up;
+//!   SIGTERM stops the server cleanly;
+//! - nothing is left running: the private tmux server is killed, the bridges exit 0 at the end of
+//!   their input, and no process whose command line, environment or working directory mentions
+//!   the temporary directory remains.
+
+pub mod ledger;
+pub mod load;
+pub mod procs;
+pub mod report;
+pub mod server;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use serde_json::{Value, json};
+
+use self::ledger::{Form, Ledger, Outcome, Path as CallPath};
+use self::load::{Agent, BridgeState, Rng, Shared, World, lock};
+use self::procs::Sample;
+use self::report::Figures;
+use self::server::{Binaries, Places, Serve, Stop};
+
+/// The default duration, minutes.
+pub const DEFAULT_MINUTES: u64 = 10;
+/// One-shot worker threads.
+pub const ONESHOT_WORKERS: usize = 3;
+/// MCP bridges.
+pub const BRIDGES: usize = 2;
+/// Agents per project; two projects.
+pub const AGENTS_PER_PROJECT: usize = 2;
+/// A server incarnation's resident memory bound: a debug build idles near 10 MiB; the canvas
+/// of a run (a few hundred nodes) and 16 requests in flight add little.
+pub const SERVER_MAX_RSS: u64 = 256 * 1024 * 1024;
+/// A server's open-file bound: listeners, the lock, the log, one socket per request in flight
+/// (at most [`ONESHOT_WORKERS`] + 2 + [`BRIDGES`] × [`load::BRIDGE_DEPTH`] = 13 at once) and the
+/// pipes of running tmux commands; 256 leaves room for slow closes.
+pub const SERVER_MAX_FDS: u64 = 256;
+/// A server's thread bound: two tokio workers plus its blocking pool for file and tmux work.
+pub const SERVER_MAX_THREADS: u64 = 64;
+/// How many more fds a bridge may hold at rest than after warm-up.
+pub const BRIDGE_FD_SLACK: u64 = 2;
+/// How many more threads a bridge may run at rest than after warm-up.
+pub const BRIDGE_THREAD_SLACK: u64 = 1;
+/// How long the bridges rest, idle, before their levels at the end are taken: longer than the
+/// 10 s after which tokio ends an idle blocking-pool thread, so that the threads that come and go
+/// with the load are gone and only what stays (a leak) is counted.
+pub const BRIDGE_REST: Duration = Duration::from_secs(11);
+/// How long every bridge has to answer `ok` after a restart.
+pub const BRIDGE_RECOVERY: Duration = Duration::from_mins(1);
+
+/// What `cargo xtask soak` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long the load runs.
+    pub duration: Duration,
+    /// The seed of every random choice.
+    pub seed: u64,
+    /// Build and run the release binaries.
+    pub release: bool,
+    /// Write `docs/reliability.md`.
+    pub write: bool,
+    /// The command as typed, for the document.
+    pub command: String,
+    /// Prebuilt binaries (tests); `None` builds them.
+    pub binaries: Option<Binaries>,
+}
+
+/// Builds, runs the soak, prints the summary, writes the document; `Ok(false)` when a check
+/// failed.
+pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
+    let binaries = match &settings.binaries {
+        Some(binaries) => binaries.clone(),
+        None => server::build(root, settings.release)?,
+    };
+    let temp = tempfile::Builder::new()
+        .prefix("termsprawl-soak-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let root_dir = temp.path().canonicalize()?;
+    let places = Places {
+        data: root_dir.join("data"),
+        projects: vec![root_dir.join("project-a"), root_dir.join("project-b")],
+        exec_log: root_dir.join("exec.log"),
+        logs: root_dir.join("logs"),
+        root: root_dir,
+    };
+    for dir in places.projects.iter().chain([&places.logs]) {
+        std::fs::create_dir_all(dir)?;
+    }
+    eprintln!(
+        "soak: {} s, seed {}, data in {}",
+        settings.duration.as_secs(),
+        settings.seed,
+        places.root.display()
+    );
+    let outcome = soak(&binaries, &places, settings);
+    // Whatever happened: the tmux server goes, then nothing may mention the directory.
+    server::kill_tmux(&places);
+    let leftovers = settle_leftovers(&places.root);
+    let (mut figures, mut ledger) = match outcome {
+        Ok(done) => done,
+        Err(error) => {
+            eprintln!("soak: the run stopped: {error:#}");
+            let logs = std::fs::read_dir(&places.logs).into_iter().flatten().flatten();
+            for entry in logs {
+                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(10).collect();
+                eprintln!("--- {} (last lines)", entry.file_name().to_string_lossy());
+                for line in tail.iter().rev() {
+                    eprintln!("{line}");
+                }
+            }
+            return Ok(false);
+        }
+    };
+    for (pid, command) in &leftovers {
+        ledger.fail("process left running", &format!("pid {pid}: {command}"));
+    }
+    figures.command.clone_from(&settings.command);
+    let summary = report::summary(&figures, &ledger);
+    eprintln!("\n{summary}");
+    for example in &ledger.examples {
+        eprintln!("  {example}");
+    }
+    let passed = ledger.failures.is_empty() && figures.reconciled.passes();
+    if settings.write {
+        let path = root.join("docs").join("reliability.md");
+        let document = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Reliability\n".into());
+        let updated = report::replace_section(&document, &report::section(&figures, &ledger));
+        std::fs::write(&path, updated)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    eprintln!("soak: {}", if passed { "passed" } else { "FAILED" });
+    drop(temp);
+    Ok(passed)
+}
+
+/// Waits up to 10 s for every process mentioning `dir` to end; kills and returns the rest.
+fn settle_leftovers(dir: &Path) -> Vec<(u32, String)> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = procs::mentioning(dir);
+        if found.is_empty() || Instant::now() > deadline {
+            for (pid, _) in &found {
+                if let Some(pid) = i32::try_from(*pid).ok().and_then(rustix::process::Pid::from_raw)
+                {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            return found;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Resource samples of the run.
+#[derive(Debug, Default)]
+struct Resources {
+    server_peak: Sample,
+    bridge_peak: Sample,
+    bridge_warm: Vec<Sample>,
+    /// Incarnations already reported over a bound.
+    flagged: Vec<u32>,
+}
+
+/// The server side of the run, owned by the fault loop.
+struct Control<'a> {
+    binaries: &'a Binaries,
+    places: &'a Places,
+    shared: &'a Shared,
+    serve: Option<Serve>,
+    incarnation: u32,
+    server_pid: &'a AtomicU32,
+    last_ready: Instant,
+    figures: Figures,
+}
+
+#[expect(clippy::too_many_lines, reason = "the run in order: setup, threads, end checks, figures")]
+fn soak(
+    binaries: &Binaries,
+    places: &Places,
+    settings: &Settings,
+) -> anyhow::Result<(Figures, Ledger)> {
+    let serve = Serve::start(binaries, places, 0)?;
+    let server_pid = AtomicU32::new(serve.pid());
+    let mut ledger = Ledger::default();
+    let agents = start_agents(binaries, places, &mut ledger)?;
+    let shared = Shared {
+        ctl: binaries.ctl.clone(),
+        agents,
+        ledger: Mutex::new(ledger),
+        world: Mutex::new(World {
+            projects: vec![load::ProjectWorld::default(); places.projects.len()],
+            tasks: Vec::new(),
+        }),
+        stop: AtomicBool::new(false),
+        release: AtomicBool::new(false),
+        marker: AtomicU64::new(1),
+        bridges: Mutex::new(vec![BridgeState::default(); BRIDGES]),
+        logs: places.logs.clone(),
+    };
+    let warmup = (settings.duration / 4).min(Duration::from_secs(30));
+    let mut control = Control {
+        binaries,
+        places,
+        shared: &shared,
+        serve: Some(serve),
+        incarnation: 0,
+        server_pid: &server_pid,
+        last_ready: Instant::now(),
+        figures: Figures {
+            seed: settings.seed,
+            profile: if settings.release { "release" } else { "debug" },
+            shape: format!(
+                "{ONESHOT_WORKERS} one-shot workers, {BRIDGES} MCP bridges with {} calls in flight each, {} agent pairs in {} projects, each agent with one terminal",
+                load::BRIDGE_DEPTH,
+                places.projects.len(),
+                places.projects.len()
+            ),
+            ..Figures::default()
+        },
+    };
+    let resources = Arc::new(Mutex::new(Resources {
+        bridge_warm: vec![Sample::default(); BRIDGES],
+        ..Resources::default()
+    }));
+    let sampling = AtomicBool::new(true);
+    let started = Instant::now();
+    let mut end_levels = Vec::new();
+    let outcome = thread::scope(|scope| -> anyhow::Result<()> {
+        let shared = &shared;
+        for worker in 0..ONESHOT_WORKERS {
+            let seed = settings.seed.wrapping_add(100 + worker as u64);
+            scope.spawn(move || load::worker(shared, seed));
+        }
+        for pair in 0..places.projects.len() {
+            let seed = settings.seed.wrapping_add(200 + pair as u64);
+            let agents = [pair * AGENTS_PER_PROJECT, pair * AGENTS_PER_PROJECT + 1];
+            scope.spawn(move || load::converse(shared, seed, agents));
+        }
+        for index in 0..BRIDGES {
+            let bridge = load::Bridge {
+                index,
+                agent: shared.agents[(index * AGENTS_PER_PROJECT) % shared.agents.len()].clone(),
+            };
+            let seed = settings.seed.wrapping_add(300 + index as u64);
+            scope.spawn(move || bridge.run(shared, seed));
+        }
+        {
+            let resources = Arc::clone(&resources);
+            let server_pid = &server_pid;
+            let sampling = &sampling;
+            scope.spawn(move || sample(shared, server_pid, &resources, sampling, started, warmup));
+        }
+        let faulted = control.faults(settings, started, warmup);
+        // The end: every bridge answers again, the load stops, the bridges finish their calls
+        // and rest, their levels are taken, then they may exit.
+        if faulted.is_ok() {
+            control.bridges_answer_since_ready("the end");
+        }
+        shared.stop.store(true, Ordering::Relaxed);
+        let drained = Instant::now() + load::CALL_TIMEOUT + Duration::from_secs(10);
+        while !lock(&shared.bridges).iter().all(|bridge| bridge.drained) && Instant::now() < drained
+        {
+            thread::sleep(Duration::from_millis(50));
+        }
+        thread::sleep(BRIDGE_REST);
+        end_levels = (0..BRIDGES)
+            .map(|index| {
+                let pid = lock(&shared.bridges)[index].pid;
+                procs::sample(pid).unwrap_or_default()
+            })
+            .collect();
+        shared.release.store(true, Ordering::Relaxed);
+        sampling.store(false, Ordering::Relaxed);
+        faulted
+    });
+    control.figures.seconds = started.elapsed().as_secs();
+    outcome?;
+    // The end: every acknowledged node is listed and every acknowledged task is on disk (tasks
+    // may still be pending here: no restart has failed them).
+    let acknowledged = lock(&shared.world).clone();
+    control.check_on_disk(&acknowledged, None);
+    control.check_listed(&acknowledged);
+    if let Some(serve) = control.serve.take() {
+        server_pid.store(0, Ordering::Relaxed);
+        if let Err(error) = serve.stop(Stop::Term) {
+            lock(&shared.ledger).fail("server did not stop cleanly", &format!("{error:#}"));
+        }
+    }
+    let mut figures = control.figures;
+    let resources = lock(&resources);
+    figures.server_peak = resources.server_peak;
+    figures.bridge_peak = resources.bridge_peak;
+    let mut ledger = std::mem::take(&mut *lock(&shared.ledger));
+    for (index, end) in end_levels.iter().enumerate() {
+        let warm = resources.bridge_warm[index];
+        figures.bridge_levels.push((warm, *end));
+        if end.fds > warm.fds + BRIDGE_FD_SLACK || end.threads > warm.threads + BRIDGE_THREAD_SLACK
+        {
+            ledger.fail(
+                "bridge resources grew",
+                &format!(
+                    "bridge {index}: fds {} → {}, threads {} → {}",
+                    warm.fds, end.fds, warm.threads, end.threads
+                ),
+            );
+        }
+    }
+    let world = lock(&shared.world);
+    figures.nodes = world.projects.iter().map(|project| project.nodes().count()).sum();
+    figures.tasks = world.tasks.len();
+    let exec_log = std::fs::read_to_string(&places.exec_log).unwrap_or_default();
+    figures.reconciled = ledger.reconcile(&exec_log);
+    for problem in &figures.reconciled.problems {
+        ledger.fail("execution log disagrees", problem);
+    }
+    figures.machine = machine();
+    figures.date = today();
+    Ok((figures, ledger))
+}
+
+/// Launches the agents, links them in pairs and opens one terminal each.
+fn start_agents(
+    binaries: &Binaries,
+    places: &Places,
+    ledger: &mut Ledger,
+) -> anyhow::Result<Vec<Agent>> {
+    let mut agents = Vec::new();
+    for (project_index, project) in places.projects.iter().enumerate() {
+        for slot in 0..AGENTS_PER_PROJECT {
+            let name = format!("soak-{project_index}-{slot}");
+            let folder = project.to_string_lossy();
+            let printed = server::headless(
+                binaries,
+                places,
+                &[
+                    "launch",
+                    "--project",
+                    &folder,
+                    "--agent",
+                    &name,
+                    "--json",
+                    "--",
+                    "sh",
+                    "-c",
+                    "cat >/dev/null",
+                ],
+            )?;
+            let value: Value = serde_json::from_str(&printed).context("launch printed no JSON")?;
+            agents.push(Agent {
+                node_id: value["nodeId"].as_str().context("no nodeId")?.to_owned(),
+                session_file: PathBuf::from(
+                    value["sessionFile"].as_str().context("no sessionFile")?,
+                ),
+                project: project_index,
+                terminal: String::new(),
+            });
+        }
+        let pair = &agents[agents.len() - AGENTS_PER_PROJECT..];
+        server::headless(
+            binaries,
+            places,
+            &["link", "--both", &pair[0].node_id, &pair[1].node_id],
+        )?;
+    }
+    for (index, agent) in agents.iter_mut().enumerate() {
+        let args = json!({"title": format!("soak-terminal-{index}")});
+        ledger.attempt(CallPath::OneShot, "terminal_open", &args);
+        let outcome = load::oneshot(&binaries.ctl, agent, Form::Call, "terminal_open", &args);
+        ledger.outcome(CallPath::OneShot, "terminal_open", &args, &outcome, None);
+        let Outcome::Ok(value) = outcome else {
+            anyhow::bail!("terminal_open failed at the start: {outcome:?}");
+        };
+        value["nodeId"]
+            .as_str()
+            .context("terminal_open gave no nodeId")?
+            .clone_into(&mut agent.terminal);
+    }
+    Ok(agents)
+}
+
+/// Samples the server and the bridges every second until `sampling` is cleared.
+fn sample(
+    shared: &Shared,
+    server_pid: &AtomicU32,
+    resources: &Mutex<Resources>,
+    sampling: &AtomicBool,
+    started: Instant,
+    warmup: Duration,
+) {
+    let mut incarnation_pid = 0;
+    let mut incarnation = 0_u32;
+    while sampling.load(Ordering::Relaxed) {
+        let pid = server_pid.load(Ordering::Relaxed);
+        if pid != 0 && pid != incarnation_pid {
+            incarnation_pid = pid;
+            incarnation += 1;
+        }
+        let server = if pid == 0 { None } else { procs::sample(pid) };
+        let bridges: Vec<Option<Sample>> =
+            lock(&shared.bridges).iter().map(|bridge| procs::sample(bridge.pid)).collect();
+        let mut resources = lock(resources);
+        if let Some(server) = server {
+            resources.server_peak = resources.server_peak.max(server);
+            let over = server.rss > SERVER_MAX_RSS
+                || server.fds > SERVER_MAX_FDS
+                || server.threads > SERVER_MAX_THREADS;
+            if over && !resources.flagged.contains(&incarnation) {
+                resources.flagged.push(incarnation);
+                lock(&shared.ledger).fail(
+                    "server over its resource bounds",
+                    &format!(
+                        "incarnation {incarnation}: RSS {} B, {} fds, {} threads",
+                        server.rss, server.fds, server.threads
+                    ),
+                );
+            }
+        }
+        // The level after warm-up: the highest sample of the ten seconds after it.
+        let elapsed = started.elapsed();
+        let in_warm_window = elapsed >= warmup && elapsed < warmup + Duration::from_secs(10);
+        for (index, bridge) in bridges.into_iter().enumerate() {
+            let Some(bridge) = bridge else { continue };
+            resources.bridge_peak = resources.bridge_peak.max(bridge);
+            if in_warm_window {
+                resources.bridge_warm[index] = resources.bridge_warm[index].max(bridge);
+            }
+        }
+        drop(resources);
+        thread::sleep(Duration::from_secs(1));
+    }
+}
+
+impl Control<'_> {
+    /// Injects faults until the duration is over; prints progress every 30 s.
+    fn faults(
+        &mut self,
+        settings: &Settings,
+        started: Instant,
+        warmup: Duration,
+    ) -> anyhow::Result<()> {
+        let mut rng = Rng::new(settings.seed);
+        let deadline = started + settings.duration;
+        let interval =
+            (settings.duration / 15).clamp(Duration::from_secs(5), Duration::from_secs(30));
+        let mut next_fault = started + warmup + rng.between(interval / 2, interval * 3 / 2);
+        let mut next_progress = started + Duration::from_secs(30);
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            thread::sleep(
+                rng.between(Duration::from_millis(500), Duration::from_secs(3)).min(deadline - now),
+            );
+            let now = Instant::now();
+            if now >= next_progress {
+                self.progress(started, settings.duration);
+                next_progress = now + Duration::from_secs(30);
+            }
+            if now >= deadline {
+                return Ok(());
+            }
+            if now >= next_fault {
+                self.restart(&mut rng)?;
+                next_fault = Instant::now() + rng.between(interval / 2, interval * 3 / 2);
+            } else {
+                let pause = rng.between(Duration::from_millis(1), Duration::from_millis(20));
+                match server::rewrite_torn(&self.places.endpoint(), pause) {
+                    Ok(()) => self.figures.rewrites += 1,
+                    Err(error) => {
+                        lock(&self.shared.ledger)
+                            .fail("cannot rewrite endpoint.json", &format!("{error:#}"));
+                    }
+                }
+            }
+        }
+    }
+
+    fn progress(&self, started: Instant, duration: Duration) {
+        let total = lock(&self.shared.ledger).total(None);
+        eprintln!(
+            "soak: {:>4} s of {} s: {} calls, {} ok, {} unavailable, {} failures; {} restarts, {} endpoint rewrites",
+            started.elapsed().as_secs(),
+            duration.as_secs(),
+            total.calls,
+            total.ok,
+            total.unavailable,
+            total.failures,
+            self.figures.kills + self.figures.terms,
+            self.figures.rewrites,
+        );
+    }
+
+    /// Every bridge has answered `ok` to a call sent after the last restart (waits up to
+    /// [`BRIDGE_RECOVERY`]); each one that has not is a failure.
+    fn bridges_answer_since_ready(&self, when: &str) {
+        let deadline = Instant::now() + BRIDGE_RECOVERY;
+        loop {
+            let silent: Vec<usize> = lock(&self.shared.bridges)
+                .iter()
+                .enumerate()
+                .filter(|(_, bridge)| bridge.last_ok_sent.is_none_or(|sent| sent < self.last_ready))
+                .map(|(index, _)| index)
+                .collect();
+            if silent.is_empty() {
+                return;
+            }
+            if Instant::now() > deadline {
+                for index in silent {
+                    lock(&self.shared.ledger).fail(
+                        "bridge gave no ok answer after a restart",
+                        &format!(
+                            "bridge {index}, incarnation {}, checked before {when}",
+                            self.incarnation
+                        ),
+                    );
+                }
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the server, checks what it left on disk, waits, starts it again and checks the
+    /// restored state.
+    fn restart(&mut self, rng: &mut Rng) -> anyhow::Result<()> {
+        self.bridges_answer_since_ready("a kill");
+        let how = if rng.below(4) == 0 { Stop::Term } else { Stop::Kill };
+        let stopped_at = Instant::now();
+        if let Some(serve) = self.serve.take() {
+            self.server_pid.store(0, Ordering::Relaxed);
+            if let Err(error) = serve.stop(how) {
+                lock(&self.shared.ledger)
+                    .fail("server did not stop cleanly", &format!("{error:#}"));
+            }
+        }
+        match how {
+            Stop::Kill => self.figures.kills += 1,
+            Stop::Term => self.figures.terms += 1,
+        }
+        // Every answer recorded by now came from the dead server: all of it must be on disk.
+        let acknowledged = lock(&self.shared.world).clone();
+        self.check_on_disk(&acknowledged, Some(how));
+        thread::sleep(rng.between(Duration::from_millis(200), Duration::from_secs(3)));
+        self.incarnation += 1;
+        let serve = Serve::start(self.binaries, self.places, self.incarnation)
+            .with_context(|| format!("restart {} failed", self.incarnation))?;
+        self.server_pid.store(serve.pid(), Ordering::Relaxed);
+        self.serve = Some(serve);
+        self.last_ready = Instant::now();
+        let down = u64::try_from(stopped_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.figures.longest_down_ms = self.figures.longest_down_ms.max(down);
+        self.check_after_restart(&acknowledged);
+        self.figures.restart_checks += 1;
+        Ok(())
+    }
+
+    /// `canvas.json` holds every acknowledged node of each project, and `tasks/` every
+    /// acknowledged task.
+    fn check_on_disk(&self, acknowledged: &World, how: Option<Stop>) {
+        let how = how.map_or_else(|| "the end".to_owned(), |how| format!("{how:?}"));
+        let mut ledger = lock(&self.shared.ledger);
+        let path = self.places.agent_tools().join("canvas.json");
+        let canvas: Value = match std::fs::read(&path).map(|bytes| serde_json::from_slice(&bytes)) {
+            Ok(Ok(canvas)) => canvas,
+            other => {
+                ledger.fail("canvas.json unreadable after a stop", &format!("{how}: {other:?}"));
+                return;
+            }
+        };
+        for (index, project) in acknowledged.projects.iter().enumerate() {
+            let folder = self.places.projects[index].to_string_lossy().into_owned();
+            let on_disk: Vec<&str> = canvas["projects"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|entry| entry["folder"] == folder.as_str())
+                .flat_map(|entry| entry["nodes"].as_array().into_iter().flatten())
+                .filter_map(|node| node["id"].as_str())
+                .collect();
+            for node in project.nodes() {
+                if !on_disk.contains(&node.as_str()) {
+                    ledger.fail(
+                        "acknowledged node missing from canvas.json",
+                        &format!("{node} after {how}"),
+                    );
+                }
+            }
+        }
+        for task in &acknowledged.tasks {
+            if !self.task_file(task).exists() {
+                ledger
+                    .fail("acknowledged task missing from tasks/", &format!("{task} after {how}"));
+            }
+        }
+    }
+
+    fn task_file(&self, task: &str) -> PathBuf {
+        self.places.agent_tools().join("tasks").join(format!("{task}.json"))
+    }
+
+    /// After a restart: no task acknowledged before it is still pending, and `canvas_list`
+    /// shows every node acknowledged before it.
+    fn check_after_restart(&self, acknowledged: &World) {
+        for task in &acknowledged.tasks {
+            let state = std::fs::read(self.task_file(task))
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                .map(|value| value["state"].clone());
+            if state.as_ref().is_none_or(|state| state == "submitted") {
+                lock(&self.shared.ledger).fail(
+                    "acknowledged task pending or unreadable after a restart",
+                    &format!("{task}: {state:?}"),
+                );
+            }
+        }
+        self.check_listed(acknowledged);
+    }
+
+    /// `canvas_list` (through an agent of each project) shows every acknowledged node.
+    fn check_listed(&self, acknowledged: &World) {
+        let mut rng = Rng::new(u64::from(self.incarnation));
+        for (index, project) in acknowledged.projects.iter().enumerate() {
+            let Some(agent) = self.shared.agents.iter().find(|agent| agent.project == index) else {
+                continue;
+            };
+            let args = json!({});
+            let listed = (0..20).find_map(|_| {
+                lock(&self.shared.ledger).attempt(CallPath::OneShot, "canvas_list", &args);
+                let outcome =
+                    load::oneshot(&self.shared.ctl, agent, Form::Call, "canvas_list", &args);
+                lock(&self.shared.ledger).outcome(
+                    CallPath::OneShot,
+                    "canvas_list",
+                    &args,
+                    &outcome,
+                    None,
+                );
+                match outcome {
+                    Outcome::Ok(list) => Some(Some(list)),
+                    Outcome::Unavailable(_) => {
+                        thread::sleep(
+                            rng.between(Duration::from_millis(50), Duration::from_millis(200)),
+                        );
+                        None
+                    }
+                    _ => Some(None),
+                }
+            });
+            let Some(Some(list)) = listed else {
+                lock(&self.shared.ledger)
+                    .fail("canvas_list unavailable after a restart", &format!("project {index}"));
+                continue;
+            };
+            let ids: Vec<&str> = list
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|node| node["nodeId"].as_str())
+                .collect();
+            for node in project.nodes() {
+                if !ids.contains(&node.as_str()) {
+                    lock(&self.shared.ledger).fail(
+                        "acknowledged node missing from canvas_list after a restart",
+                        &format!("{node} (incarnation {})", self.incarnation),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// CPU, cores, memory and OS, in one line.
+fn machine() -> String {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let machine = crate::bench::machine::Machine::describe(&rustc);
+    #[expect(clippy::cast_precision_loss, reason = "a display value")]
+    let memory = machine.memory_bytes as f64 / 1_073_741_824.0;
+    format!(
+        "{}, {} logical CPUs, {memory:.1} GiB, {}, {}",
+        machine.cpu, machine.cores, machine.os, machine.rustc
+    )
+}
+
+/// Today's date (UTC), `YYYY-MM-DD`, from `date`.
+fn today() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .ok()
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .filter(|date| !date.is_empty())
+        .unwrap_or_else(|| "unknown date".to_owned())
+}
+
+/// Checks the settings before anything is built.
+pub fn check_settings(settings: &Settings) -> anyhow::Result<()> {
+    ensure!(settings.duration >= Duration::from_secs(5), "the soak needs at least 5 seconds");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,711 @@
+//! The load of the soak: what is called ([`plan`]), one-shot `termsprawlctl` calls
+//! ([`oneshot`]), long-lived MCP bridges ([`Bridge`]) and agent conversations ([`converse`]).
+//!
+//! Every argument object that can carry one has a unique marker (sticky text, terminal text,
+//! `messageId`, coordinates, sizes, `maxChars` digits), so that each call is one key of the
+//! [`Ledger`](super::ledger::Ledger). The reads (`canvas_list`, `session_info`, `agent_status`,
+//! `agent_task`) and `canvas_select` take no free-form member; their keys are shared and counted
+//! together, which the execution check allows.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::ledger::{Form, Ledger, Outcome, Path as CallPath, classify_mcp, classify_oneshot};
+
+/// How long a call may take before it counts as a hang.
+pub const CALL_TIMEOUT: Duration = Duration::from_mins(1);
+/// Calls a bridge keeps in flight.
+pub const BRIDGE_DEPTH: usize = 4;
+/// Stickies per project at most; after that `sticky_open` turns into `canvas_move`, so that the
+/// canvas file (saved on every mutation) stays small enough for the queue expiry.
+pub const MAX_STICKIES: usize = 300;
+/// The reason a restart gives the tasks it fails (`termsprawl_headless::tasks::RESTART_REASON`).
+pub const RESTART_REASON: &str = termsprawl_headless::tasks::RESTART_REASON;
+
+/// A small seeded generator (SplitMix64): the run's choices follow `--seed`.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (`bound` > 0).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next_u64() % bound.max(1)
+    }
+
+    /// A duration in `low..high`.
+    pub fn between(&mut self, low: Duration, high: Duration) -> Duration {
+        let span = u64::try_from((high.saturating_sub(low)).as_millis()).unwrap_or(u64::MAX);
+        low + Duration::from_millis(self.below(span.max(1)))
+    }
+
+    /// An index into a slice of `len` elements (`len` > 0).
+    pub fn index(&mut self, len: usize) -> usize {
+        usize::try_from(self.below(len as u64)).unwrap_or(0)
+    }
+}
+
+/// An agent node of the run.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    /// Its node id.
+    pub node_id: String,
+    /// Its session file.
+    pub session_file: PathBuf,
+    /// The index of its project.
+    pub project: usize,
+    /// The terminal it opened at the start.
+    pub terminal: String,
+}
+
+/// What the clients know exists: created nodes per project and acknowledged tasks.
+#[derive(Debug, Default, Clone)]
+pub struct World {
+    /// Per project.
+    pub projects: Vec<ProjectWorld>,
+    /// Task ids whose `agent_send` was answered.
+    pub tasks: Vec<String>,
+}
+
+/// The acknowledged nodes of one project.
+#[derive(Debug, Default, Clone)]
+pub struct ProjectWorld {
+    /// Stickies whose `sticky_open` was answered `ok`.
+    pub stickies: Vec<String>,
+    /// Stickies never handed to a `canvas_group` yet (grouping needs top-level nodes).
+    pub ungrouped: Vec<String>,
+    /// Groups whose `canvas_group` was answered `ok`.
+    pub groups: Vec<String>,
+}
+
+impl ProjectWorld {
+    /// Every acknowledged node.
+    pub fn nodes(&self) -> impl Iterator<Item = &String> {
+        self.stickies.iter().chain(&self.groups)
+    }
+}
+
+/// A bridge as the fault and resource checks see it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BridgeState {
+    /// The bridge process.
+    pub pid: u32,
+    /// When the latest call that was answered `ok` was sent.
+    pub last_ok_sent: Option<Instant>,
+    /// Whether it has no call in flight any more after the load stopped.
+    pub drained: bool,
+}
+
+/// What every thread of the run shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// `termsprawlctl`.
+    pub ctl: PathBuf,
+    /// The agent nodes.
+    pub agents: Vec<Agent>,
+    /// The accounting.
+    pub ledger: Mutex<Ledger>,
+    /// The acknowledged nodes and tasks.
+    pub world: Mutex<World>,
+    /// Set when the load must stop.
+    pub stop: AtomicBool,
+    /// Set when the bridges, drained and rested, may close.
+    pub release: AtomicBool,
+    /// The next unique marker.
+    pub marker: AtomicU64,
+    /// The bridges.
+    pub bridges: Mutex<Vec<BridgeState>>,
+    /// Where bridges write their stderr.
+    pub logs: PathBuf,
+}
+
+/// A poisoned lock still guards consistent data here (a panicking thread fails the run anyway).
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What to remember when a call is answered `ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing.
+    None,
+    /// A sticky of this project was created.
+    Sticky(usize),
+    /// A group of this project was created.
+    Group(usize),
+}
+
+/// One call to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The operation.
+    pub operation: &'static str,
+    /// Its arguments.
+    pub args: Value,
+    /// What its `ok` answer creates.
+    pub effect: Effect,
+}
+
+impl Plan {
+    fn new(operation: &'static str, args: Value) -> Plan {
+        Plan { operation, args, effect: Effect::None }
+    }
+}
+
+impl Shared {
+    /// A fresh marker.
+    pub fn marker(&self) -> u64 {
+        self.marker.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Whether the load must stop.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Records the outcome of a planned call (a tool error is a failure) and what it created.
+    pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome) {
+        lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, None);
+        let Outcome::Ok(value) = outcome else { return };
+        let node = value["nodeId"].as_str().map(str::to_owned);
+        let mut world = lock(&self.world);
+        match (plan.effect, node) {
+            (Effect::Sticky(project), Some(node)) => {
+                let project = &mut world.projects[project];
+                project.stickies.push(node.clone());
+                project.ungrouped.push(node);
+            }
+            (Effect::Group(project), Some(node)) => world.projects[project].groups.push(node),
+            (Effect::None, _) => {}
+            (_, None) => {
+                drop(world);
+                lock(&self.ledger).fail("ok answer without nodeId", &value.to_string());
+            }
+        }
+    }
+}
+
+/// The next call of `agent`: terminal I/O on the terminals of its project, canvas mutations on
+/// the stickies of its project, or reads.
+pub fn plan(rng: &mut Rng, shared: &Shared, agent: &Agent) -> Plan {
+    let n = shared.marker();
+    let terminals: Vec<&Agent> =
+        shared.agents.iter().filter(|other| other.project == agent.project).collect();
+    let terminal = terminals[rng.index(terminals.len())].terminal.clone();
+    let mut world = lock(&shared.world);
+    let project = &mut world.projects[agent.project];
+    let sticky = (!project.stickies.is_empty())
+        .then(|| project.stickies[rng.index(project.stickies.len())].clone());
+    let roll = rng.below(100);
+    let plan = match (roll, sticky) {
+        (0..12, _) => Plan::new(
+            "terminal_submit",
+            json!({"nodeId": terminal, "command": format!("echo soak-{n}")}),
+        ),
+        (12..20, _) => Plan::new(
+            "terminal_input",
+            json!({"nodeId": terminal, "text": format!(": soak-{n}; ")}),
+        ),
+        (20..30, _) => Plan::new(
+            "terminal_read",
+            json!({"nodeId": terminal, "maxChars": number(&format!("2000.{n:09}"))}),
+        ),
+        (30..46, _) | (46..78, None) if project.stickies.len() < MAX_STICKIES => Plan {
+            operation: "sticky_open",
+            args: json!({"text": format!("soak-{n}")}),
+            effect: Effect::Sticky(agent.project),
+        },
+        (30..64, Some(node)) => {
+            #[expect(clippy::cast_precision_loss, reason = "markers stay far below 2^52")]
+            let x = n as f64;
+            Plan::new("canvas_move", json!({"nodeId": node, "x": x, "y": -x / 2.0}))
+        }
+        (64..74, Some(node)) => Plan::new(
+            "canvas_resize",
+            json!({"nodeId": node, "width": 240 + n % 7000, "height": 140 + n / 7000}),
+        ),
+        (74..76, Some(node)) => Plan::new("canvas_select", json!({"nodeIds": [node]})),
+        (76..78, Some(_)) if project.ungrouped.len() >= 2 => {
+            let first = project.ungrouped.swap_remove(rng.index(project.ungrouped.len()));
+            let second = project.ungrouped.swap_remove(rng.index(project.ungrouped.len()));
+            Plan {
+                operation: "canvas_group",
+                args: json!({"nodeIds": [first, second], "title": format!("soak-group-{n}")}),
+                effect: Effect::Group(agent.project),
+            }
+        }
+        (0..88, _) => Plan::new("canvas_list", json!({})),
+        (88..94, _) => Plan::new("session_info", json!({})),
+        _ => Plan::new("agent_status", json!({})),
+    };
+    drop(world);
+    plan
+}
+
+/// A JSON number written exactly as `text` (`arbitrary_precision` keeps the digits).
+fn number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// One `termsprawlctl` process for `operation` with `args` as `agent`, in `form`; a call that
+/// takes longer than [`CALL_TIMEOUT`] is killed and counts as a hang.
+pub fn oneshot(
+    ctl: &std::path::Path,
+    agent: &Agent,
+    form: Form,
+    operation: &str,
+    args: &Value,
+) -> Outcome {
+    let mut command = Command::new(ctl);
+    command.arg("--session").arg(&agent.session_file);
+    if form == Form::Call {
+        command.arg("call");
+    }
+    command.arg(operation).arg(args.to_string());
+    let spawned = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("TERMSPRAWL_SESSION_FILE")
+        .spawn();
+    let child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            return Outcome::Broken {
+                kind: "cannot spawn termsprawlctl".to_owned(),
+                detail: error.to_string(),
+            };
+        }
+    };
+    let pid = child.id();
+    let (done, finished) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match finished.recv_timeout(CALL_TIMEOUT) {
+        Ok(Ok(output)) => {
+            use std::os::unix::process::ExitStatusExt as _;
+            classify_oneshot(
+                form,
+                output.status.code(),
+                output.status.signal(),
+                &output.stdout,
+                &output.stderr,
+            )
+        }
+        Ok(Err(error)) => Outcome::Broken {
+            kind: "cannot wait for termsprawlctl".to_owned(),
+            detail: error.to_string(),
+        },
+        Err(_) => {
+            if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            Outcome::Broken {
+                kind: "no answer within 60 s (one-shot)".to_owned(),
+                detail: format!("{operation} {args}"),
+            }
+        }
+    }
+}
+
+/// A planned call, one-shot, recorded.
+fn oneshot_planned(shared: &Shared, rng: &mut Rng, agent: &Agent, plan: &Plan) -> Outcome {
+    let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
+    lock(&shared.ledger).attempt(CallPath::OneShot, plan.operation, &plan.args);
+    let outcome = oneshot(&shared.ctl, agent, form, plan.operation, &plan.args);
+    shared.settle(CallPath::OneShot, plan, &outcome);
+    outcome
+}
+
+/// A one-shot worker: random agents, random calls, until the run stops.
+pub fn worker(shared: &Shared, seed: u64) {
+    let mut rng = Rng::new(seed);
+    while !shared.stopping() {
+        let agent = &shared.agents[rng.index(shared.agents.len())];
+        let plan = plan(&mut rng, shared, agent);
+        if matches!(oneshot_planned(shared, &mut rng, agent, &plan), Outcome::Unavailable(_)) {
+            // The server is down or the endpoint torn: do not spin.
+            thread::sleep(rng.between(Duration::from_millis(50), Duration::from_millis(250)));
+        }
+    }
+}
+
+/// A one-shot call recorded in the ledger, repeated while it ends unavailable (each attempt is
+/// one attempt of the same key); `None` when the run stopped first. A tool error is returned
+/// unrecorded: the caller decides whether the spec explains it.
+pub fn until_answered(
+    shared: &Shared,
+    rng: &mut Rng,
+    agent: &Agent,
+    operation: &'static str,
+    args: &Value,
+) -> Option<Outcome> {
+    loop {
+        let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
+        lock(&shared.ledger).attempt(CallPath::OneShot, operation, args);
+        let outcome = oneshot(&shared.ctl, agent, form, operation, args);
+        if !matches!(outcome, Outcome::ToolError(_)) {
+            lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, None);
+        }
+        if !matches!(outcome, Outcome::Unavailable(_)) {
+            return Some(outcome);
+        }
+        if shared.stopping() {
+            return None;
+        }
+        thread::sleep(rng.between(Duration::from_millis(100), Duration::from_millis(300)));
+    }
+}
+
+/// Conversations between two linked agents, one at a time, alternating direction: `agent_send`
+/// (retried with the same `messageId` while unavailable, which the spec makes idempotent), then
+/// the recipient's `agent_reply`, with `agent_task` to find out whether an attempt that ended
+/// unavailable ran.
+///
+/// The one tool error the spec makes unavoidable: a restart fails every pending task
+/// (`spec/protocol.md` §4.5, "when the server restarts"), so a reply after a restart is refused
+/// (`Task is no longer pending`). It is counted as expected only when `agent_task` then shows the
+/// task failed with the restart's reason.
+pub fn converse(shared: &Shared, seed: u64, pair: [usize; 2]) {
+    let mut rng = Rng::new(seed);
+    let mut turn = 0;
+    while !shared.stopping() {
+        let (from, to) = (&shared.agents[pair[turn % 2]], &shared.agents[pair[(turn + 1) % 2]]);
+        turn += 1;
+        conversation(shared, &mut rng, from, to);
+    }
+}
+
+fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
+    let n = shared.marker();
+    let send = json!({
+        "nodeId": to.node_id,
+        "text": format!("soak message {n}"),
+        "messageId": format!("soak-{n}"),
+    });
+    let Some(answer) = until_answered(shared, rng, from, "agent_send", &send) else { return };
+    let task = match answer {
+        Outcome::Ok(task) => task,
+        Outcome::ToolError(error) => {
+            record_tool_error(shared, "agent_send", &send, &error, None);
+            return;
+        }
+        _ => return,
+    };
+    let Some(task_id) = task["taskId"].as_str().map(str::to_owned) else {
+        lock(&shared.ledger).fail("agent_send answered without taskId", &task.to_string());
+        return;
+    };
+    lock(&shared.world).tasks.push(task_id.clone());
+    if task["state"] != "submitted" {
+        // A retry after an unavailable attempt that ran returns the earlier task, which a
+        // restart in between failed.
+        if !failed_by_restart(&task) {
+            lock(&shared.ledger).fail("agent_send returned a finished task", &task.to_string());
+        }
+        return;
+    }
+    // A third of the recipients take up to two seconds to answer, so that restarts also fall
+    // between a request and its reply.
+    if rng.below(3) == 0 {
+        thread::sleep(rng.between(Duration::ZERO, Duration::from_secs(2)));
+    }
+    let text = format!("soak reply {n}");
+    let reply = json!({"taskId": task_id, "text": text});
+    loop {
+        let Some(outcome) = until_answered_once(shared, rng, to, "agent_reply", &reply) else {
+            return;
+        };
+        match outcome {
+            Outcome::Ok(done) => {
+                if done["state"] != "completed" || done["response"] != text.as_str() {
+                    lock(&shared.ledger)
+                        .fail("agent_reply answered a wrong task", &done.to_string());
+                }
+                return;
+            }
+            Outcome::Unavailable(_) => {
+                // Did that attempt run? Ask.
+                let Some(now) = task_now(shared, rng, to, &task_id) else { return };
+                if now["state"] == "completed" && now["response"] == text.as_str() {
+                    return;
+                }
+                if failed_by_restart(&now) {
+                    return;
+                }
+                if now["state"] != "submitted" {
+                    lock(&shared.ledger).fail("task in an unexpected state", &now.to_string());
+                    return;
+                }
+            }
+            Outcome::ToolError(error) => {
+                let now = task_now(shared, rng, to, &task_id);
+                let expected = now.as_ref().is_some_and(failed_by_restart).then_some(
+                    "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
+                );
+                record_tool_error(shared, "agent_reply", &reply, &error, expected);
+                return;
+            }
+            Outcome::Broken { .. } => return,
+        }
+    }
+}
+
+/// One recorded attempt (a tool error left unrecorded); `None` when the run stopped.
+fn until_answered_once(
+    shared: &Shared,
+    rng: &mut Rng,
+    agent: &Agent,
+    operation: &'static str,
+    args: &Value,
+) -> Option<Outcome> {
+    if shared.stopping() {
+        return None;
+    }
+    let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
+    lock(&shared.ledger).attempt(CallPath::OneShot, operation, args);
+    let outcome = oneshot(&shared.ctl, agent, form, operation, args);
+    if !matches!(outcome, Outcome::ToolError(_)) {
+        lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, None);
+    }
+    if matches!(outcome, Outcome::Unavailable(_)) {
+        thread::sleep(rng.between(Duration::from_millis(100), Duration::from_millis(300)));
+    }
+    Some(outcome)
+}
+
+/// The task as `agent_task` shows it now (retried while unavailable).
+fn task_now(shared: &Shared, rng: &mut Rng, agent: &Agent, task_id: &str) -> Option<Value> {
+    let args = json!({"taskId": task_id});
+    match until_answered(shared, rng, agent, "agent_task", &args)? {
+        Outcome::Ok(task) => Some(task),
+        Outcome::ToolError(error) => {
+            record_tool_error(shared, "agent_task", &args, &error, None);
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Whether a task failed because the server restarted.
+pub fn failed_by_restart(task: &Value) -> bool {
+    task["state"] == "failed" && task["response"] == RESTART_REASON
+}
+
+fn record_tool_error(
+    shared: &Shared,
+    operation: &str,
+    args: &Value,
+    error: &str,
+    expected: Option<&str>,
+) {
+    let outcome = Outcome::ToolError(error.to_owned());
+    lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, expected);
+}
+
+/// A long-lived `termsprawlctl mcp` bridge with [`BRIDGE_DEPTH`] calls in flight.
+#[derive(Debug)]
+pub struct Bridge {
+    /// Its index in [`Shared::bridges`].
+    pub index: usize,
+    /// The agent it speaks for.
+    pub agent: Agent,
+}
+
+/// A message from a bridge's reader thread.
+enum Line {
+    Answer(Value),
+    Garbage(String),
+    Closed,
+}
+
+impl Bridge {
+    /// Runs the bridge until the run stops, then lets its calls finish, closes its stdin and
+    /// checks that it exits 0.
+    pub fn run(&self, shared: &Shared, seed: u64) {
+        if let Err(error) = self.drive(shared, seed) {
+            lock(&shared.ledger)
+                .fail("bridge broken", &format!("bridge {}: {error:#}", self.index));
+        }
+    }
+
+    #[expect(clippy::too_many_lines, reason = "one loop: handshake, fill, answer, hang check")]
+    fn drive(&self, shared: &Shared, seed: u64) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        let mut rng = Rng::new(seed);
+        let log = fs::File::create(shared.logs.join(format!("bridge-{}.log", self.index)))?;
+        let mut child = Command::new(&shared.ctl)
+            .arg("--session")
+            .arg(&self.agent.session_file)
+            .arg("mcp")
+            .env_remove("TERMSPRAWL_SESSION_FILE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .context("cannot start termsprawlctl mcp")?;
+        lock(&shared.bridges)[self.index].pid = child.id();
+        let mut stdin = child.stdin.take().context("no stdin")?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let (lines, incoming) = mpsc::channel();
+        let reader = thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let message = match serde_json::from_str::<Value>(&line) {
+                    Ok(value) => Line::Answer(value),
+                    Err(_) => Line::Garbage(line),
+                };
+                if lines.send(message).is_err() {
+                    return;
+                }
+            }
+            let _ = lines.send(Line::Closed);
+        });
+
+        // The handshake calls session_info: one attempt of that key.
+        let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"soak","version":"0"}}}"#;
+        lock(&shared.ledger).attempt(CallPath::Mcp, "session_info", &json!({}));
+        writeln!(stdin, "{initialize}")?;
+        let answer = match incoming.recv_timeout(CALL_TIMEOUT) {
+            Ok(Line::Answer(answer)) => answer,
+            Ok(Line::Garbage(line)) => anyhow::bail!("initialize answered {line:?}"),
+            Ok(Line::Closed) | Err(_) => anyhow::bail!("no answer to initialize"),
+        };
+        let outcome = if answer.pointer("/result/serverInfo").is_some() {
+            Outcome::Ok(Value::Null)
+        } else {
+            Outcome::Broken { kind: "initialize failed".to_owned(), detail: answer.to_string() }
+        };
+        lock(&shared.ledger).outcome(CallPath::Mcp, "session_info", &json!({}), &outcome, None);
+        anyhow::ensure!(matches!(outcome, Outcome::Ok(_)), "initialize failed: {answer}");
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#)?;
+
+        let mut pending: HashMap<u64, (Plan, Instant)> = HashMap::new();
+        let mut next_id = 1_u64;
+        let mut pause_until = Instant::now();
+        let mut closed = false;
+        let mut drain_deadline = None;
+        loop {
+            let stopping = shared.stopping();
+            if stopping && drain_deadline.is_none() {
+                drain_deadline = Some(Instant::now() + CALL_TIMEOUT);
+            }
+            while !stopping && pending.len() < BRIDGE_DEPTH && Instant::now() >= pause_until {
+                let plan = plan(&mut rng, shared, &self.agent);
+                let id = next_id;
+                next_id += 1;
+                let line = json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "method": "tools/call",
+                    "params": {"name": plan.operation, "arguments": plan.args},
+                });
+                lock(&shared.ledger).attempt(CallPath::Mcp, plan.operation, &plan.args);
+                writeln!(stdin, "{line}")?;
+                pending.insert(id, (plan, Instant::now()));
+            }
+            if pending.is_empty() && stopping {
+                break;
+            }
+            if closed {
+                anyhow::bail!(
+                    "the bridge closed its stdout with {} calls in flight",
+                    pending.len()
+                );
+            }
+            match incoming.recv_timeout(Duration::from_millis(100)) {
+                Ok(Line::Answer(answer)) => {
+                    let id = answer["id"].as_u64();
+                    let Some((plan, sent)) = id.and_then(|id| pending.remove(&id)) else {
+                        lock(&shared.ledger).fail("MCP answer to no call", &answer.to_string());
+                        continue;
+                    };
+                    let outcome = classify_mcp(&answer);
+                    shared.settle(CallPath::Mcp, &plan, &outcome);
+                    match outcome {
+                        Outcome::Ok(_) => {
+                            let mut bridges = lock(&shared.bridges);
+                            let state = &mut bridges[self.index];
+                            state.last_ok_sent =
+                                Some(state.last_ok_sent.map_or(sent, |t| t.max(sent)));
+                        }
+                        Outcome::Unavailable(_) => {
+                            pause_until = Instant::now()
+                                + rng
+                                    .between(Duration::from_millis(50), Duration::from_millis(250));
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(Line::Garbage(line)) => {
+                    lock(&shared.ledger).fail("MCP line that is not JSON", &line);
+                }
+                Ok(Line::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => closed = true,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            let now = Instant::now();
+            let hung: Vec<u64> = pending
+                .iter()
+                .filter(|(_, (_, sent))| now.duration_since(*sent) > CALL_TIMEOUT)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in hung {
+                if let Some((plan, _)) = pending.remove(&id) {
+                    let outcome = Outcome::Broken {
+                        kind: "no answer within 60 s (MCP)".to_owned(),
+                        detail: format!("bridge {} id {id}", self.index),
+                    };
+                    shared.settle(CallPath::Mcp, &plan, &outcome);
+                }
+            }
+            if drain_deadline.is_some_and(|deadline| now > deadline) {
+                break;
+            }
+        }
+        // Rest, idle, until the end levels are taken.
+        lock(&shared.bridges)[self.index].drained = true;
+        let rest = Instant::now() + CALL_TIMEOUT;
+        while !shared.release.load(Ordering::Relaxed) && Instant::now() < rest {
+            thread::sleep(Duration::from_millis(50));
+        }
+        drop(stdin);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                anyhow::bail!("the bridge did not exit within 10 s of the end of its input");
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let _ = reader.join();
+        anyhow::ensure!(status.success(), "the bridge exited with {status}");
+        Ok(())
+    }
+}

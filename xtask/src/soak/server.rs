@@ -1,0 +1,238 @@
+//! The programs under test: building them, and one `termsprawl-headless serve` process at a
+//! time on the soak's data directory, with the faults the harness injects (SIGKILL, SIGTERM,
+//! a torn `endpoint.json`).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail, ensure};
+use serde_json::Value;
+
+/// How long `serve` may take to print `ready`, and to stop after SIGTERM.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The two programs of the soak.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    /// `termsprawlctl`.
+    pub ctl: PathBuf,
+    /// `termsprawl-headless`.
+    pub headless: PathBuf,
+}
+
+/// `cargo build --locked [--release] -p termsprawl-headless -p termsprawl-cli`; the paths come
+/// from cargo's JSON messages.
+pub fn build(root: &Path, release: bool) -> anyhow::Result<Binaries> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.current_dir(root).args(["build", "--locked", "--message-format=json"]);
+    if release {
+        command.arg("--release");
+    }
+    command.args(["-p", "termsprawl-headless", "-p", "termsprawl-cli"]);
+    eprintln!(
+        "building termsprawl-headless and termsprawlctl ({})",
+        if release { "release" } else { "debug" }
+    );
+    let output = command.stderr(Stdio::inherit()).output().context("cannot run cargo build")?;
+    ensure!(output.status.success(), "cargo build failed");
+    let mut executables = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<Value>(line) else { continue };
+        if let (Some(name), Some(path)) = (
+            message.pointer("/target/name").and_then(Value::as_str),
+            message["executable"].as_str(),
+        ) {
+            executables.insert(name.to_owned(), PathBuf::from(path));
+        }
+    }
+    let find = |name: &str| {
+        executables.get(name).cloned().with_context(|| format!("cargo built no {name}"))
+    };
+    Ok(Binaries { ctl: find("termsprawlctl")?, headless: find("termsprawl-headless")? })
+}
+
+/// Where everything of one run lives (under a temporary directory).
+#[derive(Debug, Clone)]
+pub struct Places {
+    /// The temporary directory; every process of the run mentions it.
+    pub root: PathBuf,
+    /// `<userData>`.
+    pub data: PathBuf,
+    /// The project folders (the first is `serve --project`).
+    pub projects: Vec<PathBuf>,
+    /// The execution log of `serve --exec-log`.
+    pub exec_log: PathBuf,
+    /// Where the servers' and bridges' stderr go.
+    pub logs: PathBuf,
+}
+
+impl Places {
+    /// `D`.
+    pub fn agent_tools(&self) -> PathBuf {
+        self.data.join("agent-tools")
+    }
+
+    /// `D/endpoint.json`.
+    pub fn endpoint(&self) -> PathBuf {
+        self.agent_tools().join("endpoint.json")
+    }
+
+    /// The private tmux server's socket.
+    pub fn tmux_socket(&self) -> PathBuf {
+        self.data.join("tmux-sockets").join("termsprawl")
+    }
+}
+
+/// One `serve` process.
+#[derive(Debug)]
+pub struct Serve {
+    child: Child,
+}
+
+/// How a server was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGKILL: no cleanup at all.
+    Kill,
+    /// SIGTERM: the server closes cleanly.
+    Term,
+}
+
+impl Serve {
+    /// Starts `serve --project <first project> --ctl <ctl> --exec-log <log>` and waits for its
+    /// `ready` line; its stderr is appended to `logs/serve-<incarnation>.log`.
+    pub fn start(binaries: &Binaries, places: &Places, incarnation: u32) -> anyhow::Result<Serve> {
+        let mut child = Command::new(&binaries.headless)
+            .arg("--data")
+            .arg(&places.data)
+            .arg("serve")
+            .arg("--project")
+            .arg(&places.projects[0])
+            .arg("--ctl")
+            .arg(&binaries.ctl)
+            .arg("--exec-log")
+            .arg(&places.exec_log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start termsprawl-headless serve")?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        let log_path = places.logs.join(format!("serve-{incarnation}.log"));
+        let mut log = fs::File::create(&log_path)
+            .with_context(|| format!("cannot create {}", log_path.display()))?;
+        let (ready, is_ready) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let _ = writeln!(log, "{line}");
+                if line == "termsprawl-headless: ready" {
+                    let _ = ready.send(());
+                }
+            }
+        });
+        if is_ready.recv_timeout(START_TIMEOUT).is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let said = fs::read_to_string(&log_path).unwrap_or_default();
+            bail!("termsprawl-headless serve did not become ready; it said:\n{said}");
+        }
+        Ok(Serve { child })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops the server and reaps it. After SIGTERM it must exit 0 within [`START_TIMEOUT`];
+    /// otherwise it is killed and the error says so.
+    pub fn stop(mut self, how: Stop) -> anyhow::Result<()> {
+        let pid =
+            rustix::process::Pid::from_raw(i32::try_from(self.child.id())?).context("pid 0")?;
+        let signal = match how {
+            Stop::Kill => rustix::process::Signal::KILL,
+            Stop::Term => rustix::process::Signal::TERM,
+        };
+        rustix::process::kill_process(pid, signal).context("cannot signal the server")?;
+        if how == Stop::Kill {
+            self.child.wait().context("cannot reap the server")?;
+            return Ok(());
+        }
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                ensure!(status.success(), "serve exited with {status} after SIGTERM");
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                bail!("serve did not stop within 30 s of SIGTERM");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `termsprawl-headless --data <data> ARGS`: its stdout, or an error with its stderr.
+pub fn headless(binaries: &Binaries, places: &Places, args: &[&str]) -> anyhow::Result<String> {
+    let output = Command::new(&binaries.headless)
+        .arg("--data")
+        .arg(&places.data)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run termsprawl-headless")?;
+    ensure!(
+        output.status.success(),
+        "termsprawl-headless {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Rewrites `path` in place with its own content, non-atomically: truncate, write the first
+/// part, pause `pause`, write the rest. A reader meanwhile sees an empty or partial file.
+pub fn rewrite_torn(path: &Path, pause: Duration) -> anyhow::Result<()> {
+    let content = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let half = content.len() / 2;
+    file.write_all(&content[..half])?;
+    file.flush()?;
+    thread::sleep(pause);
+    file.write_all(&content[half..])?;
+    Ok(())
+}
+
+/// `tmux -S <socket> kill-server` (the agents' and terminals' tmux server of the run).
+pub fn kill_tmux(places: &Places) {
+    let _ = Command::new("tmux")
+        .arg("-S")
+        .arg(places.tmux_socket())
+        .arg("kill-server")
+        .env_remove("TMUX")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}

@@ -1,0 +1,371 @@
+//! Unit tests of the soak's accounting, classification, `/proc` parsing, load plan and report.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+use serde_json::{Value, json};
+
+use super::ledger::{
+    Form, Ledger, Outcome, Path, classify_mcp, classify_oneshot, exec_key, key, unavailable_reason,
+};
+use super::load::{self, Agent, BridgeState, ProjectWorld, Rng, Shared, World};
+use super::procs::{Sample, parse_status, refers_to};
+use super::report::{BEGIN, END, replace_section};
+
+const UNAVAILABLE: &str = "Tool connection unavailable: cannot connect to 127.0.0.1:4242: Connection refused (os error 111). Check that termsprawl is running. Mutations are not automatically retried.";
+
+fn call_stdout(result: &Value) -> Vec<u8> {
+    format!("{}\n", serde_json::to_string_pretty(result).unwrap()).into_bytes()
+}
+
+#[test]
+fn only_the_exact_client_contract_text_is_unavailable() {
+    assert_eq!(
+        unavailable_reason(UNAVAILABLE),
+        Some("cannot connect to 127.0.0.1:4242: Connection refused (os error 111)")
+    );
+    // The contract never ends a reason with a period, nor puts a line break in it.
+    let period = UNAVAILABLE.replace("111)", "111).");
+    assert_eq!(unavailable_reason(&period), None);
+    assert_eq!(unavailable_reason(&UNAVAILABLE.replace("111", "1\n11")), None);
+    assert_eq!(unavailable_reason(&UNAVAILABLE.replace(" Mutations", "  Mutations")), None);
+    assert_eq!(unavailable_reason("Tool connection unavailable"), None);
+    assert_eq!(unavailable_reason("Unknown or revoked session"), None);
+}
+
+#[test]
+fn one_shot_call_form_outcomes() {
+    let ok = call_stdout(&json!({"ok": true, "value": {"nodeId": "sticky-1"}}));
+    assert_eq!(
+        classify_oneshot(Form::Call, Some(0), None, &ok, b""),
+        Outcome::Ok(json!({"nodeId": "sticky-1"}))
+    );
+    let down = call_stdout(&json!({"ok": false, "error": UNAVAILABLE}));
+    assert!(matches!(
+        classify_oneshot(Form::Call, Some(1), None, &down, b""),
+        Outcome::Unavailable(_)
+    ));
+    let refused = call_stdout(&json!({"ok": false, "error": "Unknown or revoked session"}));
+    assert_eq!(
+        classify_oneshot(Form::Call, Some(1), None, &refused, b""),
+        Outcome::ToolError("Unknown or revoked session".to_owned())
+    );
+    // Everything else is broken, by kind.
+    let kind = |outcome: Outcome| match outcome {
+        Outcome::Broken { kind, .. } => kind,
+        other => panic!("expected a broken outcome, got {other:?}"),
+    };
+    assert_eq!(
+        kind(classify_oneshot(Form::Call, Some(1), None, &ok, b"")),
+        "exit status disagrees with the result"
+    );
+    assert_eq!(
+        kind(classify_oneshot(Form::Call, Some(0), None, &down, b"")),
+        "exit status disagrees with the result"
+    );
+    assert_eq!(
+        kind(classify_oneshot(Form::Call, Some(101), None, b"", b"thread 'main' panicked")),
+        "exit status 101"
+    );
+    assert_eq!(kind(classify_oneshot(Form::Call, None, Some(6), b"", b"")), "killed by signal 6");
+    assert_eq!(
+        kind(classify_oneshot(Form::Call, Some(0), None, b"{\"ok\":tr", b"")),
+        "stdout is not JSON"
+    );
+    assert_eq!(
+        kind(classify_oneshot(Form::Call, Some(0), None, &ok, b"warning\n")),
+        "output on stderr"
+    );
+    assert_eq!(
+        kind(classify_oneshot(Form::Call, Some(0), None, b"{\"value\":1}", b"")),
+        "not a tool result"
+    );
+}
+
+#[test]
+fn one_shot_direct_form_outcomes() {
+    assert_eq!(
+        classify_oneshot(Form::Direct, Some(0), None, b"{\n  \"nodeId\": \"n\"\n}\n", b""),
+        Outcome::Ok(json!({"nodeId": "n"}))
+    );
+    assert_eq!(classify_oneshot(Form::Direct, Some(0), None, b"", b""), Outcome::Ok(Value::Null));
+    let down = format!("Error: {UNAVAILABLE}\n");
+    assert!(matches!(
+        classify_oneshot(Form::Direct, Some(1), None, b"", down.as_bytes()),
+        Outcome::Unavailable(_)
+    ));
+    assert_eq!(
+        classify_oneshot(Form::Direct, Some(1), None, b"", b"Error: Task is no longer pending\n"),
+        Outcome::ToolError("Task is no longer pending".to_owned())
+    );
+    for (code, stdout, stderr) in [
+        (2, &b""[..], &b"termsprawlctl: usage\n"[..]),
+        (1, b"", b"Error: a\nError: b\n"),
+        (1, b"partial", down.as_bytes()),
+        (0, b"{}", b"termsprawlctl: the call succeeded, but writing its output failed\n"),
+    ] {
+        assert!(
+            matches!(
+                classify_oneshot(Form::Direct, Some(code), None, stdout, stderr),
+                Outcome::Broken { .. }
+            ),
+            "{code} {stdout:?} {stderr:?}"
+        );
+    }
+}
+
+#[test]
+fn mcp_outcomes() {
+    let text = |result: Value| result.to_string();
+    let answer = |is_error: bool, result: Value| json!({"jsonrpc": "2.0", "id": 3, "result": {"isError": is_error, "content": [{"type": "text", "text": text(result)}]}});
+    assert_eq!(
+        classify_mcp(&answer(false, json!({"ok": true, "value": {"a": 1}}))),
+        Outcome::Ok(json!({"a": 1}))
+    );
+    assert!(matches!(
+        classify_mcp(&answer(true, json!({"ok": false, "error": UNAVAILABLE}))),
+        Outcome::Unavailable(_)
+    ));
+    assert_eq!(
+        classify_mcp(&answer(true, json!({"ok": false, "error": "Queued operation expired"}))),
+        Outcome::ToolError("Queued operation expired".to_owned())
+    );
+    for broken in [
+        answer(false, json!({"ok": false, "error": UNAVAILABLE})),
+        answer(true, json!({"ok": true})),
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": UNAVAILABLE}}),
+        json!({"jsonrpc": "2.0", "id": 3, "result": {"isError": false, "content": []}}),
+        json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "{}"}]}}),
+    ] {
+        assert!(matches!(classify_mcp(&broken), Outcome::Broken { .. }), "{broken}");
+    }
+}
+
+#[test]
+fn keys_are_the_same_on_both_sides() {
+    let args: Value = serde_json::from_str(r#"{"nodeId":"t","maxChars":2000.000000017}"#).unwrap();
+    let line = r#"{"operation":"terminal_read","args":{"nodeId":"t","maxChars":2000.000000017}}"#;
+    assert_eq!(exec_key(line), Some(key("terminal_read", &args)));
+    assert_eq!(exec_key(r#"{"operation":"x","args":{},"token":"secret"}"#), None);
+    assert_eq!(exec_key(r#"{"operation":"x"}"#), None);
+    assert_eq!(exec_key("{\"operation\":\"x\",\"ar"), None);
+}
+
+/// A ledger with `attempts` calls of `sticky_open {"text": text}`, `ok` of them answered ok and
+/// the rest unavailable.
+fn ledger_with(text: &str, attempts: u64, ok: u64) -> Ledger {
+    let mut ledger = Ledger::default();
+    let args = json!({"text": text});
+    for index in 0..attempts {
+        ledger.attempt(Path::OneShot, "sticky_open", &args);
+        let outcome = if index < ok {
+            Outcome::Ok(json!({"nodeId": "sticky-1"}))
+        } else {
+            Outcome::Unavailable("down".to_owned())
+        };
+        ledger.outcome(Path::OneShot, "sticky_open", &args, &outcome, None);
+    }
+    ledger
+}
+
+fn exec_lines(text: &str, times: usize) -> String {
+    format!("{{\"operation\":\"sticky_open\",\"args\":{{\"text\":\"{text}\"}}}}\n").repeat(times)
+}
+
+#[test]
+fn reconcile_passes_when_every_ok_call_ran_once_and_nothing_ran_twice() {
+    // Answered ok once and unavailable once; the unavailable attempt may or may not have run.
+    let ledger = ledger_with("soak-1", 2, 1);
+    for runs in [1, 2] {
+        let reconciled = ledger.reconcile(&exec_lines("soak-1", runs));
+        assert!(reconciled.passes(), "{reconciled:?}");
+        assert_eq!(reconciled.matched, runs as u64);
+        assert_eq!(reconciled.ran_unacknowledged, runs as u64 - 1);
+    }
+    // An unavailable call that never ran.
+    assert!(ledger_with("soak-2", 1, 0).reconcile("").passes());
+}
+
+#[test]
+fn reconcile_fails_on_a_duplicate_execution() {
+    let reconciled = ledger_with("soak-1", 1, 1).reconcile(&exec_lines("soak-1", 2));
+    assert!(!reconciled.passes());
+    assert_eq!(reconciled.duplicates, 1);
+    assert_eq!(reconciled.lost, 0);
+    assert!(
+        reconciled.problems[0].contains("executed 2 times, attempted 1"),
+        "{:?}",
+        reconciled.problems
+    );
+    // An execution nobody attempted counts too.
+    let unsent = Ledger::default().reconcile(&exec_lines("soak-9", 1));
+    assert_eq!(unsent.duplicates, 1);
+}
+
+#[test]
+fn reconcile_fails_on_a_lost_ok_call() {
+    let reconciled = ledger_with("soak-1", 1, 1).reconcile("");
+    assert!(!reconciled.passes());
+    assert_eq!(reconciled.lost, 1);
+    assert!(reconciled.problems[0].contains("answered ok 1 times, executed 0"));
+}
+
+#[test]
+fn reconcile_fails_on_a_malformed_log_line() {
+    let reconciled =
+        ledger_with("soak-1", 1, 1).reconcile(&format!("{}{{\"oper", exec_lines("soak-1", 1)));
+    assert_eq!(reconciled.malformed, 1);
+    assert!(!reconciled.passes());
+}
+
+#[test]
+fn an_unexplained_tool_error_fails_and_an_explained_one_is_counted_apart() {
+    let mut ledger = Ledger::default();
+    let args = json!({"taskId": "t"});
+    let error = Outcome::ToolError("Task is no longer pending".to_owned());
+    ledger.attempt(Path::OneShot, "agent_reply", &args);
+    ledger.outcome(Path::OneShot, "agent_reply", &args, &error, Some("a restart failed the task"));
+    assert!(ledger.failures.is_empty());
+    assert_eq!(ledger.expected.values().sum::<u64>(), 1);
+    ledger.attempt(Path::Mcp, "agent_reply", &args);
+    ledger.outcome(Path::Mcp, "agent_reply", &args, &error, None);
+    assert_eq!(ledger.failures.get("tool error from agent_reply"), Some(&1));
+    let total = ledger.total(None);
+    assert_eq!((total.calls, total.expected_errors, total.failures), (2, 1, 1));
+    // Broken outcomes count by their kind.
+    let hang =
+        Outcome::Broken { kind: "no answer within 60 s (MCP)".to_owned(), detail: String::new() };
+    ledger.outcome(Path::Mcp, "canvas_list", &json!({}), &hang, Some("ignored for broken calls"));
+    assert_eq!(ledger.failures.get("no answer within 60 s (MCP)"), Some(&1));
+}
+
+#[test]
+fn proc_status_is_parsed() {
+    let status = "Name:\tserve\nVmHWM:\t   12000 kB\nVmRSS:\t   11000 kB\nThreads:\t3\n";
+    assert_eq!(
+        parse_status(status),
+        Some(Sample { rss: 11_000 * 1024, hwm: 12_000 * 1024, threads: 3, fds: 0 })
+    );
+    // A zombie has no memory lines.
+    assert_eq!(parse_status("Name:\tx\nThreads:\t1\n"), None);
+    assert!(refers_to(b"tmux\0-S\0/tmp/soak-x/data/tmux\0", "/tmp/soak-x"));
+    assert!(!refers_to(b"tmux\0-S\0/tmp/other\0", "/tmp/soak-x"));
+    assert!(!refers_to(b"anything", ""));
+}
+
+#[test]
+fn the_section_replaces_only_what_is_between_the_markers() {
+    let section = format!("{BEGIN}\n## Soak\n\nnew\n{END}\n");
+    let document = format!(
+        "# Reliability\n\n## Fuzzing\n\nkept\n\n{BEGIN}\n## Soak\n\nold\n{END}\n\n## After\n"
+    );
+    let replaced = replace_section(&document, &section);
+    assert_eq!(replaced, format!("# Reliability\n\n## Fuzzing\n\nkept\n\n{section}\n## After\n"));
+    assert_eq!(replace_section(&replaced, &section), replaced);
+    let appended = replace_section("# Reliability\n\n## Fuzzing\n\nkept\n", &section);
+    assert_eq!(appended, format!("# Reliability\n\n## Fuzzing\n\nkept\n\n{section}"));
+}
+
+fn shared() -> Shared {
+    let agent = |index: usize, project: usize| Agent {
+        node_id: format!("agent-{index}"),
+        session_file: PathBuf::from(format!("/nonexistent/sessions/agent-{index}.json")),
+        project,
+        terminal: format!("terminal-{index}"),
+    };
+    Shared {
+        ctl: PathBuf::from("/nonexistent/termsprawlctl"),
+        agents: vec![agent(0, 0), agent(1, 0), agent(2, 1), agent(3, 1)],
+        ledger: Mutex::new(Ledger::default()),
+        world: Mutex::new(World { projects: vec![ProjectWorld::default(); 2], tasks: Vec::new() }),
+        stop: AtomicBool::new(false),
+        release: AtomicBool::new(false),
+        marker: AtomicU64::new(1),
+        bridges: Mutex::new(vec![BridgeState::default()]),
+        logs: PathBuf::from("/nonexistent"),
+    }
+}
+
+#[test]
+fn the_plan_marks_every_mutation_and_never_groups_a_node_twice() {
+    let shared = shared();
+    let mut rng = Rng::new(5);
+    let mut keys = std::collections::HashSet::new();
+    let mut grouped = Vec::new();
+    let mut operations = std::collections::BTreeSet::new();
+    for round in 0..3000 {
+        let agent = &shared.agents[round % 4];
+        let plan = load::plan(&mut rng, &shared, agent);
+        operations.insert(plan.operation);
+        let marked = !matches!(
+            plan.operation,
+            "canvas_list" | "session_info" | "agent_status" | "canvas_select"
+        );
+        if marked {
+            assert!(keys.insert(key(plan.operation, &plan.args)), "repeated {}", plan.args);
+        }
+        if let Some(node) =
+            plan.args["nodeId"].as_str().filter(|node| node.starts_with("terminal-"))
+        {
+            let index: usize = node["terminal-".len()..].parse().unwrap();
+            assert_eq!(
+                shared.agents[index].project, agent.project,
+                "a terminal of another project"
+            );
+        }
+        if plan.operation == "canvas_group" {
+            for node in plan.args["nodeIds"].as_array().unwrap() {
+                assert!(!grouped.contains(node), "{node} grouped twice");
+                grouped.push(node.clone());
+            }
+        }
+        // Every sticky_open succeeds, with a fresh id.
+        let outcome = match plan.operation {
+            "sticky_open" | "canvas_group" => {
+                Outcome::Ok(json!({"nodeId": format!("node-{round}")}))
+            }
+            _ => Outcome::Ok(Value::Null),
+        };
+        shared.settle(Path::OneShot, &plan, &outcome);
+    }
+    let world = shared.world.lock().unwrap();
+    assert!(world.projects.iter().all(|project| project.stickies.len() <= load::MAX_STICKIES));
+    assert!(!grouped.is_empty());
+    assert_eq!(
+        operations.into_iter().collect::<Vec<_>>(),
+        [
+            "agent_status",
+            "canvas_group",
+            "canvas_list",
+            "canvas_move",
+            "canvas_resize",
+            "canvas_select",
+            "session_info",
+            "sticky_open",
+            "terminal_input",
+            "terminal_read",
+            "terminal_submit",
+        ]
+    );
+}
+
+#[test]
+fn the_generator_follows_its_seed() {
+    let draw = |seed| {
+        let mut rng = Rng::new(seed);
+        (0..5).map(|_| rng.below(1000)).collect::<Vec<_>>()
+    };
+    assert_eq!(draw(1), draw(1));
+    assert_ne!(draw(1), draw(2));
+}
+
+#[test]
+fn only_a_restart_failure_explains_a_finished_task() {
+    let restart = json!({"state": "failed", "response": load::RESTART_REASON});
+    assert!(load::failed_by_restart(&restart));
+    assert!(!load::failed_by_restart(&json!({"state": "failed", "response": "other"})));
+    assert!(!load::failed_by_restart(
+        &json!({"state": "completed", "response": load::RESTART_REASON})
+    ));
+}
