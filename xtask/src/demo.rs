@@ -8,7 +8,6 @@
 //! server, its tmux server and the temporary directory are removed at the end, also after a
 //! failure.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,12 +18,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail, ensure};
 use serde_json::{Value, json};
 
+use crate::binaries::{self, Binaries};
+
 /// How long the server may take to become ready, and an MCP answer to arrive.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs the demo from the repository at `root`.
 pub fn run(root: &Path) -> anyhow::Result<()> {
-    let binaries = build(root)?;
+    let binaries = binaries::build(root, false)?;
     let temp = tempfile::TempDir::new().context("cannot create a temporary directory")?;
     let data = temp.path().join("data");
     let project = temp.path().join("project");
@@ -35,45 +36,6 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     drop(session);
     drop(temp);
     result
-}
-
-struct Binaries {
-    ctl: PathBuf,
-    headless: PathBuf,
-}
-
-/// `cargo build` of both binaries; their paths come from cargo's JSON messages.
-fn build(root: &Path) -> anyhow::Result<Binaries> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building termsprawlctl and termsprawl-headless");
-    let output = Command::new(cargo)
-        .current_dir(root)
-        .args([
-            "build",
-            "--message-format=json",
-            "-p",
-            "termsprawl-cli",
-            "-p",
-            "termsprawl-headless",
-        ])
-        .stderr(Stdio::inherit())
-        .output()
-        .context("cannot run cargo build")?;
-    ensure!(output.status.success(), "cargo build failed");
-    let mut executables = BTreeMap::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<Value>(line) else { continue };
-        if let (Some(name), Some(path)) = (
-            message.pointer("/target/name").and_then(Value::as_str),
-            message["executable"].as_str(),
-        ) {
-            executables.insert(name.to_owned(), PathBuf::from(path));
-        }
-    }
-    let find = |name: &str| {
-        executables.get(name).cloned().with_context(|| format!("cargo built no {name}"))
-    };
-    Ok(Binaries { ctl: find("termsprawlctl")?, headless: find("termsprawl-headless")? })
 }
 
 /// Stops the server with SIGTERM and the tmux server with `kill-server` when dropped.

@@ -260,7 +260,7 @@ impl Soak {
             command: format!("cargo xtask {}", typed.join(" ")),
             binaries: match (&self.ctl, &self.headless) {
                 (Some(ctl), Some(headless)) => {
-                    Some(soak::server::Binaries { ctl: ctl.clone(), headless: headless.clone() })
+                    Some(crate::binaries::Binaries { ctl: ctl.clone(), headless: headless.clone() })
                 }
                 _ => None,
             },

@@ -34,6 +34,7 @@
 )]
 
 pub mod bench;
+pub mod binaries;
 pub mod codegen;
 pub mod demo;
 pub mod flags;

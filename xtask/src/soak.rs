@@ -56,7 +56,8 @@ use self::ledger::{Form, Ledger, Outcome, Path as CallPath};
 use self::load::{Agent, BridgeState, Rng, Shared, World, lock};
 use self::procs::Sample;
 use self::report::Figures;
-use self::server::{Binaries, Places, Serve, Stop};
+use self::server::{Places, Serve, Stop};
+use crate::binaries::{self, Binaries};
 
 /// The default duration, minutes.
 pub const DEFAULT_MINUTES: u64 = 10;
@@ -108,7 +109,7 @@ pub struct Settings {
 pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
     let binaries = match &settings.binaries {
         Some(binaries) => binaries.clone(),
-        None => server::build(root, settings.release)?,
+        None => binaries::build(root, settings.release)?,
     };
     let temp = tempfile::Builder::new()
         .prefix("termsprawl-soak-")

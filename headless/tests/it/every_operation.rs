@@ -21,9 +21,8 @@ use termsprawl_external_term::SearchPath;
 use termsprawl_protocol::{Operation, Topic, guide, operations};
 
 use crate::serve::read_until_ready;
-use crate::support::{Agent, TmuxGuard, built_termsprawlctl};
+use crate::support::{Agent, HEADLESS, TmuxGuard, built_termsprawlctl, headless};
 
-const HEADLESS: &str = env!("CARGO_BIN_EXE_termsprawl-headless");
 /// How long anything that should take well under a second may take.
 const PATIENCE: Duration = Duration::from_secs(15);
 
@@ -284,16 +283,6 @@ impl World {
         let status = self.serve.0.wait().unwrap();
         assert!(status.success(), "serve ended with {status}");
     }
-}
-
-fn headless(user_data: &Path, args: &[&str]) -> Output {
-    Command::new(HEADLESS)
-        .arg("--data")
-        .arg(user_data)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
 }
 
 /// `termsprawlctl --session FILE call OP JSON` with an empty environment; checks the CLI

@@ -4,14 +4,14 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::support::{Agent, TmuxGuard, built_termsprawlctl, fails, ok, wait_for_output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_termsprawl-headless");
+use crate::support::{
+    Agent, HEADLESS, TmuxGuard, built_termsprawlctl, fails, headless, ok, wait_for_output,
+};
 
 /// A `serve` process; killed when dropped.
 struct Serve {
@@ -26,9 +26,19 @@ impl Serve {
         Serve::start_with(user_data, project, &[])
     }
 
-    /// Starts `serve` with `extra` arguments and waits for its `ready` line.
+    /// `serve` with `--ctl /bin/true` (no test here runs an agent's termsprawlctl) and `extra`.
     fn start_with(user_data: &Path, project: &Path, extra: &[&std::ffi::OsStr]) -> Serve {
-        let mut child = Command::new(BINARY)
+        Serve::start_ctl(user_data, project, Path::new("/bin/true"), extra)
+    }
+
+    /// Starts `serve` with `extra` arguments and waits for its `ready` line.
+    fn start_ctl(
+        user_data: &Path,
+        project: &Path,
+        ctl: &Path,
+        extra: &[&std::ffi::OsStr],
+    ) -> Serve {
+        let mut child = Command::new(HEADLESS)
             .args([
                 "--data".as_ref(),
                 user_data.as_os_str(),
@@ -36,7 +46,8 @@ impl Serve {
                 "--project".as_ref(),
                 project.as_os_str(),
             ])
-            .args(["--ctl", "/bin/true"])
+            .arg("--ctl")
+            .arg(ctl)
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -86,16 +97,6 @@ pub(crate) fn read_until_ready(stderr: &mut BufReader<ChildStderr>) -> Vec<Strin
         }
     }
     panic!("serve ended before it was ready: {lines:#?}");
-}
-
-fn headless(user_data: &Path, args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .arg("--data")
-        .arg(user_data)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
 }
 
 /// A data directory and a project folder. The guard comes first so that it kills the tmux
@@ -293,21 +294,7 @@ fn launch_reports_usage_and_control_errors() {
 async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
     let Some(ctl) = built_termsprawlctl() else { return };
     let dirs = Dirs::new();
-    let mut child = Command::new(BINARY)
-        .arg("--data")
-        .arg(dirs.user_data())
-        .args(["serve", "--project"])
-        .arg(dirs.project())
-        .arg("--ctl")
-        .arg(&ctl)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let lines = read_until_ready(&mut stderr);
-    let serve = Serve { child, lines, stderr };
+    let serve = Serve::start_ctl(&dirs.user_data(), &dirs.project(), &ctl, &[]);
     let agent = dirs.launch("demo");
     // Typed into the agent's own shell, as an agent would run it.
     let line =

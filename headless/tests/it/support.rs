@@ -3,7 +3,7 @@
 //! API, and the one `call` helper every tool call goes through.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -24,7 +24,7 @@ impl TmuxGuard {
     }
 
     /// `tmux -S <socket> …`, for checks from outside the server.
-    pub(crate) fn tmux(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) fn tmux(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -232,4 +232,18 @@ pub(crate) fn built_termsprawlctl() -> Option<PathBuf> {
     assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
     eprintln!("skipped: {message}");
     None
+}
+
+/// The `termsprawl-headless` binary of this package.
+pub(crate) const HEADLESS: &str = env!("CARGO_BIN_EXE_termsprawl-headless");
+
+/// `termsprawl-headless --data USER_DATA ARGS...`, run to completion with stdin closed.
+pub(crate) fn headless(user_data: &Path, args: &[&str]) -> Output {
+    Command::new(HEADLESS)
+        .arg("--data")
+        .arg(user_data)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }

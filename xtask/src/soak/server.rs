@@ -1,8 +1,7 @@
-//! The programs under test: building them, and one `termsprawl-headless serve` process at a
+//! The programs under test ([`crate::binaries`] builds them): one `termsprawl-headless serve` process at a
 //! time on the soak's data directory, with the faults the harness injects (SIGKILL, SIGTERM,
 //! a torn `endpoint.json`).
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -12,51 +11,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
-use serde_json::Value;
+
+use crate::binaries::Binaries;
 
 /// How long `serve` may take to print `ready`, and to stop after SIGTERM.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The two programs of the soak.
-#[derive(Debug, Clone)]
-pub struct Binaries {
-    /// `termsprawlctl`.
-    pub ctl: PathBuf,
-    /// `termsprawl-headless`.
-    pub headless: PathBuf,
-}
-
-/// `cargo build --locked [--release] -p termsprawl-headless -p termsprawl-cli`; the paths come
-/// from cargo's JSON messages.
-pub fn build(root: &Path, release: bool) -> anyhow::Result<Binaries> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command.current_dir(root).args(["build", "--locked", "--message-format=json"]);
-    if release {
-        command.arg("--release");
-    }
-    command.args(["-p", "termsprawl-headless", "-p", "termsprawl-cli"]);
-    eprintln!(
-        "building termsprawl-headless and termsprawlctl ({})",
-        if release { "release" } else { "debug" }
-    );
-    let output = command.stderr(Stdio::inherit()).output().context("cannot run cargo build")?;
-    ensure!(output.status.success(), "cargo build failed");
-    let mut executables = BTreeMap::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<Value>(line) else { continue };
-        if let (Some(name), Some(path)) = (
-            message.pointer("/target/name").and_then(Value::as_str),
-            message["executable"].as_str(),
-        ) {
-            executables.insert(name.to_owned(), PathBuf::from(path));
-        }
-    }
-    let find = |name: &str| {
-        executables.get(name).cloned().with_context(|| format!("cargo built no {name}"))
-    };
-    Ok(Binaries { ctl: find("termsprawlctl")?, headless: find("termsprawl-headless")? })
-}
 
 /// Where everything of one run lives (under a temporary directory).
 #[derive(Debug, Clone)]
