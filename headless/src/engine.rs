@@ -305,16 +305,26 @@ impl Engine {
     }
 
     /// One round of the liveness check: revokes the sessions of agents whose tmux session ended.
+    ///
+    /// The candidates are taken before tmux is asked: an agent whose launch ends while
+    /// `list-sessions` runs was still launching then, so a listing made before its tmux session
+    /// existed never revokes it. A failed listing revokes nobody.
     pub(crate) async fn check_liveness(&self) {
         let Ok(server) = self.tool_server() else { return };
+        let candidates: Vec<String> = {
+            let launching = lock(&self.launching);
+            server
+                .sessions()
+                .list()
+                .into_iter()
+                .map(|session| session.identity().node_id.clone())
+                .filter(|node_id| !launching.contains(node_id))
+                .collect()
+        };
         let Ok(running) = self.tmux.session_names().await else { return };
-        let launching = lock(&self.launching).clone();
-        for session in server.sessions().list() {
-            let node_id = &session.identity().node_id;
-            if !launching.contains(node_id)
-                && !running.contains(&termsprawl_external_term::session_name(node_id))
-            {
-                self.revoke(node_id);
+        for node_id in candidates {
+            if !running.contains(&termsprawl_external_term::session_name(&node_id)) {
+                self.revoke(&node_id);
             }
         }
     }

@@ -222,12 +222,13 @@ impl Tmux {
         }
     }
 
-    /// The names of every running session; empty when no server runs.
+    /// The names of every running session; empty when no server runs. Any other failure is an
+    /// error, never an empty set: the liveness check revokes the agents that are not listed.
     pub async fn session_names(&self) -> Result<HashSet<String>, TmuxError> {
         let args = ["-F".into(), "#{session_name}".into()];
         match self.run("list-sessions", &args, None).await {
             Ok(output) => Ok(output.lines().map(str::to_owned).collect()),
-            Err(TmuxError::Failed { .. }) => Ok(HashSet::new()),
+            Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(HashSet::new()),
             Err(error) => Err(error),
         }
     }
@@ -317,3 +318,12 @@ pub fn is_api_key_variable(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether tmux's error says that no server listens on the socket (tmux 3.x: the socket is
+/// missing, or nothing accepts on it), as opposed to a server that failed to answer.
+pub(crate) fn no_server(stderr: &str) -> bool {
+    stderr.starts_with("no server running on ")
+        || (stderr.starts_with("error connecting to ")
+            && (stderr.ends_with("(No such file or directory)")
+                || stderr.ends_with("(Connection refused)")))
+}

@@ -1,6 +1,10 @@
-//! Unit tests of the pure parts of the tmux driver.
+//! Unit tests of the pure parts of the tmux driver, and of its error classification with a
+//! stand-in tmux program.
 
-use super::{exec_line, is_api_key_variable, shell_quote};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
+
+use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server, shell_quote};
 
 #[test]
 fn exec_line_quotes_every_word() {
@@ -19,4 +23,51 @@ fn api_key_variables_are_recognised() {
     for name in ["ANTHROPIC_MODEL", "PATH", "MY_ANTHROPIC_KEY", "CLAUDE_CONFIG_DIR"] {
         assert!(!is_api_key_variable(name), "{name}");
     }
+}
+
+#[test]
+fn only_a_missing_or_refusing_socket_means_no_server() {
+    for stderr in [
+        "no server running on /tmp/x/tmux-sockets/termsprawl",
+        "error connecting to /tmp/x/tmux-sockets/termsprawl (No such file or directory)",
+        "error connecting to /tmp/x/tmux-sockets/termsprawl (Connection refused)",
+    ] {
+        assert!(no_server(stderr), "{stderr}");
+    }
+    for stderr in [
+        "server exited unexpectedly",
+        "error connecting to /tmp/x/tmux-sockets/termsprawl (Permission denied)",
+        "lost server",
+        "",
+    ] {
+        assert!(!no_server(stderr), "{stderr}");
+    }
+}
+
+/// A stand-in tmux that prints `stderr` and fails.
+fn failing_tmux(dir: &std::path::Path, stderr: &str) -> Tmux {
+    let program = dir.join("tmux");
+    std::fs::write(&program, format!("#!/bin/sh\necho '{stderr}' >&2\nexit 1\n")).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Tmux {
+        program,
+        socket: PathBuf::from("/nonexistent/socket"),
+        config: PathBuf::from("/dev/null"),
+    }
+}
+
+#[tokio::test]
+async fn a_failed_listing_is_an_error_and_no_server_an_empty_list() {
+    let dir = tempfile::TempDir::new().unwrap();
+    // The liveness check revokes every agent that is not listed: a server that fails to answer
+    // must not look like a server without sessions.
+    let broken = failing_tmux(dir.path(), "server exited unexpectedly");
+    match broken.session_names().await {
+        Err(TmuxError::Failed { command: "list-sessions", stderr }) => {
+            assert_eq!(stderr, "server exited unexpectedly");
+        }
+        other => panic!("{other:?}"),
+    }
+    let absent = failing_tmux(dir.path(), "no server running on /nonexistent/socket");
+    assert!(absent.session_names().await.unwrap().is_empty());
 }

@@ -305,3 +305,69 @@ async fn an_agent_whose_process_ended_is_revoked() {
     let result = crate::support::call(&beta, "session_info", json!({})).await;
     assert!(crate::support::error(result).contains("Tool connection unavailable"));
 }
+
+/// Regression (found when `.ci/run` ran beside a soak): the liveness check listed tmux's
+/// sessions, then looked at which agents were launching and which sessions were live. An agent
+/// whose launch finished while `list-sessions` ran was no longer launching, had a live session,
+/// and was missing from the (older) listing, so it was revoked seconds after a successful launch.
+/// A `tmux` wrapper here makes one listing old: it runs the real `list-sessions`, then waits
+/// until the test has launched an agent, then prints what it listed.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_launched_while_tmux_lists_sessions_is_not_revoked() {
+    use std::os::unix::fs::PermissionsExt as _;
+    use termsprawl_external_term::{SearchPath, find_tmux};
+
+    let gate = tempfile::TempDir::new().unwrap();
+    let gate_dir = gate.path().to_owned();
+    for fifo in ["entered", "release"] {
+        let made = std::process::Command::new("mkfifo").arg(gate_dir.join(fifo)).status();
+        assert!(made.unwrap().success());
+    }
+    let real = find_tmux(&SearchPath::from_env()).unwrap();
+    // Every list-sessions appends to `calls`; the first one after `armed` exists is held.
+    let script = format!(
+        r#"#!/bin/sh
+case " $* " in *" list-sessions "*)
+  echo x >> '{gate}/calls'
+  if [ -e '{gate}/armed' ] && [ ! -e '{gate}/passed' ]; then
+    : > '{gate}/passed'
+    listed=$('{real}' "$@"); status=$?
+    echo entered > '{gate}/entered'
+    read line < '{gate}/release'
+    [ -n "$listed" ] && printf '%s\n' "$listed"
+    exit $status
+  fi;;
+esac
+exec '{real}' "$@"
+"#,
+        gate = gate_dir.display(),
+        real = real.display()
+    );
+    std::fs::write(gate_dir.join("tmux"), script).unwrap();
+    std::fs::set_permissions(gate_dir.join("tmux"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    let search_path = SearchPath::new(Some(gate_dir.as_os_str()), None);
+    let fixture = Fixture::start_with(|config| {
+        config.search_path = search_path;
+        config.liveness_interval = std::time::Duration::from_millis(50);
+    })
+    .await;
+    let calls = || std::fs::read_to_string(gate_dir.join("calls")).unwrap_or_default().len();
+
+    std::fs::write(gate_dir.join("armed"), "").unwrap();
+    let entered = gate_dir.join("entered");
+    tokio::task::spawn_blocking(move || std::fs::read_to_string(entered)).await.unwrap().unwrap();
+    // The held round has listed no agent; launch one while it waits.
+    let alpha = fixture.agent("alpha").await;
+    let before = calls();
+    let release = gate_dir.join("release");
+    tokio::task::spawn_blocking(move || std::fs::write(release, "go\n")).await.unwrap().unwrap();
+    // A later round has started, so the held one has finished.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while calls() <= before {
+        assert!(std::time::Instant::now() < deadline, "the liveness check stopped");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(alpha.session_file.exists(), "a running agent was revoked");
+    ok(&alpha, "session_info", json!({})).await;
+}
