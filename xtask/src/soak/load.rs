@@ -364,20 +364,38 @@ pub fn until_answered(
     args: &Value,
 ) -> Option<Outcome> {
     loop {
-        let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
-        lock(&shared.ledger).attempt(CallPath::OneShot, operation, args);
-        let outcome = oneshot(&shared.ctl, agent, form, operation, args);
-        if !matches!(outcome, Outcome::ToolError(_)) {
-            lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, None);
-        }
+        let outcome = recorded_attempt(shared, rng, agent, operation, args);
         if !matches!(outcome, Outcome::Unavailable(_)) {
             return Some(outcome);
         }
         if shared.stopping() {
             return None;
         }
-        thread::sleep(rng.between(Duration::from_millis(100), Duration::from_millis(300)));
+        pause_after_unavailable(rng);
     }
+}
+
+/// One one-shot call in a random form, recorded in the ledger as an attempt and, unless it is
+/// a tool error, with its outcome.
+fn recorded_attempt(
+    shared: &Shared,
+    rng: &mut Rng,
+    agent: &Agent,
+    operation: &'static str,
+    args: &Value,
+) -> Outcome {
+    let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
+    lock(&shared.ledger).attempt(CallPath::OneShot, operation, args);
+    let outcome = oneshot(&shared.ctl, agent, form, operation, args);
+    if !matches!(outcome, Outcome::ToolError(_)) {
+        lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, None);
+    }
+    outcome
+}
+
+/// The wait before trying again while the server is away.
+fn pause_after_unavailable(rng: &mut Rng) {
+    thread::sleep(rng.between(Duration::from_millis(100), Duration::from_millis(300)));
 }
 
 /// Conversations between two linked agents, one at a time, alternating direction: `agent_send`
@@ -485,14 +503,9 @@ fn until_answered_once(
     if shared.stopping() {
         return None;
     }
-    let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
-    lock(&shared.ledger).attempt(CallPath::OneShot, operation, args);
-    let outcome = oneshot(&shared.ctl, agent, form, operation, args);
-    if !matches!(outcome, Outcome::ToolError(_)) {
-        lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, None);
-    }
+    let outcome = recorded_attempt(shared, rng, agent, operation, args);
     if matches!(outcome, Outcome::Unavailable(_)) {
-        thread::sleep(rng.between(Duration::from_millis(100), Duration::from_millis(300)));
+        pause_after_unavailable(rng);
     }
     Some(outcome)
 }
