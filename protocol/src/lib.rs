@@ -23,9 +23,9 @@ mod schema;
 mod types;
 mod validate;
 
-pub use guides::{Topic, guide};
+pub use guides::{INSTRUCTIONS_RULES_CHARS, MAX_INSTRUCTIONS_CHARS, Topic, guide, instructions};
 pub use operations::{
-    Annotations, Operation, Param, ParamKind, catalog_json, operation, operations,
+    Annotations, McpRevision, Operation, Param, ParamKind, catalog_json, operation, operations,
 };
 pub use types::{
     IntegrationState, IntegrationStatus, SessionToken, ToolEndpoint, ToolIdentity, ToolRequest,
