@@ -364,7 +364,7 @@ fn request(
         "ping" => Action::Respond(Response::result(id, Value::Object(Map::new()))),
         "tools/list" => match no_cursor(id, member("cursor"), "tool") {
             Ok(id) => Action::ToolsList { id },
-            Err(response) => Action::Respond(response),
+            Err(response) => Action::Respond(*response),
         },
         "tools/call" => tools_call(id, member("name"), member("arguments"), &state.filter, false),
         "resources/list" => Action::Respond(match no_cursor(id, member("cursor"), "resource") {
@@ -372,7 +372,7 @@ fn request(
                 let titled = McpRevision::of(state.protocol_version()) >= McpRevision::V2025_06_18;
                 Response::result(id, json!({"resources": resource_entries(titled)}))
             }
-            Err(response) => response,
+            Err(response) => *response,
         }),
         "resources/read" => Action::Respond(resources_read(id, member("uri"), false)),
         // Everything else; `server/discover` is handled above.
@@ -390,14 +390,14 @@ fn modern_request(
 ) -> Action {
     let id = match check_envelope(id, meta) {
         Ok(id) => id,
-        Err(response) => return Action::Respond(response),
+        Err(response) => return Action::Respond(*response),
     };
     let member = |name: &str| params.and_then(|params| params.get(name));
     match method {
         "server/discover" => Action::Discover { id },
         "tools/list" => match no_cursor(id, member("cursor"), "tool") {
             Ok(id) => Action::ModernToolsList { id },
-            Err(response) => Action::Respond(response),
+            Err(response) => Action::Respond(*response),
         },
         "tools/call" => tools_call(id, member("name"), member("arguments"), &state.filter, true),
         "resources/list" => Action::Respond(match no_cursor(id, member("cursor"), "resource") {
@@ -410,7 +410,7 @@ fn modern_request(
                     "cacheScope": "public",
                 }),
             ),
-            Err(response) => response,
+            Err(response) => *response,
         }),
         "resources/read" => Action::Respond(resources_read(id, member("uri"), true)),
         // `ping`, `initialize`-era methods and everything unknown.
@@ -420,35 +420,39 @@ fn modern_request(
 
 /// The `_meta` rules of 2026-07-28: both required keys present (`-32602`), then a version the
 /// bridge speaks (`-32022` with `data.supported` and `data.requested`).
-fn check_envelope(id: RequestId, meta: Option<&Value>) -> Result<RequestId, Response> {
+fn check_envelope(id: RequestId, meta: Option<&Value>) -> Result<RequestId, Box<Response>> {
     let meta = meta.and_then(Value::as_object);
     let version = meta.and_then(|meta| meta.get(PROTOCOL_VERSION_KEY));
     let capabilities = meta.and_then(|meta| meta.get(CLIENT_CAPABILITIES_KEY));
     let (Some(Value::String(version)), Some(Value::Object(_))) = (version, capabilities) else {
-        return Err(Response::invalid_params(
+        return Err(Box::new(Response::invalid_params(
             id,
             "_meta needs io.modelcontextprotocol/protocolVersion (a string) and io.modelcontextprotocol/clientCapabilities (an object)",
-        ));
+        )));
     };
     if !MODERN_PROTOCOL_VERSIONS.contains(&version.as_str()) {
-        return Err(Response::error_with_data(
+        return Err(Box::new(Response::error_with_data(
             id,
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
             json!({"supported": SUPPORTED_VERSIONS, "requested": version}),
-        ));
+        )));
     }
     Ok(id)
 }
 
 /// A list request must not carry a cursor: every list has one page.
-fn no_cursor(id: RequestId, cursor: Option<&Value>, list: &str) -> Result<RequestId, Response> {
+fn no_cursor(
+    id: RequestId,
+    cursor: Option<&Value>,
+    list: &str,
+) -> Result<RequestId, Box<Response>> {
     match cursor {
         None => Ok(id),
-        Some(_) => Err(Response::invalid_params(
+        Some(_) => Err(Box::new(Response::invalid_params(
             id,
             &format!("cursor is not supported: the {list} list has one page"),
-        )),
+        ))),
     }
 }
 
