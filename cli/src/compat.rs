@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use termsprawl_mcp::ToolFilter;
 use termsprawl_protocol::{ToolRequest, ToolResult};
 
 use crate::exit::ExitStatus;
@@ -44,7 +45,7 @@ impl Mode {
 /// What a compatibility command line asks for, once checked.
 enum Plan {
     Send(ToolRequest),
-    Bridge,
+    Bridge(ToolFilter),
 }
 
 /// Runs a compatibility command line; `rest` starts with the mode word and no longer holds
@@ -67,18 +68,19 @@ pub(crate) fn run(
         }
     };
     match plan {
-        Plan::Bridge => Err(McpRequested(session)),
+        Plan::Bridge(tools) => Err(McpRequested(session, tools)),
         Plan::Send(request) => Ok(send(&session, &request, streams)),
     }
 }
 
-/// The `mcp` mode was chosen: the caller runs the bridge on the process's own stdio.
+/// The `mcp` mode was chosen: the caller runs the bridge on the process's own stdio, serving what
+/// the filter keeps.
 #[derive(Debug)]
-pub(crate) struct McpRequested(pub(crate) PathBuf);
+pub(crate) struct McpRequested(pub(crate) PathBuf, pub(crate) ToolFilter);
 
 fn plan(mode: Mode, arguments: &[OsString]) -> Result<Plan, String> {
     match mode {
-        Mode::Mcp => Ok(Plan::Bridge),
+        Mode::Mcp => mcp_filter(arguments).map(Plan::Bridge),
         Mode::Doctor => {
             if !arguments.is_empty() {
                 return Err(format!("Error: {USAGE_LINE}"));
@@ -97,6 +99,42 @@ fn plan(mode: Mode, arguments: &[OsString]) -> Result<Plan, String> {
             }))
         }
     }
+}
+
+/// The narrowing flags of `mcp` (issue 21): `--read-only`, and `--tools NAME,NAME…` (also
+/// `--tools=…`, repeatable, names accumulate). Any other argument is ignored, as it always was.
+/// `--tools` without a value, with no name, or with a name the table does not have is a usage
+/// error, checked before the bridge writes anything.
+fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, String> {
+    let mut read_only = false;
+    let mut names: Option<Vec<String>> = None;
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let list = match word.to_str() {
+            Some("--read-only") => {
+                read_only = true;
+                continue;
+            }
+            Some("--tools") => match words.next() {
+                Some(list) => list.to_string_lossy().into_owned(),
+                None => return Err("Error: mcp --tools needs a value: NAME,NAME…".to_owned()),
+            },
+            Some(word) if word.starts_with("--tools=") => word["--tools=".len()..].to_owned(),
+            _ => continue,
+        };
+        let listed: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if listed.is_empty() {
+            return Err("Error: mcp --tools needs at least one tool name".to_owned());
+        }
+        names.get_or_insert_with(Vec::new).extend(listed);
+    }
+    ToolFilter::new(read_only, names.as_deref())
+        .map_err(|unknown| format!("Error: mcp --tools: {unknown}"))
 }
 
 /// `JSON_ARGS` parsed as any JSON value; the error line starts with `SyntaxError: `.

@@ -94,7 +94,24 @@ pub(crate) fn clap_command(commands: &[Command]) -> clap::Command {
             )
             .arg(Arg::new("json_args").value_name("JSON_ARGS")),
     )
-    .subcommand(clap::Command::new("mcp").about("Serve the operations to an MCP host over stdio"))
+    .subcommand(
+        clap::Command::new("mcp")
+            .about("Serve the operations to an MCP host over stdio")
+            .arg(
+                Arg::new("read-only")
+                    .long("read-only")
+                    .action(ArgAction::SetTrue)
+                    .help("Serve only the read-only operations"),
+            )
+            .arg(
+                Arg::new("tools")
+                    .long("tools")
+                    .value_name("NAME,NAME...")
+                    .value_delimiter(',')
+                    .value_parser(PossibleValuesParser::new(operation_names.clone()))
+                    .help("Serve only the named operations"),
+            ),
+    )
 }
 
 fn add_flags(mut sub: clap::Command, params: &[Param], names: &mut Vec<String>) -> clap::Command {

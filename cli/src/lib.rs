@@ -66,7 +66,7 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
             Ok(status) => status.into(),
-            Err(compat::McpRequested(session)) => termsprawl_mcp::run_stdio(&session),
+            Err(compat::McpRequested(session, tools)) => termsprawl_mcp::run_stdio(&session, tools),
         };
     }
     direct::run(args, session_env, streams).into()

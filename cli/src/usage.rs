@@ -41,7 +41,7 @@ const PROGRAM_COMMANDS: &str = "
 - `termsprawlctl man`: the manual page, as roff.
 - `termsprawlctl doctor`: check the connection to termsprawl and print the whole result.
 - `termsprawlctl call OPERATION [JSON_ARGS]`: run an operation and print the whole result as JSON.
-- `termsprawlctl mcp`: serve the operations to an MCP host over stdin and stdout.
+- `termsprawlctl mcp [--read-only] [--tools NAME,NAME...]`: serve the operations to an MCP host over stdin and stdout; `--read-only` keeps the read-only ones, `--tools` only those named.
 - `termsprawlctl --version`: the program's version.
 ";
 

@@ -11,25 +11,54 @@ mod tests;
 use std::fmt;
 
 use serde_json::{Map, Value, json};
-use termsprawl_protocol::{ToolRequest, ToolResult, Topic, guide, operation};
+use termsprawl_protocol::{McpRevision, ToolRequest, ToolResult, instructions};
 
 use crate::jsonrpc::{ErrorCode, RequestId, Response};
-use crate::tools::tools_list;
+use crate::resources::{resource_contents, resource_entries, topic_of};
+use crate::tools::{ToolFilter, complete, tool_entries};
 
-/// The protocol revisions the bridge speaks, oldest first; a requested one is echoed.
+/// The handshake-era protocol revisions the bridge speaks, oldest first; a requested one is
+/// echoed by `initialize`.
 pub const PROTOCOL_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
-/// The revision answered when the client asks for one not in [`PROTOCOL_VERSIONS`].
+/// The revision `initialize` answers when the client asks for one not in [`PROTOCOL_VERSIONS`].
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The stateless (modern) revisions the bridge speaks.
+pub const MODERN_PROTOCOL_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+/// Every revision the bridge speaks, newest first: `server/discover`'s `supportedVersions` and
+/// the `supported` list of an unsupported-version error.
+pub const SUPPORTED_VERSIONS: [&str; 5] =
+    ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The `_meta` key of a modern request's protocol version.
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The `_meta` key of a modern request's client capabilities.
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// The `_meta` key of a modern result's server identity.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// `ttlMs` of a modern `tools/list`: the app's browser setting can change the list, so hosts
+/// should ask again after a minute.
+pub const TOOLS_LIST_TTL_MS: u64 = 60_000;
+
+/// `ttlMs` of `server/discover`, `resources/list` and `resources/read`: fixed in the binary.
+pub const STATIC_TTL_MS: u64 = 3_600_000;
 
 /// How many bytes of an input line a log line may echo.
 pub const LOG_EXCERPT_BYTES: usize = 200;
 
-/// What the bridge knows from the last completed handshake.
+/// What the bridge knows about the connection: the narrowing flags, the era, and the last
+/// completed handshake.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct State {
     operations: Option<Vec<String>>,
     protocol_version: Option<&'static str>,
+    modern: bool,
+    filter: ToolFilter,
 }
 
 /// What to do with one input line.
@@ -48,14 +77,35 @@ pub enum Action {
         /// The negotiated protocol revision, one of [`PROTOCOL_VERSIONS`].
         protocol_version: &'static str,
     },
-    /// Call the tool server, then answer with [`crate::tools::call_response_line`].
+    /// A legacy `tools/list`: answer with [`State::tools_list`] once no `initialize` that came
+    /// before it is still waiting for its `session_info`.
+    ToolsList {
+        /// The request's id.
+        id: RequestId,
+    },
+    /// Call `session_info`, then answer with [`State::complete_discover`].
+    Discover {
+        /// The request's id.
+        id: RequestId,
+    },
+    /// A modern `tools/list`: call `session_info`, then answer with
+    /// [`State::complete_modern_tools_list`].
+    ModernToolsList {
+        /// The request's id.
+        id: RequestId,
+    },
+    /// Call the tool server, then answer with [`crate::tools::call_response_line`] (or its
+    /// modern form).
     Call {
         /// The request's id.
         id: RequestId,
         /// The body for the tool server.
         request: ToolRequest,
+        /// Whether the request is of the modern era (its result carries `resultType`).
+        modern: bool,
     },
-    /// Drop the answer of the most recent in-flight `tools/call` with this id, if any.
+    /// Drop the answer of the most recent in-flight request with this id, if any (not an
+    /// `initialize`).
     Cancel {
         /// The `params.requestId` of the notification.
         request_id: RequestId,
@@ -63,6 +113,11 @@ pub enum Action {
 }
 
 impl State {
+    /// A fresh connection that lists and serves what `filter` keeps.
+    pub fn new(filter: ToolFilter) -> State {
+        State { filter, ..State::default() }
+    }
+
     /// The operation names of the last handshake's `session_info`, when it listed them.
     pub fn operations(&self) -> Option<&[String]> {
         self.operations.as_deref()
@@ -72,6 +127,17 @@ impl State {
     /// assumed.
     pub fn protocol_version(&self) -> &'static str {
         self.protocol_version.unwrap_or(LATEST_PROTOCOL_VERSION)
+    }
+
+    /// Whether the connection is in the modern (2026-07-28) era: it has seen `server/discover`
+    /// or a request with the modern `_meta`, and no `initialize` since.
+    pub fn is_modern(&self) -> bool {
+        self.modern
+    }
+
+    /// The narrowing flags.
+    pub fn filter(&self) -> &ToolFilter {
+        &self.filter
     }
 
     /// The answer to an `initialize` whose `session_info` call returned `session_info`; a success
@@ -88,32 +154,110 @@ impl State {
             }
             ToolResult::Success { value } => value.as_ref().and_then(Value::as_object),
         };
-        let app_version = match value.and_then(|value| value.get("appVersion")) {
-            Some(Value::String(version)) if !version.is_empty() => version.clone(),
-            _ => "unknown".to_owned(),
-        };
-        self.operations = match value.and_then(|value| value.get("operations")) {
-            Some(Value::Array(names)) => {
-                Some(names.iter().filter_map(|name| name.as_str().map(str::to_owned)).collect())
-            }
-            _ => None,
-        };
+        self.operations = listed_operations(value);
         self.protocol_version = Some(protocol_version);
+        // 2024-11-05 keeps the reference's shape exactly: tools only, no title.
+        let capabilities = if protocol_version == "2024-11-05" {
+            json!({"tools": {}})
+        } else {
+            json!({"tools": {}, "resources": {}})
+        };
+        let titled = McpRevision::of(protocol_version) >= McpRevision::V2025_06_18;
         Response::result(
             id,
             json!({
                 "protocolVersion": protocol_version,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "termsprawl", "version": app_version},
-                "instructions": guide(Topic::Overview),
+                "capabilities": capabilities,
+                "serverInfo": server_info(value, titled),
+                "instructions": instructions(),
+            }),
+        )
+    }
+
+    /// The answer to a legacy `tools/list`: the table in the negotiated revision's shape,
+    /// filtered by the narrowing flags and by the last handshake.
+    pub fn tools_list(&self, id: RequestId) -> Response {
+        let revision = McpRevision::of(self.protocol_version());
+        Response::result(
+            id,
+            json!({"tools": tool_entries(self.operations(), &self.filter, revision)}),
+        )
+    }
+
+    /// The answer to `server/discover` whose `session_info` call returned `session_info`.
+    pub fn complete_discover(&self, id: RequestId, session_info: &ToolResult) -> Response {
+        let value = match session_info {
+            ToolResult::Failure { error } => {
+                return Response::error(id, ErrorCode::INTERNAL_ERROR, error.clone());
+            }
+            ToolResult::Success { value } => value.as_ref().and_then(Value::as_object),
+        };
+        Response::result(
+            id,
+            json!({
+                "resultType": "complete",
+                "supportedVersions": SUPPORTED_VERSIONS,
+                "capabilities": {"tools": {}, "resources": {}},
+                "_meta": {SERVER_INFO_KEY: server_info(value, true)},
+                "instructions": instructions(),
+                "ttlMs": STATIC_TTL_MS,
+                "cacheScope": "public",
+            }),
+        )
+    }
+
+    /// The answer to a modern `tools/list` whose own `session_info` call returned
+    /// `session_info`: the table filtered by the narrowing flags and by that answer's
+    /// `operations`, private to this session.
+    pub fn complete_modern_tools_list(&self, id: RequestId, session_info: &ToolResult) -> Response {
+        let value = match session_info {
+            ToolResult::Failure { error } => {
+                return Response::error(id, ErrorCode::INTERNAL_ERROR, error.clone());
+            }
+            ToolResult::Success { value } => value.as_ref().and_then(Value::as_object),
+        };
+        let listed = listed_operations(value);
+        let tools = tool_entries(listed.as_deref(), &self.filter, McpRevision::V2025_06_18);
+        Response::result(
+            id,
+            json!({
+                "resultType": "complete",
+                "tools": tools,
+                "ttlMs": TOOLS_LIST_TTL_MS,
+                "cacheScope": "private",
+                "_meta": {SERVER_INFO_KEY: server_info(value, true)},
             }),
         )
     }
 }
 
-/// Classifies one line (terminator and BOM already removed) by the table of `spec/mcp.md` §3.2 and
-/// decides the action; immediate answers (`ping`, `tools/list`, errors) are computed here.
-pub fn classify(line: &[u8], state: &State) -> Action {
+/// `session_info`'s `operations`, when it is an array (its string members).
+fn listed_operations(value: Option<&Map<String, Value>>) -> Option<Vec<String>> {
+    match value.and_then(|value| value.get("operations")) {
+        Some(Value::Array(names)) => {
+            Some(names.iter().filter_map(|name| name.as_str().map(str::to_owned)).collect())
+        }
+        _ => None,
+    }
+}
+
+/// `serverInfo`: `termsprawl`, the app's version (or `unknown`), and the title when `titled`.
+fn server_info(value: Option<&Map<String, Value>>, titled: bool) -> Value {
+    let version = match value.and_then(|value| value.get("appVersion")) {
+        Some(Value::String(version)) if !version.is_empty() => version.clone(),
+        _ => "unknown".to_owned(),
+    };
+    if titled {
+        json!({"name": "termsprawl", "title": "termsprawl", "version": version})
+    } else {
+        json!({"name": "termsprawl", "version": version})
+    }
+}
+
+/// Classifies one line (terminator and BOM already removed) by the table of `spec/mcp.md` §3.2,
+/// decides the action and records an era change; immediate answers (`ping`, resources, errors)
+/// are computed here.
+pub fn classify(line: &[u8], state: &mut State) -> Action {
     if line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r' | b'\n')) {
         return Action::Ignore;
     }
@@ -190,40 +334,160 @@ fn request(
     id: RequestId,
     method: &str,
     params: Option<&Map<String, Value>>,
-    state: &State,
+    state: &mut State,
 ) -> Action {
     let member = |name: &str| params.and_then(|params| params.get(name));
+    if method == "initialize" {
+        // An `initialize` always switches the connection to the legacy era (`docs/mcp-eras.md`).
+        state.modern = false;
+        let requested = member("protocolVersion").and_then(Value::as_str);
+        let protocol_version = PROTOCOL_VERSIONS
+            .into_iter()
+            .find(|version| Some(*version) == requested)
+            .unwrap_or(LATEST_PROTOCOL_VERSION);
+        return Action::Initialize { id, protocol_version };
+    }
+    let meta = member("_meta");
+    let enveloped =
+        meta.and_then(Value::as_object).is_some_and(|meta| meta.contains_key(PROTOCOL_VERSION_KEY));
+    if method == "server/discover" || enveloped {
+        state.modern = true;
+        return modern_request(id, method, params, meta, state);
+    }
+    if state.modern {
+        return Action::Respond(Response::invalid_params(
+            id,
+            "this connection speaks MCP 2026-07-28: every request needs _meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities (send initialize to switch to the handshake era)",
+        ));
+    }
     match method {
-        "initialize" => {
-            let requested = member("protocolVersion").and_then(Value::as_str);
-            let protocol_version = PROTOCOL_VERSIONS
-                .into_iter()
-                .find(|version| Some(*version) == requested)
-                .unwrap_or(LATEST_PROTOCOL_VERSION);
-            Action::Initialize { id, protocol_version }
-        }
         "ping" => Action::Respond(Response::result(id, Value::Object(Map::new()))),
-        "tools/list" => {
-            if member("cursor").is_some() {
-                return Action::Respond(Response::invalid_params(
-                    id,
-                    "cursor is not supported: the tool list has one page",
-                ));
+        "tools/list" => match no_cursor(id, member("cursor"), "tool") {
+            Ok(id) => Action::ToolsList { id },
+            Err(response) => Action::Respond(*response),
+        },
+        "tools/call" => tools_call(id, member("name"), member("arguments"), &state.filter, false),
+        "resources/list" => Action::Respond(match no_cursor(id, member("cursor"), "resource") {
+            Ok(id) => {
+                let titled = McpRevision::of(state.protocol_version()) >= McpRevision::V2025_06_18;
+                Response::result(id, json!({"resources": resource_entries(titled)}))
             }
-            Action::Respond(Response::result(id, tools_list(state.operations())))
-        }
-        "tools/call" => tools_call(id, member("name"), member("arguments")),
-        // Everything else, including the stateless revision's `server/discover`, which is answered
-        // at once so that a host falls back to `initialize` (§3.4).
+            Err(response) => *response,
+        }),
+        "resources/read" => Action::Respond(resources_read(id, member("uri"), false)),
+        // Everything else; `server/discover` is handled above.
         _ => Action::Respond(Response::method_not_found(id)),
     }
 }
 
-fn tools_call(id: RequestId, name: Option<&Value>, arguments: Option<&Value>) -> Action {
+/// A request of the modern era: the `_meta` envelope is checked first, then the method.
+fn modern_request(
+    id: RequestId,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+    meta: Option<&Value>,
+    state: &State,
+) -> Action {
+    let id = match check_envelope(id, meta) {
+        Ok(id) => id,
+        Err(response) => return Action::Respond(*response),
+    };
+    let member = |name: &str| params.and_then(|params| params.get(name));
+    match method {
+        "server/discover" => Action::Discover { id },
+        "tools/list" => match no_cursor(id, member("cursor"), "tool") {
+            Ok(id) => Action::ModernToolsList { id },
+            Err(response) => Action::Respond(*response),
+        },
+        "tools/call" => tools_call(id, member("name"), member("arguments"), &state.filter, true),
+        "resources/list" => Action::Respond(match no_cursor(id, member("cursor"), "resource") {
+            Ok(id) => Response::result(
+                id,
+                json!({
+                    "resultType": "complete",
+                    "resources": resource_entries(true),
+                    "ttlMs": STATIC_TTL_MS,
+                    "cacheScope": "public",
+                }),
+            ),
+            Err(response) => *response,
+        }),
+        "resources/read" => Action::Respond(resources_read(id, member("uri"), true)),
+        // `ping`, `initialize`-era methods and everything unknown.
+        _ => Action::Respond(Response::method_not_found(id)),
+    }
+}
+
+/// The `_meta` rules of 2026-07-28: both required keys present (`-32602`), then a version the
+/// bridge speaks (`-32022` with `data.supported` and `data.requested`).
+fn check_envelope(id: RequestId, meta: Option<&Value>) -> Result<RequestId, Box<Response>> {
+    let meta = meta.and_then(Value::as_object);
+    let version = meta.and_then(|meta| meta.get(PROTOCOL_VERSION_KEY));
+    let capabilities = meta.and_then(|meta| meta.get(CLIENT_CAPABILITIES_KEY));
+    let (Some(Value::String(version)), Some(Value::Object(_))) = (version, capabilities) else {
+        return Err(Box::new(Response::invalid_params(
+            id,
+            "_meta needs io.modelcontextprotocol/protocolVersion (a string) and io.modelcontextprotocol/clientCapabilities (an object)",
+        )));
+    };
+    if !MODERN_PROTOCOL_VERSIONS.contains(&version.as_str()) {
+        return Err(Box::new(Response::error_with_data(
+            id,
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            json!({"supported": SUPPORTED_VERSIONS, "requested": version}),
+        )));
+    }
+    Ok(id)
+}
+
+/// A list request must not carry a cursor: every list has one page.
+fn no_cursor(
+    id: RequestId,
+    cursor: Option<&Value>,
+    list: &str,
+) -> Result<RequestId, Box<Response>> {
+    match cursor {
+        None => Ok(id),
+        Some(_) => Err(Box::new(Response::invalid_params(
+            id,
+            &format!("cursor is not supported: the {list} list has one page"),
+        ))),
+    }
+}
+
+/// `resources/read` of a guide; an unknown URI is `-32002` in the legacy era and `-32602` in the
+/// modern one, both `Resource not found` with `data.uri`.
+fn resources_read(id: RequestId, uri: Option<&Value>, modern: bool) -> Response {
+    let Some(Value::String(uri)) = uri else {
+        return Response::invalid_params(id, "resources/read needs a string uri");
+    };
+    let Some(topic) = topic_of(uri) else {
+        let code = if modern { ErrorCode::INVALID_PARAMS } else { ErrorCode::RESOURCE_NOT_FOUND };
+        return Response::error_with_data(id, code, "Resource not found", json!({"uri": uri}));
+    };
+    let result = json!({"contents": resource_contents(topic)});
+    if modern {
+        let mut result = complete(result);
+        result["ttlMs"] = json!(STATIC_TTL_MS);
+        result["cacheScope"] = json!("public");
+        Response::result(id, result)
+    } else {
+        Response::result(id, result)
+    }
+}
+
+fn tools_call(
+    id: RequestId,
+    name: Option<&Value>,
+    arguments: Option<&Value>,
+    filter: &ToolFilter,
+    modern: bool,
+) -> Action {
     let Some(Value::String(name)) = name else {
         return Action::Respond(Response::invalid_params(id, "tools/call needs a string name"));
     };
-    if operation(name).is_none() {
+    if filter.find(name).is_none() {
         return Action::Respond(Response::error(
             id,
             ErrorCode::INVALID_PARAMS,
@@ -237,7 +501,7 @@ fn tools_call(id: RequestId, name: Option<&Value>, arguments: Option<&Value>) ->
             return Action::Respond(Response::invalid_params(id, "arguments must be an object"));
         }
     };
-    Action::Call { id, request: ToolRequest::new(name.clone(), arguments) }
+    Action::Call { id, request: ToolRequest::new(name.clone(), arguments), modern }
 }
 
 /// ` (method "…") (id …)` for log lines, naming what is known; together they echo at most

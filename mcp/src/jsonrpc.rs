@@ -63,7 +63,8 @@ fn integer_literal(text: &str) -> Option<i64> {
     text.parse().ok()
 }
 
-/// A JSON-RPC error code; the bridge uses the three constants only (`spec/mcp.md` §3.9).
+/// A JSON-RPC error code; the bridge uses these constants only (`spec/mcp.md` §3.9,
+/// `docs/mcp-eras.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ErrorCode(pub i64);
 
@@ -72,8 +73,13 @@ impl ErrorCode {
     pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
     /// `-32602`: `Unknown tool: <name>` or `Invalid params: <detail>`.
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
-    /// `-32603`: a failed `session_info` during `initialize`, or a bug in the bridge.
+    /// `-32603`: a failed `session_info` during `initialize`, `server/discover` or a modern
+    /// `tools/list`, or a bug in the bridge.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// `-32002`: `resources/read` of an unknown URI, in the legacy era (2025-11-25 and earlier).
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// `-32022`: a modern request whose protocol version the bridge does not speak (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 }
 
 /// One response: `{"jsonrpc":"2.0","id":…,"result":…}` or
@@ -87,7 +93,7 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq)]
 enum Outcome {
     Result(Value),
-    Error { code: ErrorCode, message: String },
+    Error { code: ErrorCode, message: String, data: Option<Value> },
 }
 
 impl Response {
@@ -98,7 +104,17 @@ impl Response {
 
     /// An error with `code` and `message`.
     pub fn error(id: RequestId, code: ErrorCode, message: impl Into<String>) -> Response {
-        Response { id, outcome: Outcome::Error { code, message: message.into() } }
+        Response { id, outcome: Outcome::Error { code, message: message.into(), data: None } }
+    }
+
+    /// An error with `code`, `message` and `data`.
+    pub fn error_with_data(
+        id: RequestId,
+        code: ErrorCode,
+        message: impl Into<String>,
+        data: Value,
+    ) -> Response {
+        Response { id, outcome: Outcome::Error { code, message: message.into(), data: Some(data) } }
     }
 
     /// `-32601` `Method not found`.
@@ -135,11 +151,11 @@ impl Response {
             Outcome::Result(result) => {
                 Envelope { jsonrpc: "2.0", id: &self.id, result: Some(result), error: None }
             }
-            Outcome::Error { code, message } => Envelope {
+            Outcome::Error { code, message, data } => Envelope {
                 jsonrpc: "2.0",
                 id: &self.id,
                 result: None,
-                error: Some(ErrorObject { code: code.0, message }),
+                error: Some(ErrorObject { code: code.0, message, data: data.as_ref() }),
             },
         };
         serde_json::to_string(&envelope).expect("a response envelope always serialises")
@@ -160,4 +176,6 @@ struct Envelope<'a> {
 struct ErrorObject<'a> {
     code: i64,
     message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Value>,
 }

@@ -1,9 +1,11 @@
 //! The MCP stdio bridge of `termsprawlctl mcp` (`spec/mcp.md`).
 //!
 //! This crate owns the MCP server that hosts (Claude Code, Codex, SDK clients) start as a
-//! subprocess: it speaks newline-delimited JSON-RPC on stdin and stdout, serves termsprawl's
-//! operations as MCP tools, and forwards each tool call to the app's loopback tool server through
-//! the transport client. It is a hand-written `serde_json` loop, not an MCP SDK (§3.10): one reader,
+//! subprocess: it speaks newline-delimited JSON-RPC on stdin and stdout in both eras of MCP (the
+//! `initialize` handshake of 2024-11-05 to 2025-11-25 and the stateless 2026-07-28, on the same
+//! connection; `docs/mcp-eras.md`), serves termsprawl's operations as MCP tools (narrowed by
+//! `--read-only` and `--tools`) and its guides as resources, and forwards each tool call to the
+//! app's loopback tool server through the transport client. It is a hand-written `serde_json` loop, not an MCP SDK (§3.10): one reader,
 //! concurrent call tasks, one writer.
 //!
 //! It must never write anything but JSON-RPC responses to stdout, never answer input that the spec
@@ -21,6 +23,7 @@ mod caller;
 pub mod dispatch;
 mod framing;
 mod jsonrpc;
+mod resources;
 mod serve;
 mod stdio;
 mod tools;
@@ -28,6 +31,10 @@ mod tools;
 pub use caller::{SessionCaller, ToolCaller};
 pub use framing::MAX_LINE_BYTES;
 pub use jsonrpc::{ErrorCode, RequestId, Response};
+pub use resources::{GUIDE_MIME_TYPE, GUIDE_URI_PREFIX, guide_uri};
 pub use serve::{LogSink, Options, serve, serve_with};
 pub use stdio::run_stdio;
-pub use tools::{MAX_RESPONSE_BYTES, call_response_line, call_result, tools_list};
+pub use tools::{
+    MAX_RESPONSE_BYTES, ToolFilter, UnknownToolName, call_response_line, call_result,
+    modern_call_response_line, modern_call_result, tools_list,
+};

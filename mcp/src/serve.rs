@@ -1,11 +1,12 @@
 //! The async plumbing around the pure core: one loop that reads lines, answers at once what can be
-//! answered at once, runs `initialize` and `tools/call` as concurrent tasks, and is the only writer
-//! of the output (`spec/mcp.md` §3.6, §3.7).
+//! answered at once, runs `initialize`, `server/discover`, modern `tools/list` and `tools/call` as
+//! concurrent tasks, and is the only writer of the output (`spec/mcp.md` §3.6, §3.7).
 //!
 //! The loop waits on two things with `select!`: the next input frame and the next finished task.
-//! All bookkeeping (which task answers which id, cancellations, the handshake state) lives in the
-//! loop itself, so there is no lock. Each answer is written as one line plus LF and flushed before
-//! the next one, so lines never interleave.
+//! All bookkeeping (which task answers which id, cancellations, the handshake state, the legacy
+//! `tools/list` requests held until the `initialize` before them has its `session_info` answer)
+//! lives in the loop itself, so there is no lock. Each answer is written as one line plus LF and
+//! flushed before the next one, so lines never interleave.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -23,7 +24,7 @@ use crate::caller::ToolCaller;
 use crate::dispatch::{Action, State, classify};
 use crate::framing::{Frame, LineReader, MAX_LINE_BYTES};
 use crate::jsonrpc::{RequestId, Response};
-use crate::tools::call_response_line;
+use crate::tools::{ToolFilter, call_response_line, modern_call_response_line};
 
 /// Where log lines go, without the `termsprawlctl mcp: ` prefix.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -34,15 +35,18 @@ pub struct Options {
     log: LogSink,
     eof_grace: Duration,
     max_calls_in_flight: usize,
+    tools: ToolFilter,
 }
 
 impl Default for Options {
-    /// Logs to stderr, allows 2 s after end of input, runs at most 64 tool-server calls at once.
+    /// Logs to stderr, allows 2 s after end of input, runs at most 64 tool-server calls at once,
+    /// serves every operation.
     fn default() -> Options {
         Options {
             log: Arc::new(log_to_stderr),
             eof_grace: Duration::from_secs(2),
             max_calls_in_flight: 64,
+            tools: ToolFilter::all(),
         }
     }
 }
@@ -52,6 +56,7 @@ impl fmt::Debug for Options {
         f.debug_struct("Options")
             .field("eof_grace", &self.eof_grace)
             .field("max_calls_in_flight", &self.max_calls_in_flight)
+            .field("tools", &self.tools)
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +81,13 @@ impl Options {
     #[must_use]
     pub fn max_calls_in_flight(mut self, limit: usize) -> Options {
         self.max_calls_in_flight = limit.max(1);
+        self
+    }
+
+    /// Lists and serves only what `filter` keeps (`termsprawlctl mcp --read-only`, `--tools`).
+    #[must_use]
+    pub fn tools(mut self, filter: ToolFilter) -> Options {
+        self.tools = filter;
         self
     }
 }
@@ -106,9 +118,10 @@ where
 {
     let mut reader = LineReader::new(input);
     let mut bridge = Bridge {
-        state: State::default(),
+        state: State::new(options.tools),
         tasks: JoinSet::new(),
         pending: HashMap::new(),
+        held_lists: Vec::new(),
         serial: 0,
         slots: Arc::new(Semaphore::new(options.max_calls_in_flight)),
         caller,
@@ -132,7 +145,7 @@ where
                 }
             },
             Some(joined) = bridge.tasks.join_next_with_id() => {
-                if let Some(answer) = bridge.on_task_done(joined) {
+                for answer in bridge.on_task_done(joined) {
                     write_line(&mut output, answer).await?;
                 }
             }
@@ -140,7 +153,7 @@ where
     }
     let drain = async {
         while let Some(joined) = bridge.tasks.join_next_with_id().await {
-            if let Some(answer) = bridge.on_task_done(joined) {
+            for answer in bridge.on_task_done(joined) {
                 write_line(&mut output, answer).await?;
             }
         }
@@ -151,7 +164,7 @@ where
     }
     bridge.log(&format!(
         "end of input: {} answers still in flight after {:?}, not written",
-        bridge.pending.len(),
+        bridge.pending.len() + bridge.held_lists.len(),
         options.eof_grace
     ));
     Ok(())
@@ -159,7 +172,7 @@ where
 
 /// What one spawned task produces.
 enum Done {
-    /// The `session_info` result of an `initialize`.
+    /// The `session_info` result of an `initialize`, `server/discover` or modern `tools/list`.
     SessionInfo(ToolResult),
     /// The finished answer line of a `tools/call`.
     Answer(String),
@@ -171,17 +184,31 @@ struct Pending {
     /// Increases with every request, so that the most recent of equal ids can be found.
     serial: u64,
     kind: PendingKind,
+    /// How to stop the task when the request is cancelled; `None` for `initialize`, which is
+    /// never cancelled.
+    abort: Option<AbortHandle>,
 }
 
 enum PendingKind {
     Initialize { protocol_version: &'static str },
-    Call { abort: AbortHandle },
+    Discover,
+    ModernToolsList,
+    Call,
+}
+
+/// A legacy `tools/list` that arrived while `initialize` requests were waiting for their
+/// `session_info` answers; it is answered once all of those have finished.
+struct HeldList {
+    id: RequestId,
+    serial: u64,
+    awaiting: Vec<Id>,
 }
 
 struct Bridge {
     state: State,
     tasks: JoinSet<Done>,
     pending: HashMap<Id, Pending>,
+    held_lists: Vec<HeldList>,
     serial: u64,
     slots: Arc<Semaphore>,
     caller: Arc<dyn ToolCaller>,
@@ -191,7 +218,7 @@ struct Bridge {
 impl Bridge {
     /// Handles one input line; the answer to write at once, if any.
     fn on_line(&mut self, line: &[u8]) -> Option<String> {
-        match classify(line, &self.state) {
+        match classify(line, &mut self.state) {
             Action::Ignore => None,
             Action::Log(message) => {
                 self.log(&message);
@@ -199,24 +226,49 @@ impl Bridge {
             }
             Action::Respond(response) => Some(response.to_line()),
             Action::Initialize { id, protocol_version } => {
-                let caller = Arc::clone(&self.caller);
-                let abort = self.tasks.spawn(async move {
-                    let request = ToolRequest::new("session_info", &json!({}));
-                    Done::SessionInfo(caller.call(request).await)
-                });
-                self.track(abort.id(), id, PendingKind::Initialize { protocol_version });
+                let task = self.session_info_task();
+                self.track(task.id(), id, PendingKind::Initialize { protocol_version }, None);
                 None
             }
-            Action::Call { id, request } => {
+            Action::ToolsList { id } => {
+                let awaiting: Vec<Id> = self
+                    .pending
+                    .iter()
+                    .filter(|(_, pending)| matches!(pending.kind, PendingKind::Initialize { .. }))
+                    .map(|(task, _)| *task)
+                    .collect();
+                if awaiting.is_empty() {
+                    return Some(self.state.tools_list(id).to_line());
+                }
+                self.serial += 1;
+                self.held_lists.push(HeldList { id, serial: self.serial, awaiting });
+                None
+            }
+            Action::Discover { id } => {
+                let task = self.session_info_task();
+                self.track(task.id(), id, PendingKind::Discover, Some(task));
+                None
+            }
+            Action::ModernToolsList { id } => {
+                let task = self.session_info_task();
+                self.track(task.id(), id, PendingKind::ModernToolsList, Some(task));
+                None
+            }
+            Action::Call { id, request, modern } => {
                 let caller = Arc::clone(&self.caller);
                 let slots = Arc::clone(&self.slots);
                 let answer_id = id.clone();
-                let abort = self.tasks.spawn(async move {
+                let task = self.tasks.spawn(async move {
                     // The semaphore is never closed; the permit is held for the whole call.
                     let _slot = slots.acquire().await;
-                    Done::Answer(call_response_line(answer_id, caller.call(request).await))
+                    let result = caller.call(request).await;
+                    Done::Answer(if modern {
+                        modern_call_response_line(answer_id, result)
+                    } else {
+                        call_response_line(answer_id, result)
+                    })
                 });
-                self.track(abort.id(), id, PendingKind::Call { abort });
+                self.track(task.id(), id, PendingKind::Call, Some(task));
                 None
             }
             Action::Cancel { request_id } => {
@@ -226,56 +278,104 @@ impl Bridge {
         }
     }
 
-    fn track(&mut self, task: Id, id: RequestId, kind: PendingKind) {
-        self.serial += 1;
-        self.pending.insert(task, Pending { id, serial: self.serial, kind });
+    /// Spawns one `session_info` call with `{}`.
+    fn session_info_task(&mut self) -> AbortHandle {
+        let caller = Arc::clone(&self.caller);
+        self.tasks.spawn(async move {
+            let request = ToolRequest::new("session_info", &json!({}));
+            Done::SessionInfo(caller.call(request).await)
+        })
     }
 
-    /// Forgets the most recent in-flight `tools/call` with `id` and aborts its task, so that its
-    /// answer is never written. Unknown, finished and `initialize` ids are ignored.
+    fn track(&mut self, task: Id, id: RequestId, kind: PendingKind, abort: Option<AbortHandle>) {
+        self.serial += 1;
+        self.pending.insert(task, Pending { id, serial: self.serial, kind, abort });
+    }
+
+    /// Forgets the most recent in-flight request with `id` (a task or a held `tools/list`) so
+    /// that its answer is never written, and aborts its task. Unknown, finished and `initialize`
+    /// ids are ignored.
     fn cancel(&mut self, id: &RequestId) {
-        let newest = self
+        let task = self
             .pending
             .iter()
-            .filter(|(_, pending)| {
-                pending.id == *id && matches!(pending.kind, PendingKind::Call { .. })
-            })
+            .filter(|(_, pending)| pending.id == *id && pending.abort.is_some())
             .max_by_key(|(_, pending)| pending.serial)
-            .map(|(task, _)| *task);
-        if let Some(Pending { kind: PendingKind::Call { abort }, .. }) =
-            newest.and_then(|task| self.pending.remove(&task))
-        {
-            abort.abort();
+            .map(|(task, pending)| (*task, pending.serial));
+        let held = self
+            .held_lists
+            .iter()
+            .enumerate()
+            .filter(|(_, held)| held.id == *id)
+            .max_by_key(|(_, held)| held.serial)
+            .map(|(index, held)| (index, held.serial));
+        match (task, held) {
+            (Some((_, task_serial)), Some((index, held_serial))) if held_serial > task_serial => {
+                self.held_lists.remove(index);
+            }
+            (Some((task, _)), _) => {
+                if let Some(Pending { abort: Some(abort), .. }) = self.pending.remove(&task) {
+                    abort.abort();
+                }
+            }
+            (None, Some((index, _))) => {
+                self.held_lists.remove(index);
+            }
+            (None, None) => {}
         }
     }
 
-    /// Handles a finished task; the answer to write, if it is still wanted.
-    fn on_task_done(&mut self, joined: Result<(Id, Done), JoinError>) -> Option<String> {
-        match joined {
-            Ok((task, done)) => {
-                // Absent when the call was cancelled after it finished but before it was reaped.
-                let pending = self.pending.remove(&task)?;
-                match (done, pending.kind) {
-                    (Done::Answer(answer), _) => Some(answer),
-                    (Done::SessionInfo(result), PendingKind::Initialize { protocol_version }) => {
-                        let response =
-                            self.state.complete_initialize(pending.id, protocol_version, &result);
-                        Some(response.to_line())
-                    }
-                    (Done::SessionInfo(_), PendingKind::Call { .. }) => {
-                        unreachable!("only initialize tasks produce session_info results")
-                    }
-                }
-            }
+    /// Handles a finished task; the answers to write: its own, if it is still wanted, then those
+    /// of the held `tools/list` requests that no longer wait for anything.
+    fn on_task_done(&mut self, joined: Result<(Id, Done), JoinError>) -> Vec<String> {
+        let (task, answer) = match joined {
+            Ok((task, done)) => (task, self.answer(task, done)),
             Err(error) => {
                 // A cancelled task was removed from `pending` when it was aborted.
-                let pending = self.pending.remove(&error.id())?;
-                let what = if error.is_panic() { "panicked" } else { "was cancelled" };
-                self.log(&format!("the task answering id {} {what}", pending.id));
-                let detail = format!("the bridge's task for this request {what}");
-                Some(Response::internal_error(pending.id, &detail).to_line())
+                let answer = self.pending.remove(&error.id()).map(|pending| {
+                    let what = if error.is_panic() { "panicked" } else { "was cancelled" };
+                    self.log(&format!("the task answering id {} {what}", pending.id));
+                    let detail = format!("the bridge's task for this request {what}");
+                    Response::internal_error(pending.id, &detail).to_line()
+                });
+                (error.id(), answer)
             }
+        };
+        let mut answers: Vec<String> = answer.into_iter().collect();
+        if self.held_lists.iter().any(|held| held.awaiting.contains(&task)) {
+            for held in &mut self.held_lists {
+                held.awaiting.retain(|awaited| *awaited != task);
+            }
+            let (ready, waiting): (Vec<HeldList>, Vec<HeldList>) =
+                std::mem::take(&mut self.held_lists)
+                    .into_iter()
+                    .partition(|held| held.awaiting.is_empty());
+            self.held_lists = waiting;
+            answers.extend(ready.into_iter().map(|held| self.state.tools_list(held.id).to_line()));
         }
+        answers
+    }
+
+    /// The answer of a task that finished, if it is still wanted.
+    fn answer(&mut self, task: Id, done: Done) -> Option<String> {
+        // Absent when the request was cancelled after it finished but before it was reaped.
+        let pending = self.pending.remove(&task)?;
+        let response = match (done, pending.kind) {
+            (Done::Answer(answer), _) => return Some(answer),
+            (Done::SessionInfo(result), PendingKind::Initialize { protocol_version }) => {
+                self.state.complete_initialize(pending.id, protocol_version, &result)
+            }
+            (Done::SessionInfo(result), PendingKind::Discover) => {
+                self.state.complete_discover(pending.id, &result)
+            }
+            (Done::SessionInfo(result), PendingKind::ModernToolsList) => {
+                self.state.complete_modern_tools_list(pending.id, &result)
+            }
+            (Done::SessionInfo(_), PendingKind::Call) => {
+                unreachable!("tools/call tasks produce answer lines")
+            }
+        };
+        Some(response.to_line())
     }
 
     fn log(&self, message: &str) {

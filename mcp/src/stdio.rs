@@ -11,14 +11,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::caller::SessionCaller;
-use crate::serve::{log_to_stderr as log, serve};
+use crate::serve::{Options, log_to_stderr as log, serve_with};
+use crate::tools::ToolFilter;
 
-/// Runs the bridge on stdin and stdout for `session_file` until end of input.
+/// Runs the bridge on stdin and stdout for `session_file` until end of input, listing and serving
+/// what `tools` keeps.
 ///
 /// Exits 0 at end of input, after a read error and after a write error on stdout (the host has
 /// gone), within about 2 s; 1 only when the process cannot be set up (no runtime, no stdout
 /// duplicate), with one line on stderr.
-pub fn run_stdio(session_file: &Path) -> ExitCode {
+pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
     let output = match private_stdout() {
         Ok(output) => output,
         Err(error) => {
@@ -34,8 +36,9 @@ pub fn run_stdio(session_file: &Path) -> ExitCode {
         }
     };
     let caller = Arc::new(SessionCaller::new(session_file));
+    let options = Options::default().tools(tools);
     let output = tokio::fs::File::from_std(output);
-    let served = runtime.block_on(serve(tokio::io::stdin(), output, caller));
+    let served = runtime.block_on(serve_with(tokio::io::stdin(), output, caller, options));
     if let Err(error) = served {
         log(&format!("stopped: cannot write to stdout: {error}"));
     }

@@ -164,18 +164,18 @@ pub struct TerminalOpenArgs {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TerminalRunArgs {
-    /// The command line, run as `sh -c COMMAND` as the new node's own process.
+    /// The command line, run as sh -c COMMAND.
     pub command: String,
-    /// Title of the new terminal node; the command when omitted.
+    /// Title of the new node; the command when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    /// Absolute path of an existing directory inside the project folder; the project folder when omitted.
+    /// Absolute directory inside the project folder; the project folder when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// Extra environment variables, each NAME=value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<String>>,
-    /// How long to wait for the command to exit, in milliseconds; 10000 when omitted, 0 to 30000.
+    /// Milliseconds to wait for the exit; 10000 when omitted, 0 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
 }
@@ -189,7 +189,7 @@ pub struct TerminalReadArgs {
     /// How many characters to return from the end; 16000 when omitted, at most 100000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<f64>,
-    /// A cursor from an earlier answer: return only the output printed after it.
+    /// A cursor from an earlier answer: only output after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<f64>,
 }
@@ -212,18 +212,18 @@ pub enum WaitUntil {
 pub struct TerminalWaitArgs {
     /// The terminal node to wait on.
     pub node_id: String,
-    /// What to wait for: the process to exit, a text to appear, or the output to go quiet.
+    /// Wait for the process to exit, a text to appear, or the output to go quiet.
     pub until: WaitUntil,
     /// The literal text to wait for; required with until text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
-    /// A cursor from an earlier answer: only output after it counts and is returned; all retained output when omitted.
+    /// A cursor from an earlier answer: only output after it counts; all output when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<f64>,
-    /// With until quiet, how long the output must stay unchanged, in milliseconds; 1000 when omitted, 100 to 30000.
+    /// With until quiet, milliseconds without output; 1000 when omitted, 100 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<f64>,
-    /// How long to wait at most, in milliseconds; 10000 when omitted, 0 to 30000.
+    /// Milliseconds to wait at most; 10000 when omitted, 0 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
 }

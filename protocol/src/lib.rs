@@ -23,10 +23,10 @@ mod schema;
 mod types;
 mod validate;
 
-pub use guides::{Topic, guide};
+pub use guides::{INSTRUCTIONS_RULES_CHARS, MAX_INSTRUCTIONS_CHARS, Topic, guide, instructions};
 pub use operations::{
-    ANNOTATION_RULES, Annotations, Call, CallError, Operation, Param, ParamKind, catalog_json,
-    operation, operations,
+    ANNOTATION_RULES, Annotations, Call, CallError, McpRevision, Operation, Param, ParamKind,
+    catalog_json, operation, operations,
 };
 pub use types::{
     IntegrationState, IntegrationStatus, SessionToken, ToolEndpoint, ToolIdentity, ToolRequest,

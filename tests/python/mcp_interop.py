@@ -2,6 +2,9 @@
 
 Usage: mcp_interop.py --binary PATH --session FILE
 
+For the stateless 2026-07-28 revision, a fresh server process is driven by the SDK's `Client` in its
+default `auto` mode (the dual-era probe: `server/discover` first, `initialize` only as a fallback)
+and exercised: tools/list, resources, a succeeding call, an image call and an unknown tool.
 For each of the four handshake-era protocol versions, a fresh server process is started through the
 SDK's stdio client and ClientSession, initialized with that version, and exercised: ping, tools/list,
 a succeeding call, an isError call, an image call and an unknown tool. Results are checked with the
@@ -19,7 +22,7 @@ from importlib.metadata import version as package_version
 
 import anyio
 import mcp_types as types
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
@@ -104,6 +107,7 @@ async def run(binary, session_file, requested):
                 listed = await session.list_tools()
                 names = [tool.name for tool in listed.tools]
                 report["tools"] = names
+                report["titles"] = all(bool(tool.title) for tool in listed.tools)
                 report["toolsUnique"] = len(set(names)) == len(names)
                 report["schemasAreObjects"] = all(tool.input_schema.get("type") == "object" for tool in listed.tools)
                 report["arraysHaveItems"] = all(array_schemas_have_items(tool.input_schema) for tool in listed.tools)
@@ -120,12 +124,64 @@ async def run(binary, session_file, requested):
     return report
 
 
+async def run_modern(binary, session_file):
+    """One fresh process in the 2026-07-28 era, reached by the SDK's own dual-era probe."""
+    report = {"requested": "2026-07-28", "streamErrors": []}
+
+    async def on_message(message):
+        if isinstance(message, Exception):
+            report["streamErrors"].append(repr(message))
+
+    with tempfile.TemporaryFile(mode="w+") as errlog:
+        server = StdioServerParameters(command=binary, args=["--session", session_file, "mcp"])
+        async with Client(stdio_client(server, errlog=errlog), mode="auto", message_handler=on_message) as client:
+            session = client.session
+            report["negotiated"] = client.protocol_version
+            report["discovered"] = session.discover_result is not None
+            report["initialized"] = session.initialize_result is not None
+            discover = session.discover_result
+            report["supportedVersions"] = list(discover.supported_versions) if discover else None
+            info = client.server_info
+            report["serverInfo"] = {"name": info.name, "title": info.title, "version": info.version} if info else None
+            capabilities = client.server_capabilities
+            report["toolsCapability"] = capabilities.tools is not None
+            report["resourcesCapability"] = capabilities.resources is not None
+            report["instructions"] = len(discover.instructions or "") if discover else 0
+
+            listed = await client.list_tools()
+            report["tools"] = [tool.name for tool in listed.tools]
+            report["titles"] = all(bool(tool.title) for tool in listed.tools)
+            report["toolsResultType"] = listed.result_type
+            report["ttlMs"] = listed.ttl_ms
+            report["cacheScope"] = listed.cache_scope
+
+            resources = await client.list_resources()
+            report["resources"] = [str(resource.uri) for resource in resources.resources]
+            read = await client.read_resource("termsprawl://guides/terminal")
+            report["resourceMimeType"] = read.contents[0].mime_type
+            report["resourceText"] = read.contents[0].text.splitlines()[0]
+
+            report["success"] = await call(client, "canvas_list", {})
+            report["isError"] = await call(client, "terminal_read", {})
+            report["image"] = await call(client, "browser_screenshot", {"nodeId": "b1"})
+            report["unknownTool"] = await call(client, "no_such_tool", {})
+            # The connection still works after the protocol error.
+            report["listAfterError"] = len((await client.list_tools()).tools)
+        errlog.seek(0)
+        report["stderr"] = errlog.read().splitlines()
+    return report
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
     parser.add_argument("--session", required=True)
     arguments = parser.parse_args()
     report = {"sdkVersion": package_version("mcp"), "runs": []}
+    try:
+        report["modern"] = await run_modern(arguments.binary, arguments.session)
+    except BaseException as error:  # noqa: BLE001 - reported, judged by the Rust test
+        report["modern"] = {"requested": "2026-07-28", "failure": "".join(traceback.format_exception(error))}
     for requested in VERSIONS:
         try:
             report["runs"].append(await run(arguments.binary, arguments.session, requested))

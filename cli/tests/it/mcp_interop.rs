@@ -94,6 +94,7 @@ fn the_official_python_sdk_speaks_to_the_bridge_in_every_protocol_version() {
     assert_eq!(runs.len(), VERSIONS.len());
     let operations = all_operations();
     assert_eq!(operations.len(), 32);
+    check_modern_run(&report["modern"], &operations);
     for (run, version) in runs.iter().zip(VERSIONS) {
         assert_eq!(run["requested"], version);
         assert!(run.get("failure").is_none(), "{version}: {}", run["failure"].as_str().unwrap());
@@ -101,6 +102,7 @@ fn the_official_python_sdk_speaks_to_the_bridge_in_every_protocol_version() {
         assert_eq!(run["protocolVersion"], version, "{run}");
         assert_eq!(run["negotiated"], version, "{run}");
         assert_eq!(run["serverInfo"], json!({"name": "termsprawl", "version": APP_VERSION}));
+        assert_eq!(run["titles"], json!(version >= "2025-06-18"), "{version}");
         assert_eq!(run["toolsCapability"], true);
         assert_eq!(run["instructions"], true);
         assert_eq!(run["ping"], true);
@@ -147,4 +149,60 @@ fn the_official_python_sdk_speaks_to_the_bridge_in_every_protocol_version() {
         assert_eq!(run["streamErrors"], json!([]), "{version}");
         assert_eq!(run["stderr"], json!([]), "{version}");
     }
+}
+
+/// The 2026-07-28 run: the SDK's dual-era probe found a modern server and stayed modern.
+fn check_modern_run(run: &Value, operations: &[&str]) {
+    assert!(
+        run.get("failure").is_none(),
+        "2026-07-28: {}",
+        run["failure"].as_str().unwrap_or_default()
+    );
+    assert_eq!(run["negotiated"], "2026-07-28", "{run}");
+    assert_eq!(run["discovered"], true);
+    assert_eq!(run["initialized"], false, "the SDK fell back to initialize: {run}");
+    assert_eq!(
+        run["supportedVersions"],
+        json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+    );
+    assert_eq!(
+        run["serverInfo"],
+        json!({"name": "termsprawl", "title": "termsprawl", "version": APP_VERSION})
+    );
+    assert_eq!(run["toolsCapability"], true);
+    assert_eq!(run["resourcesCapability"], true);
+    assert_eq!(run["instructions"], json!(termsprawl_protocol::instructions().len()));
+    assert_eq!(run["tools"], json!(operations));
+    assert_eq!(run["titles"], true);
+    assert_eq!(run["toolsResultType"], "complete");
+    assert_eq!(run["ttlMs"], 60_000);
+    assert_eq!(run["cacheScope"], "private");
+    assert_eq!(run["resources"].as_array().unwrap().len(), 7);
+    assert_eq!(run["resources"][0], "termsprawl://guides/overview");
+    assert_eq!(run["resourceMimeType"], "text/markdown");
+    assert_eq!(run["resourceText"], "# Terminals");
+    assert_eq!(
+        run["success"],
+        json!({
+            "isError": false,
+            "content": [{"sdkType": "TextContent", "text": r#"{"ok":true,"value":[{"id":"n1","kind":"terminal"}]}"#}],
+            "structuredContent": null
+        })
+    );
+    assert_eq!(run["isError"]["isError"], true);
+    assert_eq!(
+        run["image"],
+        json!({
+            "isError": false,
+            "content": [{"sdkType": "ImageContent", "data": PNG, "mimeType": "image/png"}],
+            "structuredContent": null
+        })
+    );
+    assert_eq!(
+        run["unknownTool"],
+        json!({"error": {"code": -32602, "message": "Unknown tool: no_such_tool"}})
+    );
+    assert_eq!(run["listAfterError"], 32);
+    assert_eq!(run["streamErrors"], json!([]));
+    assert_eq!(run["stderr"], json!([]));
 }

@@ -36,30 +36,138 @@ fn ids_keep_their_type_and_ping_is_an_empty_object() {
 }
 
 #[test]
-fn unknown_methods_and_server_discover_are_method_not_found_then_initialize_works() {
+fn unknown_methods_are_method_not_found_and_a_discover_probe_then_initialize_works() {
     let app = App::start();
     let mut mcp = Mcp::start(&app);
     let not_found = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}});
-    assert_eq!(mcp.request(&request(json!(1), "resources/list", None)), not_found(json!(1)));
-    assert_eq!(
-        mcp.request(&request(json!(2), "server/discover", Some(json!({})))),
-        not_found(json!(2))
-    );
+    assert_eq!(mcp.request(&request(json!(1), "prompts/list", None)), not_found(json!(1)));
+    // A dual-era host probes with server/discover first, then falls back to initialize.
+    let discover =
+        mcp.request(&request(json!(2), "server/discover", Some(json!({"_meta": modern_meta()}))));
+    assert_eq!(discover["result"]["supportedVersions"][0], "2026-07-28");
     let response = mcp.request(&request(
         json!(3),
         "initialize",
         Some(json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}})),
     ));
     assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
-    assert_eq!(response["result"]["capabilities"], json!({"tools": {}}));
+    assert_eq!(response["result"]["capabilities"], json!({"tools": {}, "resources": {}}));
     assert_eq!(
         response["result"]["serverInfo"],
-        json!({"name": "termsprawl", "version": APP_VERSION})
+        json!({"name": "termsprawl", "title": "termsprawl", "version": APP_VERSION})
     );
-    assert!(response["result"]["instructions"].as_str().is_some_and(|text| !text.is_empty()));
+    assert_eq!(response["result"]["instructions"], termsprawl_protocol::instructions());
+    assert_eq!(mcp.request(&ping(json!(4)))["result"], json!({}));
     let closed = mcp.close();
     assert!(closed.status.success());
     assert!(closed.rest.is_empty());
+}
+
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+    })
+}
+
+fn modern(id: Value, method: &str, mut params: Value) -> Value {
+    params["_meta"] = modern_meta();
+    request(id, method, Some(params))
+}
+
+#[test]
+fn a_modern_session_over_the_pipe() {
+    let app = App::start();
+    let mut mcp = Mcp::start(&app);
+    let discover = mcp.request(&modern(json!("d"), "server/discover", json!({})));
+    assert_eq!(
+        discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "termsprawl", "title": "termsprawl", "version": APP_VERSION})
+    );
+    assert_eq!(discover["result"]["resultType"], "complete");
+    let list = mcp.request(&modern(json!(1), "tools/list", json!({})));
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert_eq!(list["result"]["cacheScope"], "private");
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 32);
+    assert!(
+        list["result"]["tools"].as_array().unwrap().iter().all(|tool| tool["title"].is_string())
+    );
+    let text = mcp.request(&modern(
+        json!(2),
+        "tools/call",
+        json!({"name": "canvas_list", "arguments": {}}),
+    ));
+    assert_eq!(text["result"]["resultType"], "complete");
+    assert_eq!(text["result"]["isError"], false);
+    let image = mcp.request(&modern(
+        json!(3),
+        "tools/call",
+        json!({"name": "browser_screenshot", "arguments": {"nodeId": "b1"}}),
+    ));
+    assert_eq!(
+        image["result"]["content"][0],
+        json!({"type": "image", "data": PNG, "mimeType": "image/png"})
+    );
+    let unknown = mcp.request(&modern(json!(4), "tools/call", json!({"name": "no_such_tool"})));
+    assert_eq!(unknown["error"], json!({"code": -32602, "message": "Unknown tool: no_such_tool"}));
+    let old = mcp.request(&request(json!(5), "tools/list", None));
+    assert_eq!(old["error"]["code"], -32602);
+    let version = mcp.request(&request(json!(6), "tools/list", Some(json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}))));
+    assert_eq!(version["error"]["code"], -32022);
+    assert_eq!(version["error"]["data"]["requested"], "1900-01-01");
+    let guide = mcp.request(&modern(
+        json!(7),
+        "resources/read",
+        json!({"uri": "termsprawl://guides/terminal"}),
+    ));
+    assert_eq!(guide["result"]["contents"][0]["mimeType"], "text/markdown");
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert!(closed.rest.is_empty());
+}
+
+#[test]
+fn read_only_and_tools_narrow_what_the_bridge_serves() {
+    let app = App::start();
+    let mut mcp = Mcp::start_with(
+        &app,
+        &["--read-only", "--tools", "terminal_read,terminal_submit", "--tools=session_info"],
+    );
+    let list = mcp.request(&request(json!(1), "tools/list", None));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["session_info", "terminal_read"]);
+    let refused =
+        mcp.request(&call(json!(2), "terminal_submit", json!({"nodeId": "t", "command": "ls"})));
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32602, "message": "Unknown tool: terminal_submit"})
+    );
+    let closed = mcp.close();
+    assert!(closed.status.success());
+}
+
+#[test]
+fn a_bad_tools_flag_is_a_usage_error_before_any_output() {
+    let app = App::start();
+    for (flags, message) in [
+        (
+            &["--tools", "terminal_read,terminal_sumbit"][..],
+            "Error: mcp --tools: unknown tool \"terminal_sumbit\"\n",
+        ),
+        (&["--tools"][..], "Error: mcp --tools needs a value: NAME,NAME…\n"),
+        (&["--tools=,"][..], "Error: mcp --tools needs at least one tool name\n"),
+    ] {
+        let closed = Mcp::start_with(&app, flags).close_unchecked();
+        assert_eq!(closed.status.code(), Some(2), "{flags:?}");
+        assert!(closed.rest.is_empty(), "{flags:?}");
+        assert_eq!(closed.stderr, message, "{flags:?}");
+    }
 }
 
 #[test]

@@ -121,6 +121,13 @@ impl Mcp {
         Mcp::spawn(command, app.token())
     }
 
+    /// As [`Mcp::start`], with `flags` after `mcp`.
+    pub(crate) fn start_with(app: &App, flags: &[&str]) -> Mcp {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_termsprawlctl"));
+        command.arg("--session").arg(app.session_file()).arg("mcp").args(flags);
+        Mcp::spawn(command, app.token())
+    }
+
     /// As [`Mcp::start`], with the reading end of stdout closed at once, as a host that has gone
     /// away.
     pub(crate) fn start_without_stdout(app: &App) -> Mcp {
@@ -294,7 +301,10 @@ pub(crate) fn check_envelope(line: &str, token: &str) -> Value {
     if let Some(error) = object.get("error") {
         let error = error.as_object().expect("error is an object");
         let keys: Vec<&str> = error.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["code", "message"], "error members in {body}");
+        assert!(
+            keys == ["code", "message"] || keys == ["code", "message", "data"],
+            "error members in {body}"
+        );
         assert!(error["code"].is_i64() && error["message"].is_string(), "error types in {body}");
     } else {
         assert!(object["result"].is_object(), "result is not an object in {body}");

@@ -1019,9 +1019,9 @@ fn handshake(world: &World, agent: &Agent) -> Bridge {
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(
         init["serverInfo"],
-        json!({"name": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
+        json!({"name": "termsprawl", "title": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
     );
-    assert_eq!(init["instructions"], guide(Topic::Overview));
+    assert_eq!(init["instructions"], termsprawl_protocol::instructions());
     let served =
         compat_call(&world.ctl, agent, "session_info", &json!({})).unwrap()["operations"].clone();
     let tools = bridge.request("tools/list", &json!({})).unwrap();
@@ -1032,7 +1032,7 @@ fn handshake(world: &World, agent: &Agent) -> Bridge {
     for tool in tools {
         let name = tool["name"].as_str().unwrap();
         let entry = operations().iter().find(|operation| operation.name() == name).unwrap();
-        assert_eq!(*tool, entry.tool_json());
+        assert_eq!(*tool, entry.tool_json_for(termsprawl_protocol::McpRevision::of("2025-06-18")));
     }
     bridge
 }

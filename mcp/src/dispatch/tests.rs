@@ -21,7 +21,7 @@ fn excerpts_are_quoted_and_cut_at_200_bytes_on_a_character_boundary() {
 
 #[test]
 fn classify_never_panics_on_odd_input() {
-    let state = State::default();
+    let mut state = State::default();
     for line in [
         &b"{"[..],
         b"\0",
@@ -29,7 +29,7 @@ fn classify_never_panics_on_odd_input() {
         &[b'['; 10_000],
         b"{\"id\":\"\\ud800\",\"jsonrpc\":\"2.0\",\"method\":\"ping\"}",
     ] {
-        let _ = classify(line, &state);
+        let _ = classify(line, &mut state);
     }
 }
 
@@ -46,11 +46,12 @@ fn a_handshake_records_the_operations_and_the_version() {
     assert!(response.result_value().is_some());
     assert_eq!(state.protocol_version(), "2024-11-05");
     assert_eq!(state.operations(), Some(&["ping".to_owned(), "canvas_list".to_owned()][..]));
-    let Action::Respond(list) =
-        classify(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &state)
+    let Action::ToolsList { id } =
+        classify(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, &mut state)
     else {
-        panic!("tools/list is answered at once")
+        panic!("tools/list is a legacy list")
     };
+    let list = state.tools_list(id);
     assert_eq!(list.result_value().unwrap()["tools"].as_array().unwrap().len(), 1);
 }
 
@@ -59,7 +60,7 @@ fn log_lines_about_a_message_echo_at_most_200_bytes_of_it() {
     let method = "m".repeat(500);
     let id = "i".repeat(500);
     let line = format!(r#"{{"jsonrpc":"1.0","id":"{id}","method":"{method}"}}"#);
-    let Action::Log(message) = classify(line.as_bytes(), &State::default()) else {
+    let Action::Log(message) = classify(line.as_bytes(), &mut State::default()) else {
         panic!("a wrong jsonrpc member is logged")
     };
     assert_eq!(

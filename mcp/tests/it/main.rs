@@ -5,6 +5,7 @@
 mod classification;
 mod concurrency;
 mod eof;
+mod eras;
 mod framing;
 mod methods;
 mod support;

@@ -1,7 +1,7 @@
 //! `initialize` (`spec/mcp.md` §3.3) and the other methods (§3.4).
 
 use serde_json::{Value, json};
-use termsprawl_protocol::{ToolResult, Topic, catalog_json, guide, operations};
+use termsprawl_protocol::{McpRevision, ToolResult, instructions, operations};
 
 use crate::support::{Bridge, Fake, pretty, request};
 
@@ -31,10 +31,9 @@ async fn initialize_answers_the_handshake() {
     fake.session_info(json!({"nodeId": "n1", "appVersion": "0.31.2", "operations": ["ping"]}));
     let mut bridge = Bridge::start(fake.clone());
     let response = bridge.request(&initialize(0, Some(json!("2025-06-18")))).await;
-    let instructions = response["result"]["instructions"].as_str().unwrap();
-    assert_eq!(instructions, guide(Topic::Overview));
+    assert_eq!(response["result"]["instructions"], instructions());
     let mut shown = response.clone();
-    shown["result"]["instructions"] = json!("[overview guide]");
+    shown["result"]["instructions"] = json!("[instructions]");
     insta::assert_snapshot!(pretty(&shown));
     // session_info was called first, with `{}`.
     let calls = fake.calls();
@@ -84,7 +83,7 @@ async fn initialize_reports_unknown_when_the_app_version_is_missing() {
         let response = bridge.request(&initialize(1, None)).await;
         assert_eq!(
             response["result"]["serverInfo"],
-            json!({"name": "termsprawl", "version": "unknown"}),
+            json!({"name": "termsprawl", "title": "termsprawl", "version": "unknown"}),
             "session_info value {value}"
         );
     }
@@ -149,14 +148,17 @@ async fn ping_answers_exactly_an_empty_object() {
 async fn tools_list_without_a_handshake_is_the_whole_table() {
     let mut bridge = Bridge::start(Fake::new());
     let response = bridge.request(&request(json!(1), "tools/list", None)).await;
-    assert_eq!(response["result"], json!({"tools": catalog_json()}));
+    // Before any handshake the newest legacy revision is assumed: titled entries.
+    let titled: Vec<Value> =
+        operations().iter().map(|op| op.tool_json_for(McpRevision::V2025_06_18)).collect();
+    assert_eq!(response["result"], json!({"tools": titled}));
     let names = tool_names(&response);
     let table: Vec<&str> = operations().iter().map(termsprawl_protocol::Operation::name).collect();
     assert_eq!(names, table);
     assert_eq!(names.len(), 32);
-    // Annotations on every tool, and no nextCursor.
+    // Annotations (the title and the four hints) on every tool, and no nextCursor.
     for tool in response["result"]["tools"].as_array().unwrap() {
-        assert_eq!(tool["annotations"].as_object().unwrap().len(), 4, "{tool}");
+        assert_eq!(tool["annotations"].as_object().unwrap().len(), 5, "{tool}");
     }
     assert_eq!(response["result"].as_object().unwrap().len(), 1);
 }
@@ -229,30 +231,10 @@ async fn tools_list_with_a_cursor_is_invalid_params() {
 }
 
 #[tokio::test]
-async fn server_discover_is_method_not_found_at_once_and_initialize_still_works() {
-    let fake = Fake::new();
-    let mut bridge = Bridge::start(fake.clone());
-    let response = bridge
-        .request(&request(
-            json!(0),
-            "server/discover",
-            Some(json!({"protocolVersion": "2026-07-28"})),
-        ))
-        .await;
-    assert_eq!(
-        response,
-        json!({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "Method not found"}})
-    );
-    assert!(fake.calls().is_empty(), "server/discover must not reach the tool server");
-    let response = bridge.request(&initialize(1, Some(json!("2025-11-25")))).await;
-    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
-}
-
-#[tokio::test]
 async fn unknown_methods_are_method_not_found() {
     let mut bridge = Bridge::start(Fake::new());
     for method in [
-        "resources/list",
+        "resources/templates/list",
         "prompts/list",
         "logging/setLevel",
         "completion/complete",

@@ -311,7 +311,10 @@ pub(crate) fn check_envelope(line: &str) -> Value {
     if let Some(error) = object.get("error") {
         let error = error.as_object().expect("error is an object");
         let keys: Vec<&str> = error.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["code", "message"], "error members in {body}");
+        assert!(
+            keys == ["code", "message"] || keys == ["code", "message", "data"],
+            "error members in {body}"
+        );
         assert!(error["code"].is_i64() && error["message"].is_string(), "error types in {body}");
     } else {
         assert!(object["result"].is_object(), "result is not an object in {body}");

@@ -61,7 +61,10 @@ async fn a_session_against_a_real_tool_server() {
         .request(&request(json!(0), "initialize", Some(json!({"protocolVersion": "2025-06-18"}))))
         .await;
     assert_eq!(response["result"]["protocolVersion"], "2025-06-18");
-    assert_eq!(response["result"]["serverInfo"], json!({"name": "termsprawl", "version": "7.1.0"}));
+    assert_eq!(
+        response["result"]["serverInfo"],
+        json!({"name": "termsprawl", "title": "termsprawl", "version": "7.1.0"})
+    );
     answers.push(response);
 
     let response = bridge.request(&request(json!(1), "tools/list", None)).await;

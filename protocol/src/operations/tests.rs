@@ -242,3 +242,40 @@ fn a_call_names_a_row_and_parses_its_arguments() {
         Call::from_request(&ToolRequest::new("terminal_read", &json!({"nodeId": 3}))).unwrap_err();
     assert!(error.to_string().starts_with("Invalid arguments: invalid type"), "{error}");
 }
+
+/// The human titles of the table (hosts show them instead of the names), pinned.
+#[test]
+fn titles_snapshot() {
+    let titles: serde_json::Map<String, Value> = operations()
+        .iter()
+        .map(|operation| (operation.name().to_owned(), Value::from(operation.title())))
+        .collect();
+    insta::assert_json_snapshot!("titles", titles);
+}
+
+#[test]
+fn tool_entries_carry_titles_by_revision() {
+    use crate::McpRevision;
+    let op = operation("terminal_submit").unwrap();
+    assert_eq!(op.tool_json_for(McpRevision::V2024_11_05), op.tool_json());
+    assert!(op.tool_json().get("title").is_none());
+    assert!(op.tool_json()["annotations"].get("title").is_none());
+    let march = op.tool_json_for(McpRevision::V2025_03_26);
+    assert!(march.get("title").is_none());
+    assert_eq!(march["annotations"]["title"], "Type command into shell");
+    let june = op.tool_json_for(McpRevision::V2025_06_18);
+    let keys: Vec<&str> = june.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["name", "title", "description", "inputSchema", "annotations"]);
+    assert_eq!(june["title"], "Type command into shell");
+    let hints: Vec<&str> =
+        june["annotations"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        hints,
+        ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+    );
+    assert_eq!(McpRevision::of("2024-11-05"), McpRevision::V2024_11_05);
+    assert_eq!(McpRevision::of("2025-03-26"), McpRevision::V2025_03_26);
+    assert_eq!(McpRevision::of("2025-06-18"), McpRevision::V2025_06_18);
+    assert_eq!(McpRevision::of("2025-11-25"), McpRevision::V2025_06_18);
+    assert_eq!(McpRevision::of("2026-07-28"), McpRevision::V2025_06_18);
+}
