@@ -18,7 +18,7 @@ use crate::layout::Layout;
 use crate::queue::Queues;
 use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
-use crate::tmux::{Capture, Tmux, TmuxError};
+use crate::tmux::{Capture, PaneState, Tmux, TmuxError};
 
 /// The canvas and the tasks, behind one lock that is never held across an `await`.
 #[derive(Debug)]
@@ -72,6 +72,12 @@ impl StartedAgent {
         })
     }
 }
+
+/// The program of a run node: `sh -c COMMAND` under a small `sh` that records the command's
+/// exit status in the status file (`$2`) and then ends the same way (exit status, or the same
+/// signal again), so that tmux reports the end and the file backs it up. An exit status above
+/// 128 is taken for a signal, as shells do.
+const RUN_WRAPPER: &str = r#"sh -c "$1"; s=$?; echo "$s" > "$2"; if [ "$s" -gt 128 ]; then n=$(kill -l "$s" 2>/dev/null) && kill -s "$n" $$ 2>/dev/null; fi; exit "$s""#;
 
 /// How long a run node's start waits for its output pipe's reader.
 const PIPE_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -250,7 +256,15 @@ impl Engine {
         env: &[(String, String)],
     ) -> Result<String, ToolError> {
         let node_id = self.state().canvas.fresh_node_id(NodeKind::Terminal);
-        let argv = ["sh".to_owned(), "-c".to_owned(), command.to_owned()];
+        let status_file = self.streams.status_file(&node_id);
+        let argv = [
+            "sh".to_owned(),
+            "-c".to_owned(),
+            RUN_WRAPPER.to_owned(),
+            "sh".to_owned(),
+            command.to_owned(),
+            status_file.to_string_lossy().into_owned(),
+        ];
         self.new_session(&node_id, cwd, env, Some(&argv), true).await?;
         let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
         node.command = Some(command.to_owned());
@@ -260,6 +274,23 @@ impl Engine {
             return Err(error);
         }
         Ok(node_id)
+    }
+
+    /// The state of a node's pane. tmux is the source; when it has marked a run node's pane dead
+    /// without knowing the status yet, the status its wrapper wrote is used.
+    pub(crate) async fn pane_state(&self, node_id: &str) -> Result<PaneState, TmuxError> {
+        let state = self.tmux.pane_state(node_id).await?;
+        Ok(self.with_recorded_status(node_id, state))
+    }
+
+    /// `state`, with the status a run node's wrapper recorded when tmux does not know it.
+    pub(crate) fn with_recorded_status(&self, node_id: &str, mut state: PaneState) -> PaneState {
+        if state.dead && state.exit_code.is_none() && state.signal.is_none() {
+            state.exit_code = std::fs::read_to_string(self.streams.status_file(node_id))
+                .ok()
+                .and_then(|text| text.trim().parse().ok());
+        }
+        state
     }
 
     /// A node's tmux session, its output captured into its stream (see [`Tmux::new_session`]).

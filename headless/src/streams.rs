@@ -113,6 +113,12 @@ impl Streams {
         self.dir.join(format!("{node_id}.start"))
     }
 
+    /// `<dir>/<nodeId>.status`, the exit status a run node's wrapper writes when its command
+    /// exits (see `Engine::open_run`).
+    pub(crate) fn status_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.status"))
+    }
+
     /// `<dir>/<nodeId>.end`, touched when the pane is gone.
     pub(crate) fn end_file(&self, node_id: &str) -> PathBuf {
         self.dir.join(format!("{node_id}.end"))
@@ -156,6 +162,7 @@ impl Streams {
         for path in [
             self.out_file(node_id),
             self.start_file(node_id),
+            self.status_file(node_id),
             self.end_file(node_id),
             self.died_file(node_id),
         ] {
@@ -214,10 +221,10 @@ impl Streams {
     }
 }
 
-/// The node id of a stream file name (`<nodeId>.out`, `.start`, `.end`, `.died`).
+/// The node id of a stream file name (`<nodeId>.out`, `.start`, `.status`, `.end`, `.died`).
 fn node_of(file_name: &str) -> Option<&str> {
     let (node_id, extension) = file_name.rsplit_once('.')?;
-    matches!(extension, "out" | "start" | "end" | "died").then_some(node_id)
+    matches!(extension, "out" | "start" | "status" | "end" | "died").then_some(node_id)
 }
 
 impl Stream {

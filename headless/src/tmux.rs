@@ -309,6 +309,7 @@ impl Tmux {
         };
         output.truncate(text_len);
         let state = if state.is_settled() { state } else { self.pane_state(node_id).await? };
+
         Ok((output, state))
     }
 
@@ -425,12 +426,12 @@ pub struct PaneState {
 }
 
 /// How often, and how far apart, a dead pane without a status is asked again.
-const STATUS_TRIES: u32 = 300;
+const STATUS_TRIES: u32 = 30;
 const STATUS_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl PaneState {
     /// Running, or dead with its status or signal known.
-    fn is_settled(&self) -> bool {
+    pub(crate) fn is_settled(&self) -> bool {
         !self.dead || self.exit_code.is_some() || self.signal.is_some()
     }
 

@@ -112,7 +112,7 @@ pub(super) async fn wait(
         )),
     };
     // A node whose pane is already gone cannot be waited on.
-    engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
     let stream = engine.streams.get(&args.node_id);
     Ok(Wait {
         node_id: args.node_id,
@@ -139,10 +139,10 @@ pub(super) async fn read(
                 .capture_with_state(&args.node_id, HISTORY_LINES)
                 .await
                 .map_err(tmux_error)?;
-            (tail(trim_blank_end(&text), limit), state)
+            (tail(trim_blank_end(&text), limit), engine.with_recorded_status(&args.node_id, state))
         }
         Some(since) => {
-            let state = engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+            let state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
             let (text, _) = stream.after(Some(cursor_of(since)));
             (tail(&text, limit), state)
         }
@@ -164,14 +164,14 @@ pub(super) async fn kill(
     }
     let stream = engine.streams.get(&args.node_id);
     let mut changes = stream.subscribe();
-    let mut state = engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    let mut state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
     if !state.dead
         && let Some(pid) = state.pid.and_then(rustix::process::Pid::from_raw)
     {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         let deadline = Instant::now() + KILL_SETTLE;
         loop {
-            state = engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+            state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
             if state.dead {
                 break;
             }
@@ -391,7 +391,7 @@ impl Wait {
 
 /// The pane's state while waiting: a closed node (or a gone pane) ends the wait with an error.
 async fn pane_state(engine: &Engine, node_id: &str) -> Result<PaneState, ToolError> {
-    match engine.tmux.pane_state(node_id).await {
+    match engine.pane_state(node_id).await {
         Ok(state) => Ok(state),
         Err(TmuxError::NotRunning(_)) if engine.streams.get(node_id).look().closed => {
             Err(messages::CLOSED_WHILE_WAITING.into())

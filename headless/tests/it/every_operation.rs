@@ -782,7 +782,13 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             let run = World::node_id(&ran);
             assert_eq!(
                 (&ran["running"], &ran["exitCode"], &ran["output"]),
-                (&json!(false), &json!(4), &json!(format!("run-{tag}\n")))
+                (&json!(false), &json!(4), &json!(format!("run-{tag}\n"))),
+                "{ran} {}",
+                String::from_utf8_lossy(
+                    &w.guard
+                        .tmux(&["display", "-p", "-t", &format!("=ts-{}:", World::node_id(&ran)), "#{pane_dead} [#{pane_dead_status}] [#{pane_dead_signal}] #{pane_pid} #{pane_current_command}"])
+                        .stdout
+                )
             );
             assert_eq!(w.node(&run)["kind"], "terminal");
             d.fails("terminal_run", &json!({"command": ""}), "command must not be empty");

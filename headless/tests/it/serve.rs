@@ -341,7 +341,7 @@ async fn an_agent_runs_the_real_termsprawlctl_through_its_environment() {
     let answers = [answer(1), answer(2)];
     assert_eq!(
         answers[0]["result"]["serverInfo"],
-        json!({"name": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
+        json!({"name": "termsprawl", "title": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
     );
     assert_eq!(answers[1]["result"]["isError"], false);
     assert!(answers[1]["result"]["content"][0]["text"].as_str().unwrap().contains("# Canvas"));

@@ -44,9 +44,13 @@ async fn open_submit_read_input_interrupt_close() {
     ok(
         &agent,
         "terminal_submit",
-        json!({"nodeId": shell, "command": "sleep 30; echo not-$((1+1))-interrupted"}),
+        json!({"nodeId": shell, "command": "echo sleeping-$((3+4)); sleep 30; echo not-$((1+1))-interrupted"}),
     )
     .await;
+    // Ctrl-C only once the shell runs the command: a Ctrl-C that arrives while the shell hands
+    // the terminal to `sleep` would reach the shell instead.
+    wait_for_output(&agent, &shell, "sleeping-7").await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(
         ok(&agent, "terminal_interrupt", json!({"nodeId": shell})).await,
         json!({"nodeId": shell, "delivered": true})

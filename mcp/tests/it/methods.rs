@@ -117,7 +117,7 @@ async fn initialize_fails_with_the_error_of_session_info() {
 async fn initialize_may_arrive_more_than_once_and_requests_before_it_are_served() {
     let mut bridge = Bridge::start(Fake::new());
     let response = bridge.request(&request(json!(1), "tools/list", None)).await;
-    assert_eq!(tool_names(&response).len(), 32);
+    assert_eq!(tool_names(&response).len(), 35);
     let response = bridge
         .request(&request(
             json!(2),
@@ -155,7 +155,7 @@ async fn tools_list_without_a_handshake_is_the_whole_table() {
     let names = tool_names(&response);
     let table: Vec<&str> = operations().iter().map(termsprawl_protocol::Operation::name).collect();
     assert_eq!(names, table);
-    assert_eq!(names.len(), 32);
+    assert_eq!(names.len(), 35);
     // Annotations (the title and the four hints) on every tool, and no nextCursor.
     for tool in response["result"]["tools"].as_array().unwrap() {
         assert_eq!(tool["annotations"].as_object().unwrap().len(), 5, "{tool}");
@@ -186,14 +186,14 @@ async fn tools_list_is_filtered_by_the_handshake_in_table_order() {
     bridge.request(&initialize(3, None)).await;
     let response = bridge.request(&request(json!(4), "tools/list", None)).await;
     assert_eq!(tool_names(&response), without_browser);
-    assert_eq!(without_browser.len(), 23);
+    assert_eq!(without_browser.len(), 26);
     // A later handshake whose session_info has no list restores the whole table; so does a list
     // that is not an array.
     for value in [json!({"appVersion": "1.0.0"}), json!({"operations": "all"})] {
         fake.session_info(value);
         bridge.request(&initialize(5, None)).await;
         let response = bridge.request(&request(json!(6), "tools/list", None)).await;
-        assert_eq!(tool_names(&response).len(), 32);
+        assert_eq!(tool_names(&response).len(), 35);
     }
     // An empty list means no tools.
     fake.session_info(json!({"operations": []}));

@@ -101,7 +101,7 @@ fn enum_arguments_list_their_values_in_the_reference() {
         "| `agent` | string, one of `claude`, `codex`, `gemini`, `grok`, `openclaude`, `opencode`, `custom` | yes | The agent preset to start. |"
     ));
     assert!(
-        reference.contains("| 25 | [`agent_launch`](#agent_launch) | `agent`* | – | – | – | ✓ |")
+        reference.contains("| 28 | [`agent_launch`](#agent_launch) | `agent`* | – | – | – | ✓ |")
     );
 }
 

@@ -363,16 +363,28 @@ fn malformed_catalogs_are_errors() {
 }
 
 /// The current table extends the reference v1 compatibly: v1 is the current catalog without the
-/// four messaging operations, the `agents` guide topic and the `opencode` preset.
+/// four messaging operations, the three 1.3.0 terminal operations, `terminal_read`'s `since`,
+/// the `agents` guide topic and the `opencode` preset.
 #[test]
 fn the_current_catalog_is_a_compatible_extension_of_v1() {
     let mut v1 = catalog_json();
     let entries = v1.as_array_mut().unwrap();
     entries.retain(|entry| {
-        !["agent_cards", "agent_send", "agent_task", "agent_reply"]
-            .contains(&entry["name"].as_str().unwrap())
+        ![
+            "agent_cards",
+            "agent_send",
+            "agent_task",
+            "agent_reply",
+            "terminal_run",
+            "terminal_wait",
+            "terminal_kill",
+        ]
+        .contains(&entry["name"].as_str().unwrap())
     });
     assert_eq!(entries.len(), 28);
+    for entry in entries.iter_mut().filter(|entry| entry["name"] == "terminal_read") {
+        entry["inputSchema"]["properties"].as_object_mut().unwrap().shift_remove("since");
+    }
     for entry in entries.iter_mut() {
         for property in entry["inputSchema"]["properties"].as_object_mut().unwrap().values_mut() {
             if let Some(Value::Array(values)) = property.get_mut("enum") {
@@ -386,7 +398,11 @@ fn the_current_catalog_is_a_compatible_extension_of_v1() {
         lines,
         [
             "compatible: `guide_read`: property `topic` enum value `agents` added",
+            "compatible: `terminal_read`: optional property `since` added",
             "compatible: `agent_launch`: property `agent` enum value `opencode` added",
+            "compatible: operation `terminal_run` added",
+            "compatible: operation `terminal_wait` added",
+            "compatible: operation `terminal_kill` added",
             "compatible: operation `agent_cards` added",
             "compatible: operation `agent_send` added",
             "compatible: operation `agent_task` added",
