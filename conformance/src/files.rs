@@ -30,14 +30,28 @@ pub(crate) fn check(ctx: &mut Ctx) {
         )),
         Err(error) => Some(error),
     };
-    ctx.verdict("files.sessions-dir.mode", LAYOUT, "D/sessions/ has mode 0700 minus umask", problem);
+    ctx.verdict(
+        "files.sessions-dir.mode",
+        LAYOUT,
+        "D/sessions/ has mode 0700 minus umask",
+        problem,
+    );
 
     // The session file.
     let expected = sessions.join(format!("{node_id}.json"));
     let problem = (session_file != expected).then(|| {
-        format!("{} is not D/sessions/<nodeId>.json ({})", session_file.display(), expected.display())
+        format!(
+            "{} is not D/sessions/<nodeId>.json ({})",
+            session_file.display(),
+            expected.display()
+        )
     });
-    ctx.verdict("files.session.location", LAYOUT, "the session file is D/sessions/<nodeId>.json", problem);
+    ctx.verdict(
+        "files.session.location",
+        LAYOUT,
+        "the session file is D/sessions/<nodeId>.json",
+        problem,
+    );
     let problem = mode_is(&session_file, 0o600);
     ctx.verdict("files.session.mode", LAYOUT, "the session file has mode 0600", problem);
     let problem = compact_with_keys(
@@ -63,9 +77,18 @@ pub(crate) fn check(ctx: &mut Ctx) {
         problem,
     );
     let problem = every_file(&sessions, |path| {
-        if path.extension().is_some_and(|extension| extension == "json") { mode_is(path, 0o600) } else { None }
+        if path.extension().is_some_and(|extension| extension == "json") {
+            mode_is(path, 0o600)
+        } else {
+            None
+        }
     });
-    ctx.verdict("files.sessions.modes", LAYOUT, "every session file in D/sessions/ has mode 0600", problem);
+    ctx.verdict(
+        "files.sessions.modes",
+        LAYOUT,
+        "every session file in D/sessions/ has mode 0600",
+        problem,
+    );
 
     // endpoint.json.
     let endpoint_file = ctx.first.endpoint_file.clone();
@@ -98,11 +121,15 @@ pub(crate) fn check(ctx: &mut Ctx) {
     let pid = lock_value["pid"].as_u64().filter(|pid| *pid > 0);
     let problem = compact_with_keys(&lock, &["pid", "instanceId"], None)
         .or_else(|| pid.is_none().then(|| "pid is not a positive integer".to_owned()));
-    ctx.verdict("files.lock.shape", LAYOUT, "server.lock is compact {\"pid\":<integer>,\"instanceId\":…}", problem);
+    ctx.verdict(
+        "files.lock.shape",
+        LAYOUT,
+        "server.lock is compact {\"pid\":<integer>,\"instanceId\":…}",
+        problem,
+    );
     let lock_instance = lock_value["instanceId"].as_str().unwrap_or_default();
-    let problem = (lock_instance != instance_id).then(|| {
-        format!("server.lock says {lock_instance:?}, endpoint.json {instance_id:?}")
-    });
+    let problem = (lock_instance != instance_id)
+        .then(|| format!("server.lock says {lock_instance:?}, endpoint.json {instance_id:?}"));
     ctx.verdict(
         "files.lock.instance-id",
         LIFECYCLE,
@@ -115,12 +142,19 @@ pub(crate) fn check(ctx: &mut Ctx) {
     };
     ctx.verdict("files.lock.owner-alive", LIFECYCLE, "the lock's pid is a live process", problem);
     match pid.map(|pid| owns_listener(pid, port)) {
-        Some(Some(true)) => ctx.pass("files.lock.owner-listens", LIFECYCLE, "the lock's pid is the process listening on the port"),
+        Some(Some(true)) => ctx.pass(
+            "files.lock.owner-listens",
+            LIFECYCLE,
+            "the lock's pid is the process listening on the port",
+        ),
         Some(Some(false)) => ctx.fail(
             "files.lock.owner-listens",
             LIFECYCLE,
             "the lock's pid is the process listening on the port",
-            &format!("process {} does not hold the listening socket of port {port}", pid.unwrap_or_default()),
+            &format!(
+                "process {} does not hold the listening socket of port {port}",
+                pid.unwrap_or_default()
+            ),
         ),
         _ => ctx.skip(
             "files.lock.owner-listens",
@@ -132,7 +166,9 @@ pub(crate) fn check(ctx: &mut Ctx) {
 
     let problem = [data_dir.clone(), sessions.clone()].iter().find_map(|dir| {
         every_file(dir, |path| {
-            path.to_string_lossy().ends_with(".tmp").then(|| format!("{} is left over", path.display()))
+            path.to_string_lossy()
+                .ends_with(".tmp")
+                .then(|| format!("{} is left over", path.display()))
         })
     });
     ctx.verdict(
@@ -142,26 +178,51 @@ pub(crate) fn check(ctx: &mut Ctx) {
         problem,
     );
 
-    optional(ctx, "files.launcher", "D/termsprawlctl is a #!/bin/sh launcher with mode 0700", &data_dir.join("termsprawlctl"), |path| {
-        mode_is(path, 0o700).or_else(|| {
-            let text = fs::read(path).unwrap_or_default();
-            (!text.starts_with(b"#!/bin/sh\n")).then(|| "does not start with #!/bin/sh".to_owned())
-        })
-    });
+    optional(
+        ctx,
+        "files.launcher",
+        "D/termsprawlctl is a #!/bin/sh launcher with mode 0700",
+        &data_dir.join("termsprawlctl"),
+        |path| {
+            mode_is(path, 0o700).or_else(|| {
+                let text = fs::read(path).unwrap_or_default();
+                (!text.starts_with(b"#!/bin/sh\n"))
+                    .then(|| "does not start with #!/bin/sh".to_owned())
+            })
+        },
+    );
     let launch = data_dir.join("launch").join(&node_id);
-    optional(ctx, "files.launch-dir", "D/launch/<nodeId>/ has mode 0700 and its files 0600", &launch, |path| {
-        mode_is(path, 0o700).or_else(|| tree_modes(path))
-    });
-    optional(ctx, "files.tasks", "D/tasks/ has mode 0700 and its files 0600", &data_dir.join("tasks"), |path| {
-        mode_is(path, 0o700).or_else(|| every_file(path, |file| mode_is(file, 0o600)))
-    });
-    optional(ctx, "files.browser-owners", "D/browser-owners.json has mode 0600", &data_dir.join("browser-owners.json"), |path| {
-        mode_is(path, 0o600)
-    });
+    optional(
+        ctx,
+        "files.launch-dir",
+        "D/launch/<nodeId>/ has mode 0700 and its files 0600",
+        &launch,
+        |path| mode_is(path, 0o700).or_else(|| tree_modes(path)),
+    );
+    optional(
+        ctx,
+        "files.tasks",
+        "D/tasks/ has mode 0700 and its files 0600",
+        &data_dir.join("tasks"),
+        |path| mode_is(path, 0o700).or_else(|| every_file(path, |file| mode_is(file, 0o600))),
+    );
+    optional(
+        ctx,
+        "files.browser-owners",
+        "D/browser-owners.json has mode 0600",
+        &data_dir.join("browser-owners.json"),
+        |path| mode_is(path, 0o600),
+    );
 }
 
 /// A rule about a file that a server writes only in some situations: SKIP when absent.
-fn optional(ctx: &mut Ctx, id: &str, rule: &str, path: &Path, check: impl Fn(&Path) -> Option<String>) {
+fn optional(
+    ctx: &mut Ctx,
+    id: &str,
+    rule: &str,
+    path: &Path,
+    check: impl Fn(&Path) -> Option<String>,
+) {
     if fs::symlink_metadata(path).is_err() {
         ctx.skip(id, LAYOUT, rule, &format!("{} does not exist (a server writes it only when it launches agents or has browsers or tasks)", path.display()));
         return;
@@ -179,7 +240,9 @@ fn mode(path: &Path) -> Result<u32, String> {
 fn mode_is(path: &Path, expected: u32) -> Option<String> {
     match mode(path) {
         Ok(mode) if mode == expected => None,
-        Ok(mode) => Some(format!("{} has mode {mode:04o}, expected {expected:04o}", path.display())),
+        Ok(mode) => {
+            Some(format!("{} has mode {mode:04o}, expected {expected:04o}", path.display()))
+        }
         Err(error) => Some(error),
     }
 }
@@ -204,14 +267,19 @@ fn tree_modes(dir: &Path) -> Option<String> {
 /// The first problem `check` finds among the plain files of `dir`.
 fn every_file(dir: &Path, check: impl Fn(&Path) -> Option<String>) -> Option<String> {
     let entries = fs::read_dir(dir).ok()?;
-    let mut paths: Vec<_> = entries.flatten().map(|entry| entry.path()).filter(|path| path.is_file()).collect();
+    let mut paths: Vec<_> =
+        entries.flatten().map(|entry| entry.path()).filter(|path| path.is_file()).collect();
     paths.sort();
     paths.iter().find_map(|path| check(path))
 }
 
 /// The file is compact JSON (no whitespace outside strings, no trailing newline) whose top-level
 /// members are exactly `keys` in order (and, for `nested`, that member's members too).
-fn compact_with_keys(path: &Path, keys: &[&str], nested: Option<(&str, &[&str])>) -> Option<String> {
+fn compact_with_keys(
+    path: &Path,
+    keys: &[&str],
+    nested: Option<(&str, &[&str])>,
+) -> Option<String> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) => return Some(format!("cannot read {}: {error}", path.display())),
@@ -230,7 +298,10 @@ fn compact_with_keys(path: &Path, keys: &[&str], nested: Option<(&str, &[&str])>
     }
     if let Some((member, inner)) = nested {
         if order(&value[member]) != inner {
-            return Some(format!("{member} members {:?}, expected {inner:?}", order(&value[member])));
+            return Some(format!(
+                "{member} members {:?}, expected {inner:?}",
+                order(&value[member])
+            ));
         }
     }
     None
@@ -262,7 +333,9 @@ pub(crate) fn status_problem(status: &Value) -> Option<String> {
     let Value::Object(object) = status else { return Some("status is not an object".to_owned()) };
     let state = object.get("state").and_then(Value::as_str);
     if !matches!(state, Some("connected" | "cli-fallback" | "needs-setup")) {
-        return Some(format!("status.state {state:?} is not connected, cli-fallback or needs-setup"));
+        return Some(format!(
+            "status.state {state:?} is not connected, cli-fallback or needs-setup"
+        ));
     }
     ["adapter", "version", "reason"]
         .iter()
@@ -312,5 +385,8 @@ fn owns_listener(pid: u64, port: u16) -> Option<bool> {
     })?;
     let target = format!("socket:[{inode}]");
     let fds = fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
-    Some(fds.flatten().any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link.to_string_lossy() == target)))
+    Some(
+        fds.flatten()
+            .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link.to_string_lossy() == target)),
+    )
 }

@@ -26,12 +26,13 @@ mod calls;
 mod files;
 mod http;
 mod info;
-mod isolation;
+pub mod isolation;
 mod raw;
 pub mod report;
 mod run;
 pub mod shapes;
 mod validation;
 
+pub use isolation::LINK_RULE;
 pub use report::{Outcome, Report, Verdict};
-pub use run::{Options, run};
+pub use run::{Options, STALL_LIMIT, run};

@@ -33,7 +33,10 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.session.len() > 2 {
-        let _ = writeln!(std::io::stderr(), "termsprawl-conformance: error: at most two --session files");
+        let _ = writeln!(
+            std::io::stderr(),
+            "termsprawl-conformance: error: at most two --session files"
+        );
         return ExitCode::from(2);
     }
     match exec(&cli) {

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::time::Instant;
 
 /// The most response bytes a probe reads.
 const MAX_RESPONSE: usize = 1024 * 1024;
@@ -127,7 +126,8 @@ impl Probe {
     }
 
     fn head(&self, port: u16) -> Vec<u8> {
-        let mut head = format!("{} {} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n", self.method, self.target);
+        let mut head =
+            format!("{} {} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n", self.method, self.target);
         for header in &self.headers {
             head.push_str(&format!("{}: {}\r\n", header.name, header.wire));
         }
@@ -159,8 +159,6 @@ pub(crate) struct Response {
     pub(crate) status: u16,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
-    /// How long the answer took, from connect to end of body.
-    pub(crate) elapsed: Duration,
 }
 
 impl Response {
@@ -185,15 +183,18 @@ impl Response {
 
 /// Sends `probe` to `127.0.0.1:port` and reads the answer, within `limit`. `Err` says what went
 /// wrong on the connection (never with a header value in it).
-pub(crate) async fn exchange(port: u16, probe: &Probe, limit: Duration) -> Result<Response, String> {
-    let started = Instant::now();
-    match tokio::time::timeout(limit, exchange_inner(port, probe, started)).await {
+pub(crate) async fn exchange(
+    port: u16,
+    probe: &Probe,
+    limit: Duration,
+) -> Result<Response, String> {
+    match tokio::time::timeout(limit, exchange_inner(port, probe)).await {
         Ok(result) => result,
         Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
     }
 }
 
-async fn exchange_inner(port: u16, probe: &Probe, started: Instant) -> Result<Response, String> {
+async fn exchange_inner(port: u16, probe: &Probe) -> Result<Response, String> {
     let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
     let stream = TcpStream::connect(address)
         .await
@@ -210,7 +211,7 @@ async fn exchange_inner(port: u16, probe: &Probe, started: Instant) -> Result<Re
         let outcome = send(&mut writer, &head, &body, framing).await;
         (writer, outcome)
     });
-    let response = read_response(&mut reader, started).await;
+    let response = read_response(&mut reader).await;
     drop(sending);
     response
 }
@@ -252,14 +253,12 @@ async fn send(
     writer.flush().await
 }
 
-async fn read_response(
-    reader: &mut tokio::net::tcp::OwnedReadHalf,
-    started: Instant,
-) -> Result<Response, String> {
+async fn read_response(reader: &mut tokio::net::tcp::OwnedReadHalf) -> Result<Response, String> {
     let mut buffer = Vec::new();
-    let mut chunk = [0_u8; 16 * 1024];
+    let mut chunk = vec![0_u8; 16 * 1024];
     let (status, headers, body_start) = loop {
-        let read = reader.read(&mut chunk).await.map_err(|error| format!("reading failed: {error}"))?;
+        let read =
+            reader.read(&mut chunk).await.map_err(|error| format!("reading failed: {error}"))?;
         if read == 0 {
             return Err(if buffer.is_empty() {
                 "the server closed the connection without an answer".to_owned()
@@ -284,20 +283,26 @@ async fn read_response(
             }
             Ok(httparse::Status::Partial) if buffer.len() < MAX_RESPONSE => {}
             Ok(httparse::Status::Partial) => return Err("the answer's head is too long".to_owned()),
-            Err(error) => return Err(format!("not an HTTP answer ({error}): {}", excerpt(&buffer))),
+            Err(error) => {
+                return Err(format!("not an HTTP answer ({error}): {}", excerpt(&buffer)));
+            }
         }
     };
     let mut rest = buffer.split_off(body_start);
     let find = |name: &str| {
         headers.iter().find(|(header, _)| header.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone())
     };
-    let chunked = find("transfer-encoding").is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
+    let chunked = find("transfer-encoding")
+        .is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
     let length = find("content-length").and_then(|value| value.trim().parse::<usize>().ok());
     let body = if chunked {
         read_chunked(reader, rest).await?
     } else if let Some(length) = length {
         while rest.len() < length.min(MAX_RESPONSE) {
-            let read = reader.read(&mut chunk).await.map_err(|error| format!("reading failed: {error}"))?;
+            let read = reader
+                .read(&mut chunk)
+                .await
+                .map_err(|error| format!("reading failed: {error}"))?;
             if read == 0 {
                 return Err(format!("the body ended after {} of {length} bytes", rest.len()));
             }
@@ -316,7 +321,7 @@ async fn read_response(
             }
         }
     };
-    Ok(Response { status, headers, body, elapsed: started.elapsed() })
+    Ok(Response { status, headers, body })
 }
 
 async fn read_chunked(
@@ -324,7 +329,7 @@ async fn read_chunked(
     mut pending: Vec<u8>,
 ) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
-    let mut chunk = [0_u8; 16 * 1024];
+    let mut chunk = vec![0_u8; 16 * 1024];
     loop {
         if let Some(line_end) = pending.windows(2).position(|pair| pair == b"\r\n") {
             let size_line = String::from_utf8_lossy(&pending[..line_end]).into_owned();
@@ -343,7 +348,8 @@ async fn read_chunked(
                 continue;
             }
         }
-        let read = reader.read(&mut chunk).await.map_err(|error| format!("reading failed: {error}"))?;
+        let read =
+            reader.read(&mut chunk).await.map_err(|error| format!("reading failed: {error}"))?;
         if read == 0 {
             return Err("the chunked body ended early".to_owned());
         }

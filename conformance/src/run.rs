@@ -62,7 +62,12 @@ impl Version {
     }
 
     /// The enum values of a parameter in this version.
-    pub(crate) fn enum_values(self, operation: &str, param: &str, values: &[String]) -> Vec<String> {
+    pub(crate) fn enum_values(
+        self,
+        operation: &str,
+        param: &str,
+        values: &[String],
+    ) -> Vec<String> {
         values
             .iter()
             .filter(|value| {
@@ -106,7 +111,10 @@ impl Target {
 
     /// `authorization: Bearer <token>`.
     pub(crate) fn bearer(&self) -> Header {
-        self.authorization(format!("Bearer {}", self.token.expose()), &format!("Bearer {}", self.label))
+        self.authorization(
+            format!("Bearer {}", self.token.expose()),
+            &format!("Bearer {}", self.label),
+        )
     }
 
     /// An `authorization` header built from the token; `shown` describes it.
@@ -137,8 +145,6 @@ pub(crate) enum Expect {
     AnyError(u16),
     /// 200 and `{"ok":true,…}`.
     Success,
-    /// This status, whatever the body.
-    Status(u16),
 }
 
 impl Expect {
@@ -149,14 +155,13 @@ impl Expect {
     /// Why `response` does not match, or `None`.
     pub(crate) fn mismatch(&self, response: &Response) -> Option<String> {
         let status = match self {
-            Expect::Error(status, _) | Expect::AnyError(status) | Expect::Status(status) => *status,
+            Expect::Error(status, _) | Expect::AnyError(status) => *status,
             Expect::Success => 200,
         };
         if response.status != status {
             return Some(format!("expected HTTP {status}, got HTTP {}", response.status));
         }
         match self {
-            Expect::Status(_) => None,
             Expect::Success => match response.json() {
                 Some(Value::Object(object)) if object.get("ok") == Some(&Value::Bool(true)) => {
                     (object.keys().next().map(String::as_str) != Some("ok"))
@@ -327,7 +332,9 @@ impl Ctx {
     /// The allowed values of an enum parameter in the version checked.
     pub(crate) fn enum_values(&self, operation: &Operation, param: &str) -> Vec<String> {
         match operation.param(param).map(termsprawl_protocol::Param::kind) {
-            Some(ParamKind::Enum(values)) => self.version.enum_values(operation.name(), param, values),
+            Some(ParamKind::Enum(values)) => {
+                self.version.enum_values(operation.name(), param, values)
+            }
             _ => Vec::new(),
         }
     }
@@ -352,7 +359,10 @@ impl Called {
                 }
             }
             Some(Value::Object(object)) if object.get("ok") == Some(&Value::Bool(false)) => {
-                Err(format!("the operation failed: {}", object.get("error").map_or_else(String::new, Value::to_string)))
+                Err(format!(
+                    "the operation failed: {}",
+                    object.get("error").map_or_else(String::new, Value::to_string)
+                ))
             }
             _ => Err("the answer is not a tool result".to_owned()),
         }
@@ -360,7 +370,9 @@ impl Called {
 
     /// Whether the answer is a failure (`ok:false` with a string error) with HTTP 400.
     pub(crate) fn failed(&self) -> bool {
-        self.answer.as_ref().is_ok_and(|response| Expect::AnyError(400).mismatch(response).is_none())
+        self.answer
+            .as_ref()
+            .is_ok_and(|response| Expect::AnyError(400).mismatch(response).is_none())
     }
 
     pub(crate) fn sent(&self) -> String {
@@ -432,8 +444,16 @@ pub async fn run(options: &Options) -> Report {
         report,
         seen: Vec::new(),
     };
-    ctx.pass("discovery.session-file", "protocol.md §7.1", "the session file holds a token usable in a header");
-    ctx.pass("discovery.endpoint", "protocol.md §7.1", "endpoint.json two levels up holds a valid loopback URL");
+    ctx.pass(
+        "discovery.session-file",
+        "protocol.md §7.1",
+        "the session file holds a token usable in a header",
+    );
+    ctx.pass(
+        "discovery.endpoint",
+        "protocol.md §7.1",
+        "endpoint.json two levels up holds a valid loopback URL",
+    );
 
     // The stalled request runs beside everything else: its answer takes 15 s or more.
     let stall = crate::http::start_stall(&ctx, options.stall_limit);
@@ -457,18 +477,21 @@ fn discover(
     label: &'static str,
     redactor: &mut Redactor,
 ) -> Result<Target, (&'static str, String)> {
-    let session_file = discovery::absolute(session_file)
-        .map_err(|error| ("discovery.session-file", format!("cannot resolve the session path: {error}")))?;
+    let session_file = discovery::absolute(session_file).map_err(|error| {
+        ("discovery.session-file", format!("cannot resolve the session path: {error}"))
+    })?;
     let token = discovery::read_token(&session_file)
         .map_err(|error| ("discovery.session-file", error.to_string()))?;
     redactor.add(&token);
     let endpoint_file = discovery::endpoint_file(&session_file)
         .map_err(|error| ("discovery.endpoint", error.to_string()))?;
-    let port = discovery::read_endpoint(&endpoint_file).map_err(|error| {
-        ("discovery.endpoint", format!("{}: {error}", endpoint_file.display()))
-    })?;
+    let port = discovery::read_endpoint(&endpoint_file)
+        .map_err(|error| ("discovery.endpoint", format!("{}: {error}", endpoint_file.display())))?;
     let read = |path: &Path| -> Value {
-        std::fs::read(path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or(Value::Null)
+        std::fs::read(path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or(Value::Null)
     };
     let session = read(&session_file);
     let endpoint = read(&endpoint_file);

@@ -74,7 +74,11 @@ pub fn check(operation: &str, args: &Value, value: &Value) -> Option<String> {
 /// default 16 000, fractions rounded up (a server may cut at a character boundary below it).
 pub fn read_limit(max_chars: &Value) -> usize {
     let requested = max_chars.as_f64().unwrap_or(16_000.0);
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped to 1..=100000 first")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to 1..=100000 first"
+    )]
     let limit = requested.clamp(1.0, 100_000.0).ceil() as usize;
     limit
 }
@@ -86,12 +90,17 @@ fn exact_members(value: &Value, members: &[&str]) -> Option<String> {
 }
 
 fn same_node(args: &Value, value: &Value) -> Option<String> {
-    (value["nodeId"] != args["nodeId"]).then(|| format!("nodeId {} is not the node asked for ({})", value["nodeId"], args["nodeId"]))
+    (value["nodeId"] != args["nodeId"]).then(|| {
+        format!("nodeId {} is not the node asked for ({})", value["nodeId"], args["nodeId"])
+    })
 }
 
 fn array_of_objects(value: &Value, what: &str) -> Option<String> {
     let Some(items) = value.as_array() else { return Some(format!("not an array: {value}")) };
-    items.iter().find(|item| !item.is_object()).map(|item| format!("a {what} that is not an object: {item}"))
+    items
+        .iter()
+        .find(|item| !item.is_object())
+        .map(|item| format!("a {what} that is not an object: {item}"))
 }
 
 fn strings(value: &Value, name: &str) -> Option<String> {

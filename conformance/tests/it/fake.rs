@@ -19,7 +19,14 @@ async fn the_fake_app_passes_with_mutating_operations() {
         let id = format!("validate.args-object:{}", operation.name());
         assert!(passed.contains(&id), "{id} did not pass");
     }
-    for id in ["mutate.terminal_open", "mutate.submitted-output", "mutate.terminal_close", "mutate.closed-node-gone", "body.stalled", "auth.missing"] {
+    for id in [
+        "mutate.terminal_open",
+        "mutate.submitted-output",
+        "mutate.terminal_close",
+        "mutate.closed-node-gone",
+        "body.stalled",
+        "auth.missing",
+    ] {
         assert!(passed.contains(id), "{id} did not pass");
     }
     assert!(!run.stdout.contains(&app.token()), "the token is in the JSON report");
@@ -32,13 +39,28 @@ async fn without_mutating_the_mutating_rules_skip_and_nothing_is_opened() {
     assert_eq!(run.code, Some(0), "{}", run.stdout);
     let last = run.stdout.lines().last().unwrap();
     let counts: Vec<&str> = last.split(", ").collect();
-    assert!(counts.len() == 3 && counts[0].ends_with(" passed") && counts[1] == "0 failed" && counts[2].ends_with(" skipped"), "closing line: {last}");
-    assert!(run.stdout.lines().any(|line| line.starts_with("SKIP mutate.terminal_open ") && line.ends_with("mutating operations need --mutating")));
-    let operations: Vec<String> = app.take_received().into_iter().map(|received| received.operation).collect();
-    assert!(!operations.iter().any(|op| op == "terminal_open" || op == "terminal_close" || op == "terminal_submit"), "mutating operations ran: {operations:?}");
+    assert!(
+        counts.len() == 3
+            && counts[0].ends_with(" passed")
+            && counts[1] == "0 failed"
+            && counts[2].ends_with(" skipped"),
+        "closing line: {last}"
+    );
+    assert!(run.stdout.lines().any(|line| line.starts_with("SKIP mutate.terminal_open ")
+        && line.ends_with("mutating operations need --mutating")));
+    let operations: Vec<String> =
+        app.take_received().into_iter().map(|received| received.operation).collect();
+    assert!(
+        !operations
+            .iter()
+            .any(|op| op == "terminal_open" || op == "terminal_close" || op == "terminal_submit"),
+        "mutating operations ran: {operations:?}"
+    );
     assert!(!run.stdout.contains(&app.token()));
     // Every line but the facts and the closing line is one rule.
-    for line in run.stdout.lines().filter(|line| !line.starts_with('#')).take_while(|line| *line != last) {
+    for line in
+        run.stdout.lines().filter(|line| !line.starts_with('#')).take_while(|line| *line != last)
+    {
         assert!(line.starts_with("PASS ") || line.starts_with("SKIP "), "{line}");
     }
 }

@@ -20,7 +20,10 @@ fn built_headless() -> Option<PathBuf> {
     if path.is_file() {
         return Some(path);
     }
-    let message = format!("termsprawl-headless is not built next to termsprawl-conformance ({}): run `cargo build -p termsprawl-headless` first", path.display());
+    let message = format!(
+        "termsprawl-headless is not built next to termsprawl-conformance ({}): run `cargo build -p termsprawl-headless` first",
+        path.display()
+    );
     let under_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
     assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
     eprintln!("skipped: {message}");
@@ -38,7 +41,14 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let socket = self.user_data.join("tmux-sockets").join("termsprawl");
-        let _ = Command::new("tmux").arg("-S").arg(socket).arg("kill-server").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(socket)
+            .arg("kill-server")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 
@@ -81,13 +91,30 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
     }
     let first = launch(&headless, &user_data);
     let second = launch(&headless, &user_data);
-    let run = conformance(&["--session", first.to_str().unwrap(), "--session", second.to_str().unwrap(), "--mutating", "--json"]).await;
+    let run = conformance(&[
+        "--session",
+        first.to_str().unwrap(),
+        "--session",
+        second.to_str().unwrap(),
+        "--mutating",
+        "--json",
+    ])
+    .await;
     assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
     let report = run.report();
     assert_eq!(report["failed"], 0);
     assert_eq!(report["version"], "current");
     let passed = run.ids("PASS");
-    for id in ["isolation.identity", "isolation.agent-status", "isolation.joined-tokens", "mutate.submitted-output", "files.lock.owner-listens", "files.launcher", "files.launch-dir", "body.stalled"] {
+    for id in [
+        "isolation.identity",
+        "isolation.agent-status",
+        "isolation.joined-tokens",
+        "mutate.submitted-output",
+        "files.lock.owner-listens",
+        "files.launcher",
+        "files.launch-dir",
+        "body.stalled",
+    ] {
         assert!(passed.contains(id), "{id} did not pass");
     }
     for file in [&first, &second] {

@@ -27,7 +27,9 @@ pub(crate) struct Run {
 impl Run {
     /// The `--json` report.
     pub(crate) fn report(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|error| panic!("not a JSON report ({error}): {}\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|error| {
+            panic!("not a JSON report ({error}): {}\n{}", self.stdout, self.stderr)
+        })
     }
 
     /// The ids of the rules with `verdict`.
@@ -113,14 +115,19 @@ async fn answer(
 ) -> ToolResult {
     let args = request.args_value();
     let node = args["nodeId"].as_str().unwrap_or_default().to_owned();
-    let known = |node: &str| node == caller.node_id() || terminals.lock().unwrap().contains_key(node);
+    let known =
+        |node: &str| node == caller.node_id() || terminals.lock().unwrap().contains_key(node);
     match request.operation().unwrap_or_default() {
         "session_info" => {
             let mut status = caller.status();
             status.state = IntegrationState::Connected;
             "Authenticated tool connection established".clone_into(&mut status.reason);
             caller.set_status(status);
-            let names: Vec<&str> = operations().iter().map(|op| op.name()).filter(|name| !name.starts_with("browser_")).collect();
+            let names: Vec<&str> = operations()
+                .iter()
+                .map(|op| op.name())
+                .filter(|name| !name.starts_with("browser_"))
+                .collect();
             let mut value = session_info(caller, "conformance-test", false, &names);
             if defects.session_info_order {
                 let object = value.as_object_mut().unwrap();
@@ -138,12 +145,22 @@ async fn answer(
             }
             ToolResult::ok(value)
         }
-        "guide_read" => ToolResult::ok(json!(format!("The {} guide.", args["topic"].as_str().unwrap_or_default()))),
+        "guide_read" => ToolResult::ok(json!(format!(
+            "The {} guide.",
+            args["topic"].as_str().unwrap_or_default()
+        ))),
         "canvas_list" => {
-            let nodes: Vec<Value> = terminals.lock().unwrap().keys().map(|id| json!({"nodeId": id, "kind": "terminal"})).collect();
+            let nodes: Vec<Value> = terminals
+                .lock()
+                .unwrap()
+                .keys()
+                .map(|id| json!({"nodeId": id, "kind": "terminal"}))
+                .collect();
             ToolResult::ok(Value::Array(nodes))
         }
-        "agent_status" => ToolResult::ok(json!([{"nodeId": caller.node_id(), "projectId": caller.project_id(), "status": caller.status()}])),
+        "agent_status" => ToolResult::ok(
+            json!([{"nodeId": caller.node_id(), "projectId": caller.project_id(), "status": caller.status()}]),
+        ),
         "agent_cards" => ToolResult::ok(json!([])),
         "context_read" => ToolResult::ok(json!({"text": "", "reader": "claude-jsonl"})),
         "terminal_open" => {
@@ -167,13 +184,16 @@ async fn answer(
         }
         "terminal_submit" => {
             let command = args["command"].as_str().unwrap_or_default().to_owned();
-            let output = tokio::process::Command::new("sh").arg("-c").arg(&command).output().await.unwrap();
+            let output =
+                tokio::process::Command::new("sh").arg("-c").arg(&command).output().await.unwrap();
             let mut terminals = terminals.lock().unwrap();
             let screen = terminals.entry(node.clone()).or_default();
             screen.push_str(&format!("$ {command}\n{}", String::from_utf8_lossy(&output.stdout)));
             ToolResult::ok(json!({"nodeId": node, "delivered": true}))
         }
-        "terminal_input" | "terminal_interrupt" => ToolResult::ok(json!({"nodeId": node, "delivered": true})),
+        "terminal_input" | "terminal_interrupt" => {
+            ToolResult::ok(json!({"nodeId": node, "delivered": true}))
+        }
         "canvas_move" | "canvas_resize" => ToolResult::ok(json!({"nodeId": node})),
         "terminal_close" => {
             terminals.lock().unwrap().remove(&node);
@@ -205,7 +225,10 @@ pub(crate) struct Seen<'a> {
 
 impl Seen<'_> {
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(header, _)| header.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
+        self.headers
+            .iter()
+            .find(|(header, _)| header.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
     }
 }
 
@@ -244,7 +267,7 @@ pub(crate) async fn plant(app: &FakeApp, defect: Defect) {
 
 async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io::Result<()> {
     let mut buffer = Vec::new();
-    let mut chunk = [0_u8; 16 * 1024];
+    let mut chunk = vec![0_u8; 16 * 1024];
     let head_end = loop {
         let read = client.read(&mut chunk).await?;
         if read == 0 {
@@ -262,7 +285,10 @@ async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io:
         .filter_map(|line| line.split_once(':'))
         .map(|(name, value)| (name.trim().to_owned(), value.trim().to_owned()))
         .collect();
-    let length = headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("content-length")).and_then(|(_, value)| value.parse::<usize>().ok());
+    let length = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.parse::<usize>().ok());
     if let Some(length) = length {
         let deadline = tokio::time::Instant::now() + Duration::from_millis(500);
         while buffer.len() < head_end + length {
@@ -272,7 +298,9 @@ async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io:
             }
         }
     }
-    let body = length.filter(|length| buffer.len() >= head_end + length).map(|length| &buffer[head_end..head_end + length]);
+    let body = length
+        .filter(|length| buffer.len() >= head_end + length)
+        .map(|length| &buffer[head_end..head_end + length]);
     let seen = Seen {
         method: request_line.first().copied().unwrap_or_default(),
         target: request_line.get(1).copied().unwrap_or_default(),
@@ -294,7 +322,10 @@ async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io:
         Action::Strip(names) => {
             let mut rebuilt: Vec<u8> = Vec::new();
             for (index, line) in head.split("\r\n").enumerate() {
-                let dropped = index > 0 && line.split_once(':').is_some_and(|(name, _)| names.iter().any(|n| n.eq_ignore_ascii_case(name.trim())));
+                let dropped = index > 0
+                    && line.split_once(':').is_some_and(|(name, _)| {
+                        names.iter().any(|n| n.eq_ignore_ascii_case(name.trim()))
+                    });
                 if !dropped && !line.is_empty() {
                     rebuilt.extend_from_slice(line.as_bytes());
                     rebuilt.extend_from_slice(b"\r\n");
