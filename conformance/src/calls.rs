@@ -44,7 +44,7 @@ async fn shaped(
             match shapes::check(operation, &args, &value) {
                 None => ctx.pass(id, RESULTS, &rule),
                 Some(problem) => {
-                    ctx.fail_with(id, RESULTS, &rule, &problem, &called.sent(), &called.received())
+                    ctx.fail_with(id, RESULTS, &rule, &problem, &called.sent(), &called.received());
                 }
             }
             Some(value)
@@ -99,13 +99,13 @@ async fn read_only(ctx: &mut Ctx) {
         let me = ctx.first.node_id().to_owned();
         let project = ctx.first.project_id().to_owned();
         let entries = status.as_array().cloned().unwrap_or_default();
-        let problem = if !entries.iter().any(|entry| entry["nodeId"] == me.as_str()) {
-            Some(format!("the caller {me} is not listed"))
-        } else {
+        let problem = if entries.iter().any(|entry| entry["nodeId"] == me.as_str()) {
             entries
                 .iter()
                 .find(|entry| entry["projectId"] != project.as_str())
                 .map(|entry| format!("an entry of another project: {entry}"))
+        } else {
+            Some(format!("the caller {me} is not listed"))
         };
         ctx.verdict(
             "result.agent_status-scope",
@@ -130,6 +130,7 @@ async fn read_only(ctx: &mut Ctx) {
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 async fn mutating(ctx: &mut Ctx) {
     const IDS: &[&str] = &[
         "mutate.terminal_open",
@@ -294,7 +295,7 @@ async fn mutating(ctx: &mut Ctx) {
         .then(|| "terminal_read of the closed terminal did not fail with 400".to_owned());
     match problem {
         None => {
-            ctx.pass("mutate.closed-node-gone", "protocol.md §4.3", "a closed terminal is gone")
+            ctx.pass("mutate.closed-node-gone", "protocol.md §4.3", "a closed terminal is gone");
         }
         Some(problem) => ctx.fail_with(
             "mutate.closed-node-gone",

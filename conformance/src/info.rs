@@ -68,6 +68,7 @@ const REFERENCE: &[&str] = &[
 /// The operations only the current version has.
 const MESSAGING: &[&str] = &["agent_cards", "agent_send", "agent_task", "agent_reply"];
 
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 pub(crate) async fn check(ctx: &mut Ctx) {
     let called = ctx.call(Who::First, "session_info", &Value::Object(serde_json::Map::new())).await;
     let value = match called.value() {
@@ -83,9 +84,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
                 &called.sent(),
                 &called.received(),
             );
-            ctx.report.fact(
-                "session_info failed: the catalog is unknown, no operation is probed".to_owned(),
-            );
+            ctx.report.fact("session_info failed: the catalog is unknown, no operation is probed");
             return;
         }
     };
@@ -154,7 +153,9 @@ pub(crate) async fn check(ctx: &mut Ctx) {
         problem,
     );
 
-    let problem = (!value["appVersion"].as_str().is_some_and(|version| !version.is_empty()))
+    let problem = value["appVersion"]
+        .as_str()
+        .is_none_or(str::is_empty)
         .then(|| format!("appVersion {}", value["appVersion"]));
     ctx.verdict("session-info.app-version", INFO, "appVersion is a non-empty string", problem);
 
@@ -214,7 +215,7 @@ fn catalog(ctx: &mut Ctx, browser_enabled: bool) {
     let known: Vec<&str> = table.iter().copied().filter(|name| ctx.lists(name)).collect();
     let listed_known: Vec<String> =
         ctx.listed.iter().filter(|name| table.contains(&name.as_str())).cloned().collect();
-    ctx.report.fact(format!(
+    ctx.report.fact(&format!(
         "the catalog lists {} operations; it shows protocol version {} ({}), so the version-dependent rules of protocol.md §6.2–6.3 are checked for {}",
         ctx.listed.len(),
         ctx.version.name(),

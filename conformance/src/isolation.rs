@@ -2,7 +2,7 @@
 //! the headless rule `agent-link-isolation` (one agent cannot read or drive another without the
 //! person's link), checked only when the server declares it in `session_info.rules`.
 //!
-//! What needs the person is SKIPped with the reason: revoking a session means closing its node,
+//! What needs the person is `SKIPped` with the reason: revoking a session means closing its node,
 //! and probing a peer agent with input that would do harm if the server broke the rule is never
 //! done.
 
@@ -35,6 +35,7 @@ fn declares_links(ctx: &Ctx) -> bool {
     })
 }
 
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 pub(crate) async fn check(ctx: &mut Ctx) {
     ctx.skip("isolation.revoked", AUTH, REVOKED, REVOKED_WHY);
     let Some(second) = &ctx.second else {
@@ -88,7 +89,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
                     format!("the token of {expected} acted as {}", value["nodeId"]),
                     called.sent(),
                     called.received(),
-                ))
+                ));
             }
             Err(error) => problem = Some((error, called.sent(), called.received())),
         }
@@ -98,7 +99,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
     }
     match problem {
         None => {
-            ctx.pass("isolation.identity", AUTH, "each token acts as its own session and no other")
+            ctx.pass("isolation.identity", AUTH, "each token acts as its own session and no other");
         }
         Some((note, sent, received)) => ctx.fail_with(
             "isolation.identity",
@@ -162,6 +163,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
 }
 
 /// The link rules that need nothing of the run's own.
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 async fn links(ctx: &mut Ctx) {
     const READ: &str = "an agent cannot read an unlinked peer agent's terminal";
     const LINKED: &str = "an agent can read a peer agent it has an enabled link to";

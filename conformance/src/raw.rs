@@ -7,7 +7,7 @@
 //! keeps what goes on the wire apart from what a report may show: a [`Header`] carries both, and
 //! the secret half is never printed, logged or shown by `Debug`.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
@@ -108,15 +108,17 @@ impl Probe {
     pub(crate) fn describe(&self) -> String {
         let mut text = format!("{} {}", self.method, self.target);
         for header in &self.headers {
-            text.push_str(&format!(" [{}: {}]", header.name, header.shown));
+            let _ = write!(text, " [{}: {}]", header.name, header.shown);
         }
         match self.framing {
             Framing::Whole | Framing::None => {}
             Framing::Chunked(_) => text.push_str(" [chunked]"),
             Framing::Slow { pieces, pause } => {
-                text.push_str(&format!(" [in {pieces} pieces, {} ms apart]", pause.as_millis()));
+                let _ = write!(text, " [in {pieces} pieces, {} ms apart]", pause.as_millis());
             }
-            Framing::Stall { sent } => text.push_str(&format!(" [only {sent} bytes sent]")),
+            Framing::Stall { sent } => {
+                let _ = write!(text, " [only {sent} bytes sent]");
+            }
         }
         if self.framing != Framing::None {
             text.push(' ');
@@ -129,12 +131,14 @@ impl Probe {
         let mut head =
             format!("{} {} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n", self.method, self.target);
         for header in &self.headers {
-            head.push_str(&format!("{}: {}\r\n", header.name, header.wire));
+            let _ = write!(head, "{}: {}\r\n", header.name, header.wire);
         }
         match self.framing {
             Framing::Chunked(_) => head.push_str("transfer-encoding: chunked\r\n"),
             Framing::None => {}
-            _ => head.push_str(&format!("content-length: {}\r\n", self.body.len())),
+            _ => {
+                let _ = write!(head, "content-length: {}\r\n", self.body.len());
+            }
         }
         head.push_str("connection: close\r\n\r\n");
         head.into_bytes()

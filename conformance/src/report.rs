@@ -118,8 +118,8 @@ impl Report {
         &mut self.redactor
     }
 
-    pub(crate) fn fact(&mut self, fact: String) {
-        let fact = self.redactor.clean(&fact);
+    pub(crate) fn fact(&mut self, fact: &str) {
+        let fact = self.redactor.clean(fact);
         self.facts.push(fact);
     }
 

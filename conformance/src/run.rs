@@ -111,15 +111,11 @@ impl Target {
 
     /// `authorization: Bearer <token>`.
     pub(crate) fn bearer(&self) -> Header {
-        self.authorization(
+        Header::secret(
+            "authorization",
             format!("Bearer {}", self.token.expose()),
             &format!("Bearer {}", self.label),
         )
-    }
-
-    /// An `authorization` header built from the token; `shown` describes it.
-    pub(crate) fn authorization(&self, wire: String, shown: &str) -> Header {
-        Header::secret("authorization", wire, shown)
     }
 }
 
@@ -389,7 +385,7 @@ pub async fn run(options: &Options) -> Report {
     let mut redactor = Redactor::default();
     let mut report = Report::new(Redactor::default());
     let Some(first_file) = options.sessions.first() else {
-        report.fact("no session file given".to_owned());
+        report.fact("no session file given");
         return report;
     };
     let first = match discover(first_file, "<token>", &mut redactor) {
@@ -428,7 +424,7 @@ pub async fn run(options: &Options) -> Report {
         None => None,
     };
     *report.redactor_mut() = redactor;
-    report.fact(format!(
+    report.fact(&format!(
         "server at 127.0.0.1:{} ({}), session {}",
         first.port,
         first.endpoint_file.display(),

@@ -8,7 +8,7 @@ use serde_json::Value;
 /// shape; `None` when it does. An operation without a known shape is `Some`.
 pub fn check(operation: &str, args: &Value, value: &Value) -> Option<String> {
     match operation {
-        "guide_read" => (!value.as_str().is_some_and(|text| !text.is_empty()))
+        "guide_read" => value.as_str().is_none_or(str::is_empty)
             .then(|| "the guide is not a non-empty string".to_owned()),
         "canvas_list" => array_of_objects(value, "node"),
         "browser_list" => array_of_objects(value, "browser node").or_else(|| {
@@ -25,7 +25,7 @@ pub fn check(operation: &str, args: &Value, value: &Value) -> Option<String> {
             exact_members(value, &["nodeId"]).or_else(|| same_node(args, value))
         }
         "sticky_open" | "terminal_open" | "agent_launch" | "artifact_open" => exact_members(value, &["nodeId"])
-            .or_else(|| (!value["nodeId"].as_str().is_some_and(|id| !id.is_empty())).then(|| "nodeId is not a non-empty string".to_owned())),
+            .or_else(|| value["nodeId"].as_str().is_none_or(str::is_empty).then(|| "nodeId is not a non-empty string".to_owned())),
         "terminal_read" => exact_members(value, &["nodeId", "output"])
             .or_else(|| same_node(args, value))
             .or_else(|| (!value["output"].is_string()).then(|| "output is not a string".to_owned()))

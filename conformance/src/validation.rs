@@ -27,20 +27,20 @@ fn step(number: u8) -> String {
     format!("{STEPS} step {number}")
 }
 
-fn message(error: ValidationError) -> String {
+fn message(error: &ValidationError) -> String {
     error.to_string()
 }
 
 fn invalid(name: &str) -> Expect {
-    Expect::error(400, message(ValidationError::InvalidArgument(name.to_owned())))
+    Expect::error(400, message(&ValidationError::InvalidArgument(name.to_owned())))
 }
 
 fn unknown(name: &str) -> Expect {
-    Expect::error(400, message(ValidationError::UnknownArgument(name.to_owned())))
+    Expect::error(400, message(&ValidationError::UnknownArgument(name.to_owned())))
 }
 
 fn missing(name: &str) -> Expect {
-    Expect::error(400, message(ValidationError::MissingArgument(name.to_owned())))
+    Expect::error(400, message(&ValidationError::MissingArgument(name.to_owned())))
 }
 
 /// A JSON string literal.
@@ -118,9 +118,10 @@ pub(crate) async fn check(ctx: &mut Ctx) {
 }
 
 /// Steps 1 and 2, and repeated members.
+#[expect(clippy::too_many_lines, reason = "one probe list per step, read top to bottom")]
 async fn global(ctx: &mut Ctx) {
-    let expected_object = Expect::error(400, message(ValidationError::ExpectedObject));
-    let unknown_operation = Expect::error(400, message(ValidationError::UnknownOperation));
+    let expected_object = Expect::error(400, message(&ValidationError::ExpectedObject));
+    let unknown_operation = Expect::error(400, message(&ValidationError::UnknownOperation));
     let probes = |ctx: &Ctx, bodies: &[&str], expect: &Expect| -> Vec<_> {
         bodies
             .iter()
@@ -228,7 +229,7 @@ async fn global(ctx: &mut Ctx) {
 
 async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
     let name = operation.name();
-    let expected_args = Expect::error(400, message(ValidationError::ExpectedArgsObject));
+    let expected_args = Expect::error(400, message(&ValidationError::ExpectedArgsObject));
     let bodies = [
         format!(r#"{{"operation":{}}}"#, string(name)),
         request(name, "null"),
@@ -274,13 +275,12 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
 
     // Step 5: unknown members, in document order, each followed by a known argument of the wrong
     // type so that a server without the check still refuses.
-    let last = operation.params().last().map(|param| param.name().to_owned());
+    let last_param = operation.params().last().map(|param| param.name().to_owned());
     let trailing = |ctx: &Ctx, leading: &[&str]| -> String {
         let mut members: Vec<(String, String)> =
             leading.iter().map(|name| ((*name).to_owned(), "1".to_owned())).collect();
-        match &last {
-            Some(last) => members.extend(members_with(ctx, operation, last, Some("true"))),
-            None => {}
+        if let Some(final_param) = &last_param {
+            members.extend(members_with(ctx, operation, final_param, Some("true")));
         }
         request(name, &object(&members))
     };
@@ -315,9 +315,10 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
 }
 
 /// The value checks of one argument: `(value, accepted)` probes grouped into rules.
+#[expect(clippy::too_many_lines, reason = "the value checks of each argument kind, as a table")]
 async fn values(ctx: &mut Ctx, operation: &'static Operation, param: &str, kind: &ParamKind) {
     let emoji = "\u{1F600}";
-    let groups: Vec<(&str, &str, Vec<(String, bool)>)> = match kind {
+    let groups: Vec<Group<'_>> = match kind {
         ParamKind::String => vec![
             (
                 "type",
@@ -481,6 +482,9 @@ async fn values(ctx: &mut Ctx, operation: &'static Operation, param: &str, kind:
             .await;
     }
 }
+
+/// A rule's check name, its text, and its `(value, accepted)` probes.
+type Group<'a> = (&'a str, &'a str, Vec<(String, bool)>);
 
 fn typed(values: &[&str]) -> Vec<(String, bool)> {
     values.iter().map(|value| ((*value).to_owned(), false)).collect()

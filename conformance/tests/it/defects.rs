@@ -189,3 +189,47 @@ async fn a_terminal_read_that_ignores_max_chars_fails_the_read_shape_rules() {
         run.failures()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn v1_routing_behind_a_current_catalog_fails_the_routing_rules() {
+    let app = fake_app(HandlerDefects::default()).await;
+    plant(&app, Arc::new(v1_routing)).await;
+    let run = check(app.session_file(), &[]).await;
+    let expected = set(&[
+        "order.unauthenticated-route",
+        "route.method-get",
+        "route.method-put",
+        "route.other-path",
+        "route.trailing-slash",
+        "route.path-case",
+        "route.root",
+        "route.absolute-form",
+        "route.query",
+    ]);
+    assert_eq!(run.ids("FAIL"), expected, "{}", run.failures());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_v1_server_is_checked_for_v1_and_passes() {
+    let app = fake_app(HandlerDefects { v1_catalog: true, ..HandlerDefects::default() }).await;
+    plant(&app, Arc::new(v1_routing)).await;
+    let run = check(app.session_file(), &[]).await;
+    assert_eq!(run.code, Some(0), "{}", run.failures());
+    let report = run.report();
+    assert_eq!(report["version"], "v1");
+    assert!(report["facts"].to_string().contains("protocol version v1"), "{}", report["facts"]);
+    let passed = run.ids("PASS");
+    assert!(passed.contains("route.query") && passed.contains("order.unauthenticated-route"));
+    // The messaging operations are not probed, and `agents` is not offered as a guide topic.
+    assert!(!run.stdout.contains("validate.args-object:agent_send"));
+    assert!(!run.stdout.contains("result.guide_read:agents"));
+}
+
+/// v1's order: method and path first, answered 403, and the path exactly `/call`.
+fn v1_routing(seen: &crate::support::Seen<'_>) -> Action {
+    if seen.method == "POST" && seen.target == "/call" {
+        Action::Forward
+    } else {
+        Action::Answer(403, json!({"ok": false, "error": "Unsupported request"}))
+    }
+}

@@ -30,6 +30,15 @@ async fn the_fake_app_passes_with_mutating_operations() {
         assert!(passed.contains(id), "{id} did not pass");
     }
     assert!(!run.stdout.contains(&app.token()), "the token is in the JSON report");
+    // Rule ids are unique: a test can name the rules a defect fails.
+    let ids: Vec<&str> = report["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| rule["id"].as_str().unwrap())
+        .collect();
+    let unique: std::collections::BTreeSet<&&str> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "repeated rule ids");
 }
 
 #[tokio::test(flavor = "multi_thread")]

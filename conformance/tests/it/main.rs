@@ -5,4 +5,5 @@
 mod defects;
 mod fake;
 mod headless;
+mod links;
 mod support;

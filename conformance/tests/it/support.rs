@@ -66,7 +66,7 @@ pub(crate) async fn conformance(args: &[&str]) -> Run {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(180), child.wait_with_output())
+    let output = tokio::time::timeout(Duration::from_mins(3), child.wait_with_output())
         .await
         .expect("the conformance run ends within 3 minutes")
         .unwrap();
@@ -91,6 +91,12 @@ pub(crate) struct HandlerDefects {
     pub(crate) session_info_order: bool,
     /// `terminal_read` ignores `maxChars` and always answers ten characters.
     pub(crate) read_ignores_max_chars: bool,
+    /// The catalog of v1: no agent messaging operations.
+    pub(crate) v1_catalog: bool,
+    /// `session_info` declares `"rules":["agent-link-isolation"]`.
+    pub(crate) declare_links: bool,
+    /// Other agents' nodes can be read and typed into, link or not.
+    pub(crate) peer_agents_reachable: bool,
 }
 
 /// A handler with the app's behaviour for the operations the suite calls: `session_info` (an
@@ -106,6 +112,9 @@ pub(crate) fn conformant_handler(defects: HandlerDefects) -> Arc<dyn ToolHandler
     })
 }
 
+/// The operations v1 lacks.
+const MESSAGING: [&str; 4] = ["agent_cards", "agent_send", "agent_task", "agent_reply"];
+
 async fn answer(
     caller: &Caller,
     request: &ToolRequest,
@@ -115,8 +124,15 @@ async fn answer(
 ) -> ToolResult {
     let args = request.args_value();
     let node = args["nodeId"].as_str().unwrap_or_default().to_owned();
-    let known =
-        |node: &str| node == caller.node_id() || terminals.lock().unwrap().contains_key(node);
+    let peer = caller
+        .sessions()
+        .get(&node)
+        .is_some_and(|session| session.identity().project_id == caller.project_id());
+    let known = |node: &str| {
+        node == caller.node_id()
+            || terminals.lock().unwrap().contains_key(node)
+            || (peer && defects.peer_agents_reachable)
+    };
     match request.operation().unwrap_or_default() {
         "session_info" => {
             let mut status = caller.status();
@@ -125,10 +141,14 @@ async fn answer(
             caller.set_status(status);
             let names: Vec<&str> = operations()
                 .iter()
-                .map(|op| op.name())
+                .map(termsprawl_protocol::Operation::name)
                 .filter(|name| !name.starts_with("browser_"))
+                .filter(|name| !defects.v1_catalog || !MESSAGING.contains(name))
                 .collect();
             let mut value = session_info(caller, "conformance-test", false, &names);
+            if defects.declare_links {
+                value["rules"] = json!([termsprawl_conformance::LINK_RULE]);
+            }
             if defects.session_info_order {
                 let object = value.as_object_mut().unwrap();
                 let instance = object.shift_remove("instanceId").unwrap();
@@ -158,9 +178,19 @@ async fn answer(
                 .collect();
             ToolResult::ok(Value::Array(nodes))
         }
-        "agent_status" => ToolResult::ok(
-            json!([{"nodeId": caller.node_id(), "projectId": caller.project_id(), "status": caller.status()}]),
-        ),
+        "agent_status" => {
+            let entries: Vec<Value> = caller
+                .sessions()
+                .list()
+                .iter()
+                .filter(|session| session.identity().project_id == caller.project_id())
+                .map(|session| {
+                    let identity = session.identity();
+                    json!({"nodeId": identity.node_id, "projectId": identity.project_id, "status": session.status()})
+                })
+                .collect();
+            ToolResult::ok(Value::Array(entries))
+        }
         "agent_cards" => ToolResult::ok(json!([])),
         "context_read" => ToolResult::ok(json!({"text": "", "reader": "claude-jsonl"})),
         "terminal_open" => {
@@ -188,7 +218,10 @@ async fn answer(
                 tokio::process::Command::new("sh").arg("-c").arg(&command).output().await.unwrap();
             let mut terminals = terminals.lock().unwrap();
             let screen = terminals.entry(node.clone()).or_default();
-            screen.push_str(&format!("$ {command}\n{}", String::from_utf8_lossy(&output.stdout)));
+            screen.push_str("$ ");
+            screen.push_str(&command);
+            screen.push('\n');
+            screen.push_str(&String::from_utf8_lossy(&output.stdout));
             ToolResult::ok(json!({"nodeId": node, "delivered": true}))
         }
         "terminal_input" | "terminal_interrupt" => {
