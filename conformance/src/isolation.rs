@@ -167,17 +167,22 @@ pub(crate) async fn check(ctx: &mut Ctx) {
 async fn links(ctx: &mut Ctx) {
     const READ: &str = "an agent cannot read an unlinked peer agent's terminal";
     const LINKED: &str = "an agent can read a peer agent it has an enabled link to";
+    const INPUT: &str = "an agent cannot type into a peer agent";
     const HARMFUL: [(&str, &str); 3] = [
         ("links.interrupt-peer", "an agent cannot interrupt a peer agent"),
         ("links.close-peer", "an agent cannot close a peer agent"),
         ("links.external-peer", "an agent cannot attach an external terminal to a peer agent"),
     ];
     if !declares_links(ctx) {
-        for id in ["links.read-unlinked-peer", "links.read-linked-peer", "links.input-peer"] {
+        for (id, rule) in [
+            ("links.read-unlinked-peer", READ),
+            ("links.read-linked-peer", LINKED),
+            ("links.input-peer", INPUT),
+        ] {
             ctx.skip(
                 id,
                 LINKS,
-                "the agent link rule",
+                rule,
                 "the server does not declare agent-link-isolation in session_info.rules",
             );
         }
@@ -212,12 +217,7 @@ async fn links(ctx: &mut Ctx) {
             LINKED,
             "needs a second --session of the same project",
         );
-        ctx.skip(
-            "links.input-peer",
-            LINKS,
-            "an agent cannot type into a peer agent",
-            "needs a second --session of the same project",
-        );
+        ctx.skip("links.input-peer", LINKS, INPUT, "needs a second --session of the same project");
         return;
     };
     let peer = second.node_id().to_owned();
@@ -225,7 +225,7 @@ async fn links(ctx: &mut Ctx) {
         for (id, rule) in [
             ("links.read-unlinked-peer", READ),
             ("links.read-linked-peer", LINKED),
-            ("links.input-peer", "an agent cannot type into a peer agent"),
+            ("links.input-peer", INPUT),
         ] {
             ctx.skip(
                 id,
@@ -292,24 +292,19 @@ async fn links(ctx: &mut Ctx) {
         let called =
             ctx.call(Who::First, "terminal_input", &json!({"nodeId": peer, "text": ""})).await;
         if called.failed() {
-            ctx.pass("links.input-peer", LINKS, "an agent cannot type into a peer agent");
+            ctx.pass("links.input-peer", LINKS, INPUT);
         } else {
             ctx.fail_with(
                 "links.input-peer",
                 LINKS,
-                "an agent cannot type into a peer agent",
+                INPUT,
                 "the input was not refused",
                 &called.sent(),
                 &called.received(),
             );
         }
     } else {
-        ctx.skip(
-            "links.input-peer",
-            LINKS,
-            "an agent cannot type into a peer agent",
-            "needs --mutating",
-        );
+        ctx.skip("links.input-peer", LINKS, INPUT, "needs --mutating");
     }
 }
 

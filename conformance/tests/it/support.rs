@@ -86,6 +86,7 @@ pub(crate) async fn check(session: &Path, extra: &[&str]) -> Run {
 
 /// Defects a conformant fake handler can carry.
 #[derive(Debug, Clone, Copy, Default)]
+#[expect(clippy::struct_excessive_bools, reason = "independent switches, one per planted defect")]
 pub(crate) struct HandlerDefects {
     /// `session_info` answers `instanceId` after `host`.
     pub(crate) session_info_order: bool,
@@ -115,6 +116,7 @@ pub(crate) fn conformant_handler(defects: HandlerDefects) -> Arc<dyn ToolHandler
 /// The operations v1 lacks.
 const MESSAGING: [&str; 4] = ["agent_cards", "agent_send", "agent_task", "agent_reply"];
 
+#[expect(clippy::too_many_lines, reason = "one short arm per operation")]
 async fn answer(
     caller: &Caller,
     request: &ToolRequest,
