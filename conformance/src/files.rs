@@ -388,3 +388,6 @@ fn owns_listener(pid: u64, port: u16) -> Option<bool> {
             .any(|fd| fs::read_link(fd.path()).is_ok_and(|link| link.to_string_lossy() == target)),
     )
 }
+
+#[cfg(test)]
+mod tests;

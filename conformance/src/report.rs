@@ -221,3 +221,6 @@ fn one_line(text: &str) -> String {
 
 /// The most characters of a note, a request or an answer a report shows.
 const SHOWN: usize = 400;
+
+#[cfg(test)]
+mod tests;

@@ -107,3 +107,6 @@ fn strings(value: &Value, name: &str) -> Option<String> {
     let ok = value.as_array().is_some_and(|items| items.iter().all(Value::is_string));
     (!ok).then(|| format!("{name} is not an array of strings: {value}"))
 }
+
+#[cfg(test)]
+mod tests;
