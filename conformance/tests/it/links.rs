@@ -1,5 +1,6 @@
-//! The `agent-link-isolation` group runs only when the server declares it, and then fails a
-//! server that lets one agent read or type into another without a link.
+//! Two sessions: isolation between projects, and the `agent-link-isolation` group, which runs
+//! only when the server declares it and then fails a server that lets one agent read or type
+//! into another without a link.
 
 use termsprawl_protocol::ToolIdentity;
 use termsprawl_transport::server::fake::{FakeApp, default_status};
@@ -63,4 +64,35 @@ async fn a_declared_rule_group_fails_a_server_that_breaks_it() {
         check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     assert_eq!(failed, ["links.input-peer", "links.read-unlinked-peer"], "{}", run.failures());
+}
+
+/// An agent in another project of the fake app; its session file.
+fn stranger(app: &FakeApp) -> std::path::PathBuf {
+    let identity = ToolIdentity { node_id: "agent-9".to_owned(), project_id: "p9".to_owned() };
+    app.server().provision_session(identity, default_status(), false).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_projects_are_kept_apart() {
+    let app = fake_app(HandlerDefects::default()).await;
+    let second = stranger(&app);
+    let run =
+        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    assert_eq!(run.code, Some(0), "{}", run.failures());
+    let passed = run.ids("PASS");
+    for id in ["isolation.cross-project-terminal", "isolation.agent-status", "isolation.identity"] {
+        assert!(passed.contains(id), "{id} did not pass");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_terminal_reachable_from_another_project_fails_the_cross_project_rule_only() {
+    let app =
+        fake_app(HandlerDefects { terminals_cross_projects: true, ..HandlerDefects::default() })
+            .await;
+    let second = stranger(&app);
+    let run =
+        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
+    assert_eq!(failed, ["isolation.cross-project-terminal"], "{}", run.failures());
 }

@@ -98,13 +98,18 @@ pub(crate) struct HandlerDefects {
     pub(crate) declare_links: bool,
     /// Other agents' nodes can be read and typed into, link or not.
     pub(crate) peer_agents_reachable: bool,
+    /// Shell terminals of one project can be reached from another.
+    pub(crate) terminals_cross_projects: bool,
 }
+
+/// The fake's shell terminals: node id → (project id, screen text).
+type Terminals = HashMap<String, (String, String)>;
 
 /// A handler with the app's behaviour for the operations the suite calls: `session_info` (an
 /// MCP adapter becomes `connected`), guides, an empty canvas of shell terminals that run
 /// submitted commands with `sh -c`, and the caller's own terminal.
 pub(crate) fn conformant_handler(defects: HandlerDefects) -> Arc<dyn ToolHandler> {
-    let terminals: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+    let terminals: Arc<Mutex<Terminals>> = Arc::default();
     let counter = Arc::new(Mutex::new(0_u32));
     handler_fn(move |caller: Caller, request: ToolRequest| {
         let terminals = Arc::clone(&terminals);
@@ -120,7 +125,7 @@ const MESSAGING: [&str; 4] = ["agent_cards", "agent_send", "agent_task", "agent_
 async fn answer(
     caller: &Caller,
     request: &ToolRequest,
-    terminals: &Mutex<HashMap<String, String>>,
+    terminals: &Mutex<Terminals>,
     counter: &Mutex<u32>,
     defects: HandlerDefects,
 ) -> ToolResult {
@@ -132,7 +137,9 @@ async fn answer(
         .is_some_and(|session| session.identity().project_id == caller.project_id());
     let known = |node: &str| {
         node == caller.node_id()
-            || terminals.lock().unwrap().contains_key(node)
+            || terminals.lock().unwrap().get(node).is_some_and(|(project, _)| {
+                project == caller.project_id() || defects.terminals_cross_projects
+            })
             || (peer && defects.peer_agents_reachable)
     };
     match request.operation().unwrap_or_default() {
@@ -175,8 +182,9 @@ async fn answer(
             let nodes: Vec<Value> = terminals
                 .lock()
                 .unwrap()
-                .keys()
-                .map(|id| json!({"nodeId": id, "kind": "terminal"}))
+                .iter()
+                .filter(|(_, (project, _))| project == caller.project_id())
+                .map(|(id, _)| json!({"nodeId": id, "kind": "terminal"}))
                 .collect();
             ToolResult::ok(Value::Array(nodes))
         }
@@ -199,12 +207,20 @@ async fn answer(
             let mut counter = counter.lock().unwrap();
             *counter += 1;
             let id = format!("terminal-{counter}");
-            terminals.lock().unwrap().insert(id.clone(), String::new());
+            terminals
+                .lock()
+                .unwrap()
+                .insert(id.clone(), (caller.project_id().to_owned(), String::new()));
             ToolResult::ok(json!({"nodeId": id}))
         }
         _ if !known(&node) => ToolResult::failure("Local terminal not found in this project"),
         "terminal_read" => {
-            let output = terminals.lock().unwrap().get(&node).cloned().unwrap_or_default();
+            let output = terminals
+                .lock()
+                .unwrap()
+                .get(&node)
+                .map(|(_, screen)| screen.clone())
+                .unwrap_or_default();
             let output = if defects.read_ignores_max_chars {
                 "0123456789".to_owned()
             } else {
@@ -219,7 +235,9 @@ async fn answer(
             let output =
                 tokio::process::Command::new("sh").arg("-c").arg(&command).output().await.unwrap();
             let mut terminals = terminals.lock().unwrap();
-            let screen = terminals.entry(node.clone()).or_default();
+            let Some((_, screen)) = terminals.get_mut(&node) else {
+                return ToolResult::failure("Terminal is not attached");
+            };
             screen.push_str("$ ");
             screen.push_str(&command);
             screen.push('\n');
