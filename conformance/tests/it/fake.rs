@@ -91,3 +91,18 @@ async fn usage_errors_exit_2() {
     let run = conformance(&["--session", "a", "--session", "b", "--session", "c"]).await;
     assert_eq!(run.code, Some(2), "{}", run.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_relative_session_path_is_resolved_as_the_client_does() {
+    let app = fake_app(HandlerDefects::default()).await;
+    let sessions = app.session_file().parent().unwrap().to_path_buf();
+    let output = tokio::process::Command::new(crate::support::CONFORMANCE)
+        .args(["--session", "agent-1.json", "--json"])
+        .current_dir(&sessions)
+        .output()
+        .await
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["failed"], 0, "{report}");
+    assert!(report["facts"][0].as_str().unwrap().contains(app.session_file().to_str().unwrap()));
+}
