@@ -36,6 +36,7 @@ const MCP: &str = "termsprawl-mcp";
 const EXTERNAL_TERM: &str = "termsprawl-external-term";
 const ACP: &str = "termsprawl-acp";
 const HEADLESS: &str = "termsprawl-headless";
+const CONFORMANCE: &str = "termsprawl-conformance";
 
 /// The dependency rules of `STYLE.md` §1, one row per workspace package (rows of packages that do
 /// not exist yet are harmless). A package without a row fails the check: add its row here.
@@ -84,6 +85,15 @@ pub const CRATE_RULES: &[CrateRule] = &[
     CrateRule {
         package: HEADLESS,
         workspace_deps: Some(&[PROTOCOL, TRANSPORT, EXTERNAL_TERM]),
+        external_deps: None,
+        anyhow: true,
+    },
+    // The outside check of a tool server: a binary that judges servers, so never a frontend
+    // and never headless (its tests run headless as a program). Its raw HTTP probes go only to the
+    // validated loopback endpoint.
+    CrateRule {
+        package: CONFORMANCE,
+        workspace_deps: Some(&[PROTOCOL, TRANSPORT]),
         external_deps: None,
         anyhow: true,
     },

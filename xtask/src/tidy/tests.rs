@@ -228,3 +228,29 @@ fn path_dependencies_without_a_version_are_found() {
         ["Cargo.toml:6: workspace dependency with a path but no version: b = { path = \"b\" }"]
     );
 }
+
+#[test]
+fn conformance_may_not_depend_on_headless_or_a_frontend() {
+    let metadata = metadata(&[
+        package(
+            "termsprawl-conformance",
+            &[
+                ("termsprawl-protocol", None, "^0.1.0"),
+                ("termsprawl-transport", Some("dev"), "^0.1.0"),
+                ("termsprawl-headless", Some("dev"), "^0.1.0"),
+                ("termsprawl-cli", None, "^0.1.0"),
+            ],
+        ),
+        package("termsprawl-protocol", &[]),
+        package("termsprawl-transport", &[]),
+        package("termsprawl-headless", &[]),
+        package("termsprawl-cli", &[]),
+    ]);
+    assert_eq!(
+        dependency_violations(&metadata, CRATE_RULES),
+        [
+            "termsprawl-conformance must not depend on termsprawl-headless (dev)",
+            "termsprawl-conformance must not depend on termsprawl-cli (normal)",
+        ]
+    );
+}

@@ -1,0 +1,374 @@
+//! Two sessions: one token never acts as the other (`spec/protocol.md` §6.1–§6.2, §6.4), and
+//! the headless rule `agent-link-isolation` (one agent cannot read or drive another without the
+//! person's link), checked only when the server declares it in `session_info.rules`.
+//!
+//! What needs the person is `SKIPped` with the reason: revoking a session means closing its node,
+//! and probing a peer agent with input that would do harm if the server broke the rule is never
+//! done.
+
+use serde_json::{Value, json};
+
+use crate::raw::Header;
+use crate::run::{Ctx, Expect, Who};
+
+const SESSIONS: &str = "protocol.md §6.1";
+const AUTH: &str = "protocol.md §6.2";
+const LINKS: &str = "headless rule agent-link-isolation (docs/conformance.md)";
+
+/// The `session_info.rules` entry that turns the link group on.
+pub const LINK_RULE: &str = "agent-link-isolation";
+
+const REVOKED: &str = "a revoked token stops working at once";
+const REVOKED_WHY: &str = "revoking a session means closing its node, which only the person may do; the suite never revokes";
+
+fn same_server(ctx: &Ctx) -> bool {
+    ctx.second.as_ref().is_some_and(|second| {
+        second.endpoint_file == ctx.first.endpoint_file && second.port == ctx.first.port
+    })
+}
+
+fn declares_links(ctx: &Ctx) -> bool {
+    ctx.info.as_ref().is_some_and(|info| {
+        info.get("rules")
+            .and_then(Value::as_array)
+            .is_some_and(|rules| rules.iter().any(|rule| rule == LINK_RULE))
+    })
+}
+
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
+pub(crate) async fn check(ctx: &mut Ctx) {
+    ctx.skip("isolation.revoked", AUTH, REVOKED, REVOKED_WHY);
+    let Some(second) = &ctx.second else {
+        for id in [
+            "isolation.same-server",
+            "isolation.distinct-tokens",
+            "isolation.identity",
+            "isolation.joined-tokens",
+            "isolation.agent-status",
+        ] {
+            ctx.skip(
+                id,
+                SESSIONS,
+                "two sessions of one server are kept apart",
+                "needs a second --session",
+            );
+        }
+        links(ctx).await;
+        return;
+    };
+    let (first_id, second_id) = (ctx.first.node_id().to_owned(), second.node_id().to_owned());
+    if !same_server(ctx) {
+        ctx.skip(
+            "isolation.same-server",
+            SESSIONS,
+            "both sessions reach the same server",
+            "the second session belongs to another server; isolation is not checked",
+        );
+        links(ctx).await;
+        return;
+    }
+    ctx.pass("isolation.same-server", SESSIONS, "both sessions reach the same server");
+    let distinct =
+        ctx.second.as_ref().is_some_and(|second| ctx.first.token.expose() != second.token.expose())
+            && first_id != second_id;
+    ctx.verdict(
+        "isolation.distinct-tokens",
+        "protocol.md §2.5",
+        "two sessions have different nodes and tokens",
+        (!distinct).then(|| "the two session files share a token or a node".to_owned()),
+    );
+
+    // Each token acts as its own session.
+    let mut problem = None;
+    for (who, expected) in [(Who::First, &first_id), (Who::Second, &second_id)] {
+        let called = ctx.call(who, "session_info", &json!({})).await;
+        match called.value() {
+            Ok(value) if value["nodeId"] == expected.as_str() => {}
+            Ok(value) => {
+                problem = Some((
+                    format!("the token of {expected} acted as {}", value["nodeId"]),
+                    called.sent(),
+                    called.received(),
+                ));
+            }
+            Err(error) => problem = Some((error, called.sent(), called.received())),
+        }
+        if problem.is_some() {
+            break;
+        }
+    }
+    match problem {
+        None => {
+            ctx.pass("isolation.identity", AUTH, "each token acts as its own session and no other");
+        }
+        Some((note, sent, received)) => ctx.fail_with(
+            "isolation.identity",
+            AUTH,
+            "each token acts as its own session and no other",
+            &note,
+            &sent,
+            &received,
+        ),
+    }
+
+    let second =
+        ctx.second.as_ref().map(|second| second.token.expose().to_owned()).unwrap_or_default();
+    let joined = Header::secret(
+        "authorization",
+        format!("Bearer {}{second}", ctx.first.token.expose()),
+        "Bearer <token><token 2>",
+    );
+    let probe = crate::raw::Probe::post(r#"{"operation":"session_info","args":{}}"#).header(joined);
+    ctx.expect(
+        "isolation.joined-tokens",
+        AUTH,
+        "two tokens joined are no token (length check)",
+        vec![(Who::First, probe, Expect::error(401, "Unknown or revoked session"))],
+    )
+    .await;
+
+    // agent_status: the same project sees each other, other projects never.
+    let same_project =
+        ctx.second.as_ref().is_some_and(|second| second.project_id() == ctx.first.project_id());
+    let called = ctx.call(Who::First, "agent_status", &json!({})).await;
+    let problem = match called.value() {
+        Ok(value) => {
+            let listed = value.as_array().is_some_and(|entries| {
+                entries.iter().any(|entry| entry["nodeId"] == second_id.as_str())
+            });
+            match (same_project, listed) {
+                (true, false) => Some(format!("{second_id} of the same project is missing")),
+                (false, true) => Some(format!("{second_id} of another project is listed")),
+                _ => None,
+            }
+        }
+        Err(error) => Some(error),
+    };
+    match problem {
+        None => ctx.pass(
+            "isolation.agent-status",
+            "protocol.md §6.4",
+            "agent_status lists the other session exactly when it is in the same project",
+        ),
+        Some(note) => ctx.fail_with(
+            "isolation.agent-status",
+            "protocol.md §6.4",
+            "agent_status lists the other session exactly when it is in the same project",
+            &note,
+            &called.sent(),
+            &called.received(),
+        ),
+    }
+    links(ctx).await;
+}
+
+/// The link rules that need nothing of the run's own.
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
+async fn links(ctx: &mut Ctx) {
+    const READ: &str = "an agent cannot read an unlinked peer agent's terminal";
+    const LINKED: &str = "an agent can read a peer agent it has an enabled link to";
+    const INPUT: &str = "an agent cannot type into a peer agent";
+    const HARMFUL: [(&str, &str); 3] = [
+        ("links.interrupt-peer", "an agent cannot interrupt a peer agent"),
+        ("links.close-peer", "an agent cannot close a peer agent"),
+        ("links.external-peer", "an agent cannot attach an external terminal to a peer agent"),
+    ];
+    if !declares_links(ctx) {
+        for (id, rule) in [
+            ("links.read-unlinked-peer", READ),
+            ("links.read-linked-peer", LINKED),
+            ("links.input-peer", INPUT),
+        ] {
+            ctx.skip(
+                id,
+                LINKS,
+                rule,
+                "the server does not declare agent-link-isolation in session_info.rules",
+            );
+        }
+        for (id, rule) in HARMFUL {
+            ctx.skip(
+                id,
+                LINKS,
+                rule,
+                "the server does not declare agent-link-isolation in session_info.rules",
+            );
+        }
+        return;
+    }
+    for (id, rule) in HARMFUL {
+        ctx.skip(
+            id,
+            LINKS,
+            rule,
+            "never probed: a server that broke the rule would act on the person's agent",
+        );
+    }
+    let Some(second) = &ctx.second else {
+        ctx.skip(
+            "links.read-unlinked-peer",
+            LINKS,
+            READ,
+            "needs a second --session of the same project",
+        );
+        ctx.skip(
+            "links.read-linked-peer",
+            LINKS,
+            LINKED,
+            "needs a second --session of the same project",
+        );
+        ctx.skip("links.input-peer", LINKS, INPUT, "needs a second --session of the same project");
+        return;
+    };
+    let peer = second.node_id().to_owned();
+    if !same_server(ctx) || second.project_id() != ctx.first.project_id() {
+        for (id, rule) in [
+            ("links.read-unlinked-peer", READ),
+            ("links.read-linked-peer", LINKED),
+            ("links.input-peer", INPUT),
+        ] {
+            ctx.skip(
+                id,
+                LINKS,
+                rule,
+                "the second session is not in the same project of the same server",
+            );
+        }
+        return;
+    }
+    let cards =
+        ctx.call(Who::First, "agent_cards", &json!({})).await.value().unwrap_or(Value::Null);
+    let me = ctx.first.node_id().to_owned();
+    let linked = cards.as_array().is_some_and(|cards| {
+        cards.iter().any(|card| {
+            card["nodeId"] == me.as_str()
+                && card["enabledPeerIds"]
+                    .as_array()
+                    .is_some_and(|peers| peers.iter().any(|id| id == peer.as_str()))
+        })
+    });
+    let called =
+        ctx.call(Who::First, "terminal_read", &json!({"nodeId": peer, "maxChars": 1})).await;
+    if linked {
+        ctx.skip(
+            "links.read-unlinked-peer",
+            LINKS,
+            READ,
+            "the first session has an enabled link to the second",
+        );
+        match called.value() {
+            Ok(_) => ctx.pass("links.read-linked-peer", LINKS, LINKED),
+            Err(note) => ctx.fail_with(
+                "links.read-linked-peer",
+                LINKS,
+                LINKED,
+                &note,
+                &called.sent(),
+                &called.received(),
+            ),
+        }
+    } else {
+        ctx.skip(
+            "links.read-linked-peer",
+            LINKS,
+            LINKED,
+            "the first session has no enabled link to the second",
+        );
+        if called.failed() {
+            ctx.pass("links.read-unlinked-peer", LINKS, READ);
+        } else {
+            ctx.fail_with(
+                "links.read-unlinked-peer",
+                LINKS,
+                READ,
+                "the read was not refused",
+                &called.sent(),
+                &called.received(),
+            );
+        }
+    }
+    if ctx.mutating {
+        // Empty input: harmless even on a server that breaks the rule.
+        let called =
+            ctx.call(Who::First, "terminal_input", &json!({"nodeId": peer, "text": ""})).await;
+        if called.failed() {
+            ctx.pass("links.input-peer", LINKS, INPUT);
+        } else {
+            ctx.fail_with(
+                "links.input-peer",
+                LINKS,
+                INPUT,
+                "the input was not refused",
+                &called.sent(),
+                &called.received(),
+            );
+        }
+    } else {
+        ctx.skip("links.input-peer", LINKS, INPUT, "needs --mutating");
+    }
+}
+
+/// The two-session rules on a shell terminal the first session opened (called while it exists).
+pub(crate) async fn with_terminal(ctx: &mut Ctx, node: &str) {
+    const SHARED: &str = "plain shell terminals stay shared within the project";
+    const CROSS: &str = "a terminal of another project is out of reach";
+    let Some(second) = &ctx.second else {
+        ctx.skip("isolation.cross-project-terminal", SESSIONS, CROSS, "needs a second --session");
+        ctx.skip("links.shell-shared", LINKS, SHARED, "needs a second --session");
+        return;
+    };
+    let same_project = second.project_id() == ctx.first.project_id();
+    if !same_server(ctx) {
+        ctx.skip(
+            "isolation.cross-project-terminal",
+            SESSIONS,
+            CROSS,
+            "the sessions belong to different servers",
+        );
+        ctx.skip("links.shell-shared", LINKS, SHARED, "the sessions belong to different servers");
+        return;
+    }
+    let called =
+        ctx.call(Who::Second, "terminal_read", &json!({"nodeId": node, "maxChars": 1})).await;
+    if same_project {
+        ctx.skip(
+            "isolation.cross-project-terminal",
+            SESSIONS,
+            CROSS,
+            "both sessions are in one project",
+        );
+        if !declares_links(ctx) {
+            ctx.skip(
+                "links.shell-shared",
+                LINKS,
+                SHARED,
+                "the server does not declare agent-link-isolation in session_info.rules",
+            );
+        } else if called.value().is_ok() {
+            ctx.pass("links.shell-shared", LINKS, SHARED);
+        } else {
+            ctx.fail_with(
+                "links.shell-shared",
+                LINKS,
+                SHARED,
+                "the second agent could not read the shell terminal",
+                &called.sent(),
+                &called.received(),
+            );
+        }
+    } else {
+        ctx.skip("links.shell-shared", LINKS, SHARED, "the sessions are in different projects");
+        if called.failed() {
+            ctx.pass("isolation.cross-project-terminal", SESSIONS, CROSS);
+        } else {
+            ctx.fail_with(
+                "isolation.cross-project-terminal",
+                SESSIONS,
+                CROSS,
+                "the other project's terminal was readable",
+                &called.sent(),
+                &called.received(),
+            );
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Entry point of `termsprawl-conformance`: parse the command line, run the rules, print the
+//! report, exit 0 only when no rule failed.
+//!
+//! ```text
+//! termsprawl-conformance --session FILE [--session FILE2] [--mutating] [--json]
+//! ```
+//!
+//! Exit status: 0 every rule passed or was skipped, 1 a rule failed, 2 usage error.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser;
+use termsprawl_conformance::{Options, run};
+
+/// Checks a running termsprawl tool server against the protocol, from the outside.
+#[derive(Debug, Parser)]
+#[command(name = "termsprawl-conformance", version)]
+struct Cli {
+    /// A session file (`D/sessions/<nodeId>.json`); a second one adds the isolation rules.
+    #[arg(long, value_name = "FILE", required = true, num_args = 1)]
+    session: Vec<PathBuf>,
+    /// Also call mutating operations (on a terminal the run opens and closes again).
+    #[arg(long)]
+    mutating: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.session.len() > 2 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "termsprawl-conformance: error: at most two --session files"
+        );
+        return ExitCode::from(2);
+    }
+    match exec(&cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "termsprawl-conformance: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn exec(cli: &Cli) -> anyhow::Result<bool> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the I/O runtime")?;
+    let mut options = Options::new(cli.session[0].clone());
+    options.sessions.clone_from(&cli.session);
+    options.mutating = cli.mutating;
+    let report = runtime.block_on(run(&options));
+    let text = if cli.json {
+        let mut text = report.to_json().to_string();
+        text.push('\n');
+        text
+    } else {
+        report.to_text()
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            return Err(error).context("cannot write the report");
+        }
+        _ => {}
+    }
+    Ok(report.ok())
+}

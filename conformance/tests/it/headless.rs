@@ -1,0 +1,128 @@
+//! The real `termsprawl-headless` (`serve`, two agents from `launch`, real tmux) passes every
+//! rule with `--mutating` and two sessions.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::conformance;
+
+/// `termsprawl-headless` as cargo builds it next to this package's binary (`cargo test
+/// --workspace` builds it; this crate may not depend on `headless`).
+///
+/// When it is missing, the test cannot be skipped silently: under CI (`CI` set and not empty) it
+/// fails with what to build; elsewhere it is skipped with that message on stderr.
+#[expect(clippy::print_stderr, reason = "a skipped test says so on stderr")]
+fn built_headless() -> Option<PathBuf> {
+    let path = Path::new(crate::support::CONFORMANCE).with_file_name("termsprawl-headless");
+    if path.is_file() {
+        return Some(path);
+    }
+    let message = format!(
+        "termsprawl-headless is not built next to termsprawl-conformance ({}): run `cargo build -p termsprawl-headless` first",
+        path.display()
+    );
+    let under_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
+    assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
+    eprintln!("skipped: {message}");
+    None
+}
+
+/// A running `serve` and its tmux server, both stopped when dropped.
+struct Served {
+    child: Child,
+    user_data: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let socket = self.user_data.join("tmux-sockets").join("termsprawl");
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(socket)
+            .arg("kill-server")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn launch(headless: &Path, user_data: &Path) -> PathBuf {
+    let output = Command::new(headless)
+        .arg("--data")
+        .arg(user_data)
+        .args(["launch", "--json", "--", "/bin/sh"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "launch failed: {}", String::from_utf8_lossy(&output.stderr));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    PathBuf::from(value["sessionFile"].as_str().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let user_data = dir.path().join("data");
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let child = Command::new(&headless)
+        .arg("--data")
+        .arg(&user_data)
+        .args(["serve", "--ctl", "/bin/true", "--project"])
+        .arg(&project)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let served = Served { child, user_data: user_data.clone() };
+    let endpoint = user_data.join("agent-tools").join("endpoint.json");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !endpoint.exists() || !user_data.join("agent-tools").join("headless.sock").exists() {
+        assert!(Instant::now() < deadline, "serve did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let first = launch(&headless, &user_data);
+    let second = launch(&headless, &user_data);
+    let run = conformance(&[
+        "--session",
+        first.to_str().unwrap(),
+        "--session",
+        second.to_str().unwrap(),
+        "--mutating",
+        "--json",
+    ])
+    .await;
+    assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
+    let report = run.report();
+    assert_eq!(report["failed"], 0);
+    assert_eq!(report["version"], "current");
+    let passed = run.ids("PASS");
+    for id in [
+        "isolation.identity",
+        "isolation.agent-status",
+        "isolation.joined-tokens",
+        "mutate.submitted-output",
+        "files.lock.owner-listens",
+        "files.launcher",
+        "files.launch-dir",
+        "body.stalled",
+    ] {
+        assert!(passed.contains(id), "{id} did not pass");
+    }
+    for file in [&first, &second] {
+        let session: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        assert!(!run.stdout.contains(session["token"].as_str().unwrap()));
+    }
+    // Nothing the run opened is left on the canvas.
+    let text = run.stdout.clone();
+    drop(served);
+    assert!(text.contains("\"mutate.terminal_close\""));
+}

@@ -1,0 +1,9 @@
+//! Integration tests of `termsprawl-conformance`: the real binary against the real
+//! `termsprawl-headless` over real tmux, against the shared fake app, and against servers with
+//! planted defects, each of which must fail exactly the matching rules.
+
+mod defects;
+mod fake;
+mod headless;
+mod links;
+mod support;
