@@ -77,8 +77,17 @@ fn access_follows_the_link_rules() {
     assert_eq!(check("a", "c", Access::Read), None);
     assert_eq!(check("c", "a", Access::Read), Some(messages::agent_read_not_linked("c", "a")));
     for (caller, target) in [("a", "c"), ("c", "a")] {
-        assert_eq!(check(caller, target, Access::Drive).as_deref(), Some(messages::AGENT_NOT_YOURS));
-        assert_eq!(check(caller, target, Access::Attach).as_deref(), Some(messages::AGENT_NOT_YOURS));
-        assert_eq!(check(caller, target, Access::Close), Some(messages::agent_close_refused(target)));
+        assert_eq!(
+            check(caller, target, Access::Drive).as_deref(),
+            Some(messages::AGENT_NOT_YOURS)
+        );
+        assert_eq!(
+            check(caller, target, Access::Attach).as_deref(),
+            Some(messages::AGENT_NOT_YOURS)
+        );
+        assert_eq!(
+            check(caller, target, Access::Close),
+            Some(messages::agent_close_refused(target))
+        );
     }
 }

@@ -33,23 +33,23 @@ const OWN_NODE: &str =
 const TERMINAL_NOT_FOUND: &str = "Local terminal not found in this project";
 
 /// A system program this module needs, or a failure that says what to install.
-fn require(name: &str) -> PathBuf {
+pub(crate) fn require(name: &str) -> PathBuf {
     SearchPath::from_env().find(name).unwrap_or_else(|| {
         panic!(
-            "`{name}` is not installed, and the every-operation test needs it for \
-             terminal_external: install the Debian packages xvfb and xterm (CI's .ci/run does)"
+            "`{name}` is not installed, and the end-to-end tests of \
+             terminal_external need it: install the Debian packages xvfb and xterm (CI's .ci/run does)"
         )
     })
 }
 
 /// A private X server (`Xvfb -displayfd`), killed on drop.
-struct Xvfb {
+pub(crate) struct Xvfb {
     child: Child,
-    display: String,
+    pub(crate) display: String,
 }
 
 impl Xvfb {
-    fn start() -> Xvfb {
+    pub(crate) fn start() -> Xvfb {
         let (reader, writer) = std::io::pipe().unwrap();
         let mut command = Command::new(require("Xvfb"));
         command
