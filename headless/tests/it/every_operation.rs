@@ -557,6 +557,7 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             assert_eq!(info["appVersion"], format!("headless-{}", env!("CARGO_PKG_VERSION")));
             assert_eq!(info["browserEnabled"], false);
             assert_eq!(info["operations"], json!(served_operations()));
+            assert_eq!(info["rules"], json!(["agent-link-isolation"]));
             d.fails("session_info", &json!({"verbose": "yes"}), &unknown_argument("verbose"));
         }
         "guide_read" => {
@@ -698,10 +699,12 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                 &json!({"nodeId": w.alpha.node_id, "command": "true"}),
                 OWN_NODE,
             );
+            // Rule agent-link-isolation: another agent's terminal is never driven by an agent,
+            // linked or not; the rule's refusal comes before the submit's own.
             d.fails(
                 "terminal_submit",
                 &json!({"nodeId": w.beta.node_id, "command": "true"}),
-                "Submit shell commands only to a plain shell terminal",
+                termsprawl_headless::messages::AGENT_NOT_YOURS,
             );
         }
         "terminal_input" => {
