@@ -181,7 +181,7 @@ pub(super) async fn kill(
                 break;
             }
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { break },
+                update = changes.changed() => if update.is_err() { break },
                 () = tokio::time::sleep_until(deadline) => break,
             }
         }
@@ -331,7 +331,7 @@ impl Wait {
                     if since_change >= *quiet {
                         true
                     } else {
-                        wake_at = wake_at.min(Instant::now() + (*quiet - since_change));
+                        wake_at = wake_at.min(Instant::now() + quiet.saturating_sub(since_change));
                         false
                     }
                 }
@@ -343,8 +343,8 @@ impl Wait {
                 break false;
             }
             tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
+                update = changes.changed() => {
+                    if update.is_err() {
                         return Err(messages::CLOSED_WHILE_WAITING.into());
                     }
                     if self.condition == Condition::Exit {

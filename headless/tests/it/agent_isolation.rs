@@ -114,7 +114,7 @@ fn args(operation: &str, target: &str) -> (&'static str, Value) {
 /// The pane text of a node, read with tmux from outside the server.
 fn pane(fixture: &Fixture, node: &str) -> String {
     let output = fixture.guard.tmux(&["capture-pane", "-p", "-t", &format!("ts-{node}")]);
-    assert!(output.status.success(), "capture-pane {node}: {:?}", output);
+    assert!(output.status.success(), "capture-pane {node}: {output:?}");
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -298,6 +298,6 @@ async fn session_info_declares_the_rule() {
     let alpha = fixture.agent("alpha").await;
     let info = ok(&alpha, "session_info", json!({})).await;
     assert_eq!(info["rules"], json!(["agent-link-isolation"]));
-    let last = info.as_object().unwrap().keys().last().map(String::as_str);
+    let last = info.as_object().unwrap().keys().next_back().map(String::as_str);
     assert_eq!(last, Some("rules"));
 }
