@@ -30,7 +30,7 @@ const OPERATIONS: [&str; 9] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {
     /// `ok:true`.
-    Ok,
+    Allow,
     /// `OWN_NODE`: "Use a separate shell terminal instead of writing into or closing your own agent".
     Own,
     /// `agent_read_not_linked(caller, target)`: "Reading another agent's terminal needs an enabled
@@ -46,7 +46,7 @@ enum Expect {
     RunOnly,
 }
 
-use Expect::{CloseRefused, NotLinked, NotYours, Own, RunOnly};
+use Expect::{Allow, CloseRefused, NotLinked, NotYours, Own, RunOnly};
 
 /// The rows: which caller acts on which target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,13 +69,13 @@ enum Row {
 /// external, kill, close.
 #[rustfmt::skip]
 const MATRIX: [(Row, [Expect; 9]); 6] = [
-    //                    read      since     wait      submit    input     interrupt external  kill          close
-    (Row::OwnAgent,     [Expect::Ok, Expect::Ok, Expect::Ok, Own,      Own,      Own,      Expect::Ok, Own,      Own]),
-    (Row::PeerLinked,   [Expect::Ok, Expect::Ok, Expect::Ok, NotYours, NotYours, NotYours, NotYours,   NotYours, CloseRefused]),
-    (Row::PeerReverse,  [NotLinked,  NotLinked,  NotLinked,  NotYours, NotYours, NotYours, NotYours,   NotYours, CloseRefused]),
-    (Row::PeerUnlinked, [NotLinked,  NotLinked,  NotLinked,  NotYours, NotYours, NotYours, NotYours,   NotYours, CloseRefused]),
-    (Row::Shell,        [Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, RunOnly, Expect::Ok]),
-    (Row::Run,          [Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok, Expect::Ok]),
+    //                   read       since      wait       submit     input      interrupt  external   kill       close
+    (Row::OwnAgent,     [Allow,     Allow,     Allow,     Own,       Own,       Own,       Allow,     Own,       Own]),
+    (Row::PeerLinked,   [Allow,     Allow,     Allow,     NotYours,  NotYours,  NotYours,  NotYours,  NotYours,  CloseRefused]),
+    (Row::PeerReverse,  [NotLinked, NotLinked, NotLinked, NotYours,  NotYours,  NotYours,  NotYours,  NotYours,  CloseRefused]),
+    (Row::PeerUnlinked, [NotLinked, NotLinked, NotLinked, NotYours,  NotYours,  NotYours,  NotYours,  NotYours,  CloseRefused]),
+    (Row::Shell,        [Allow,     Allow,     Allow,     Allow,     Allow,     Allow,     Allow,     RunOnly,   Allow]),
+    (Row::Run,          [Allow,     Allow,     Allow,     Allow,     Allow,     Allow,     Allow,     Allow,     Allow]),
 ];
 
 /// What a submit or an input types: its output (`cell-42`) differs from the typed text, and
@@ -161,7 +161,7 @@ async fn the_matrix_of_callers_targets_and_operations() {
             let result = call(caller, operation, arguments).await;
             let cell = format!("{row:?} × {column}");
             match (expect, result) {
-                (Expect::Ok, ToolResult::Success { value }) => {
+                (Allow, ToolResult::Success { value }) => {
                     let value = value.unwrap_or(Value::Null);
                     assert_eq!(value["nodeId"], target.as_str(), "{cell}: {value}");
                     if column == "terminal_kill" {
@@ -172,7 +172,7 @@ async fn the_matrix_of_callers_targets_and_operations() {
                         );
                     }
                 }
-                (Expect::Ok, ToolResult::Failure { error }) => panic!("{cell}: failed: {error}"),
+                (Allow, ToolResult::Failure { error }) => panic!("{cell}: failed: {error}"),
                 (refusal, ToolResult::Success { value }) => {
                     panic!("{cell}: expected {refusal:?}, got {value:?}")
                 }
@@ -183,7 +183,7 @@ async fn the_matrix_of_callers_targets_and_operations() {
                         NotYours => messages::AGENT_NOT_YOURS.to_owned(),
                         CloseRefused => messages::agent_close_refused(&target),
                         RunOnly => messages::KILL_RUN_ONLY.to_owned(),
-                        Expect::Ok => unreachable!(),
+                        Allow => unreachable!(),
                     };
                     assert_eq!(error, message, "{cell}");
                 }
