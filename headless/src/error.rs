@@ -164,6 +164,26 @@ pub mod messages {
     /// `terminal_kill` on a node that `terminal_run` did not start.
     pub const KILL_RUN_ONLY: &str = "Kill only a run terminal started by terminal_run; use terminal_interrupt or terminal_close for other terminals";
 
+    /// Rule `agent-link-isolation`: driving (`terminal_submit`, `terminal_input`,
+    /// `terminal_interrupt`, `terminal_kill`) or attaching (`terminal_external`) another agent's
+    /// terminal.
+    pub const AGENT_NOT_YOURS: &str = "Another agent's terminal is driven only by the user: no agent may type into, interrupt, kill or attach to it; send it a request with agent_send over an enabled link instead";
+
+    /// Rule `agent-link-isolation`: `terminal_read` or `terminal_wait` of another agent's
+    /// terminal (`to`) without an enabled link from the caller (`from`).
+    pub fn agent_read_not_linked(from: &str, to: &str) -> String {
+        format!(
+            "Reading another agent's terminal needs an enabled agent link from your node to it; ask the user to link the two nodes: termsprawl-headless link {from} {to}"
+        )
+    }
+
+    /// Rule `agent-link-isolation`: `terminal_close` of another agent's node.
+    pub fn agent_close_refused(node: &str) -> String {
+        format!(
+            "Closing another agent is the user's decision; ask the user to close it: termsprawl-headless close {node}"
+        )
+    }
+
     /// `terminal_run` with an `env` item (at `index`, from 0) that is not `NAME=value` with a
     /// valid name. The item itself is not repeated: it may hold a secret.
     pub fn run_env(index: usize) -> String {

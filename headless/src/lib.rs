@@ -19,7 +19,9 @@
 //!
 //! It must never serve browser operations (there is no browser: they fail with a clear message),
 //! kill tmux sessions when it stops (agents outlive a restart, and their tokens keep working), log
-//! or print a session token, or overwrite a canvas file it cannot read.
+//! or print a session token, overwrite a canvas file it cannot read, or let one agent read another
+//! agent's terminal without a link or drive, attach to or close it at all (the rule
+//! `agent-link-isolation` of `docs/headless-rules.md`, in `ops/access.rs`).
 //!
 //! Start reading at [`Server::start`], then `ops.rs` (the operations) and [`control`].
 

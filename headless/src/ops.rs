@@ -9,8 +9,10 @@
 //! The request is turned into a typed [`Call`] once; [`run`] matches it exhaustively, so an
 //! operation of the table that this server does not handle is a compile error. The operations
 //! live by surface, one function each, as clients of the [`Engine`]: [`session`], [`canvas`],
-//! [`terminal`], [`agents`].
+//! [`terminal`], [`agents`]; [`access`] is the one rule of who may read, drive, attach or close
+//! which terminal node.
 
+mod access;
 mod agents;
 mod canvas;
 mod session;

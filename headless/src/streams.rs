@@ -287,7 +287,7 @@ impl Stream {
                 return true;
             }
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return path.exists() },
+                update = changes.changed() => if update.is_err() { return path.exists() },
                 () = tokio::time::sleep_until(deadline) => return path.exists(),
             }
         }
@@ -302,7 +302,7 @@ impl Stream {
         loop {
             let until = (tokio::time::Instant::now() + quiet).min(deadline);
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
+                update = changes.changed() => if update.is_err() { return },
                 () = tokio::time::sleep_until(until) => {
                     let now = self.cursor();
                     if now == cursor || tokio::time::Instant::now() >= deadline {

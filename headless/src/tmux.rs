@@ -251,7 +251,7 @@ impl Tmux {
         cwd: &Path,
         argv: &[String],
     ) -> Result<(), TmuxError> {
-        let args = [
+        let respawn_args = [
             "-k".into(),
             "-c".into(),
             cwd.as_os_str().to_owned(),
@@ -259,7 +259,7 @@ impl Tmux {
             pane(node_id),
             exec_line(argv).into(),
         ];
-        self.run_on(node_id, "respawn-pane", &args, None).await.map(drop)
+        self.run_on(node_id, "respawn-pane", &respawn_args, None).await.map(drop)
     }
 
     /// The state of the node's pane: whether its program still runs, and how it ended.

@@ -7,7 +7,9 @@ use termsprawl_transport::server::Caller;
 use crate::engine::Engine;
 use crate::launch;
 
-/// `session_info` (§6.5). Asking it is what tells an MCP adapter's session that it is connected.
+/// `session_info` (§6.5), with the headless member `rules` last: the rules this server enforces
+/// beyond the protocol (`docs/headless-rules.md`). Asking it is what tells an MCP adapter's
+/// session that it is connected.
 pub(super) fn session_info(engine: &Engine, caller: &Caller) -> Value {
     let mut status = caller.status();
     if launch::is_mcp_adapter(&status.adapter) {
@@ -31,6 +33,7 @@ pub(super) fn session_info(engine: &Engine, caller: &Caller) -> Value {
         "guidesDirectory": engine.layout.skills_dir(caller.node_id()).to_string_lossy(),
         "browserEnabled": false,
         "operations": operations,
+        "rules": super::access::RULES,
     })
 }
 

@@ -17,9 +17,10 @@ use termsprawl_protocol::args::{
 use termsprawl_transport::server::Caller;
 use tokio::time::Instant;
 
-use crate::canvas::{Node, NodeKind};
+use crate::canvas::NodeKind;
 use crate::engine::{Engine, tmux_error};
 use crate::error::{ToolError, messages};
+use crate::ops::access::{self, Access};
 use crate::ops::canvas::lexical_normal;
 use crate::streams::Stream;
 use crate::tmux::{PaneState, TmuxError};
@@ -82,6 +83,8 @@ pub(super) async fn run(
     let node_id = engine.open_run(caller.project_id(), &title, &args.command, &cwd, &env).await?;
     let stream = engine.streams.get(&node_id);
     Ok(Wait {
+        reader: caller.node_id().to_owned(),
+        project_id: caller.project_id().to_owned(),
         node_id,
         stream,
         condition: Condition::Exit,
@@ -97,7 +100,7 @@ pub(super) async fn wait(
     caller: &Caller,
     args: TerminalWaitArgs,
 ) -> Result<Wait, ToolError> {
-    terminal(engine, caller.project_id(), &args.node_id)?;
+    access::terminal(engine, caller, &args.node_id, Access::Read)?;
     let condition = match args.until {
         WaitUntil::Exit => Condition::Exit,
         WaitUntil::Text => match args.text {
@@ -115,6 +118,8 @@ pub(super) async fn wait(
     engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
     let stream = engine.streams.get(&args.node_id);
     Ok(Wait {
+        reader: caller.node_id().to_owned(),
+        project_id: caller.project_id().to_owned(),
         node_id: args.node_id,
         stream,
         condition,
@@ -129,7 +134,7 @@ pub(super) async fn read(
     caller: &Caller,
     args: &TerminalReadArgs,
 ) -> Result<Value, ToolError> {
-    terminal(engine, caller.project_id(), &args.node_id)?;
+    access::terminal(engine, caller, &args.node_id, Access::Read)?;
     let limit = clamp_max_chars(args.max_chars);
     let stream = engine.streams.get(&args.node_id);
     let (output, state) = match args.since {
@@ -158,7 +163,7 @@ pub(super) async fn kill(
     caller: &Caller,
     args: &NodeArgs,
 ) -> Result<Value, ToolError> {
-    let node = writable_terminal(engine, caller, &args.node_id)?;
+    let node = access::terminal(engine, caller, &args.node_id, Access::Drive)?;
     if node.command.is_none() {
         return Err(messages::KILL_RUN_ONLY.into());
     }
@@ -176,7 +181,7 @@ pub(super) async fn kill(
                 break;
             }
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { break },
+                update = changes.changed() => if update.is_err() { break },
                 () = tokio::time::sleep_until(deadline) => break,
             }
         }
@@ -191,7 +196,7 @@ pub(super) async fn submit(
     caller: &Caller,
     args: &TerminalSubmitArgs,
 ) -> Result<Value, ToolError> {
-    let node = writable_terminal(engine, caller, &args.node_id)?;
+    let node = access::terminal(engine, caller, &args.node_id, Access::Drive)?;
     if node.kind == NodeKind::Agent {
         return Err(messages::SUBMIT_TO_SHELL.into());
     }
@@ -206,7 +211,7 @@ pub(super) async fn input(
     caller: &Caller,
     args: &TerminalInputArgs,
 ) -> Result<Value, ToolError> {
-    writable_terminal(engine, caller, &args.node_id)?;
+    access::terminal(engine, caller, &args.node_id, Access::Drive)?;
     let cursor = engine.streams.get(&args.node_id).cursor();
     engine.tmux.send_text(&args.node_id, &args.text).await.map_err(tmux_error)?;
     Ok(delivered(&args.node_id, Some(cursor)))
@@ -217,7 +222,7 @@ pub(super) async fn interrupt(
     caller: &Caller,
     args: &NodeArgs,
 ) -> Result<Value, ToolError> {
-    writable_terminal(engine, caller, &args.node_id)?;
+    access::terminal(engine, caller, &args.node_id, Access::Drive)?;
     engine.tmux.send_key(&args.node_id, "C-c").await.map_err(tmux_error)?;
     Ok(delivered(&args.node_id, None))
 }
@@ -228,7 +233,7 @@ pub(super) async fn external(
     caller: &Caller,
     args: &NodeArgs,
 ) -> Result<Value, ToolError> {
-    terminal(engine, caller.project_id(), &args.node_id)?;
+    access::terminal(engine, caller, &args.node_id, Access::Attach)?;
     let options = termsprawl_external_term::OpenOptions {
         search_path: engine.config.search_path.clone(),
         tmux: Some(termsprawl_external_term::TmuxLocation {
@@ -253,26 +258,9 @@ pub(super) async fn close(
     caller: &Caller,
     args: &NodeArgs,
 ) -> Result<Value, ToolError> {
-    writable_terminal(engine, caller, &args.node_id)?;
+    access::terminal(engine, caller, &args.node_id, Access::Close)?;
     engine.close_node(caller.project_id(), &args.node_id).await?;
     Ok(json!({ "nodeId": args.node_id, "cleanupPendingIds": [] }))
-}
-
-/// A terminal or agent node of the project, or `Local terminal not found in this project`.
-fn terminal(engine: &Engine, project_id: &str, node_id: &str) -> Result<Node, ToolError> {
-    let project = engine.project(project_id)?;
-    match project.node(node_id) {
-        Some(node) if node.kind.is_terminal() => Ok(node.clone()),
-        _ => Err(messages::TERMINAL_NOT_FOUND.into()),
-    }
-}
-
-/// A terminal the caller may write into or close: never its own node.
-fn writable_terminal(engine: &Engine, caller: &Caller, node_id: &str) -> Result<Node, ToolError> {
-    if node_id == caller.node_id() {
-        return Err(messages::OWN_NODE.into());
-    }
-    terminal(engine, caller.project_id(), node_id)
 }
 
 /// `{"nodeId","delivered":true}`, with `cursor` for `terminal_submit` and `terminal_input`.
@@ -306,6 +294,10 @@ pub(super) enum Condition {
 /// The waiting half of `terminal_run` and `terminal_wait`, run after the caller's queue turn.
 #[derive(Debug)]
 pub(super) struct Wait {
+    /// The caller's node: its read access is checked again when the wait ends.
+    reader: String,
+    /// The caller's project.
+    project_id: String,
     node_id: String,
     stream: Arc<Stream>,
     condition: Condition,
@@ -339,7 +331,7 @@ impl Wait {
                     if since_change >= *quiet {
                         true
                     } else {
-                        wake_at = wake_at.min(Instant::now() + (*quiet - since_change));
+                        wake_at = wake_at.min(Instant::now() + quiet.saturating_sub(since_change));
                         false
                     }
                 }
@@ -351,8 +343,8 @@ impl Wait {
                 break false;
             }
             tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
+                update = changes.changed() => {
+                    if update.is_err() {
                         return Err(messages::CLOSED_WHILE_WAITING.into());
                     }
                     if self.condition == Condition::Exit {
@@ -364,6 +356,12 @@ impl Wait {
         };
         if self.condition != Condition::Exit || !reached {
             state = pane_state(engine, &self.node_id).await?;
+        }
+        // A link that allowed reading another agent's node may have been disabled meanwhile.
+        if let Ok(project) = engine.project(&self.project_id)
+            && let Some(node) = project.node(&self.node_id)
+        {
+            access::permits(&project, &self.reader, node, Access::Read)?;
         }
         if state.dead {
             self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;

@@ -44,3 +44,50 @@ fn artifact_paths() {
     assert_eq!(message(&folder.join("b.txt")), messages::ARTIFACT_MISSING);
     assert_eq!(message(&folder), messages::ARTIFACT_NOT_FILE);
 }
+
+#[test]
+fn access_follows_the_link_rules() {
+    use super::access::{Access, permits};
+    use crate::canvas::{Node, NodeKind, Project};
+
+    let mut project = Project {
+        id: "p".to_owned(),
+        folder: "/p".into(),
+        nodes: vec![],
+        selection: vec![],
+        links: vec![],
+    };
+    for (id, kind) in [("a", NodeKind::Agent), ("c", NodeKind::Agent), ("t", NodeKind::Terminal)] {
+        project.add(Node::new(id.to_owned(), kind, id.to_owned()));
+    }
+    project.link("a", "c").unwrap();
+    let check = |caller: &str, target: &str, access: Access| {
+        let node = project.node(target).unwrap();
+        permits(&project, caller, node, access).err().map(|error| error.message().to_owned())
+    };
+    let all = [Access::Read, Access::Drive, Access::Attach, Access::Close];
+    for access in all {
+        assert_eq!(check("a", "t", access), None, "shell {access:?}");
+    }
+    assert_eq!(check("a", "a", Access::Read), None);
+    assert_eq!(check("a", "a", Access::Attach), None);
+    assert_eq!(check("a", "a", Access::Drive).as_deref(), Some(messages::OWN_NODE));
+    assert_eq!(check("a", "a", Access::Close).as_deref(), Some(messages::OWN_NODE));
+    // a → c is linked; c → a is not: a link is directed.
+    assert_eq!(check("a", "c", Access::Read), None);
+    assert_eq!(check("c", "a", Access::Read), Some(messages::agent_read_not_linked("c", "a")));
+    for (caller, target) in [("a", "c"), ("c", "a")] {
+        assert_eq!(
+            check(caller, target, Access::Drive).as_deref(),
+            Some(messages::AGENT_NOT_YOURS)
+        );
+        assert_eq!(
+            check(caller, target, Access::Attach).as_deref(),
+            Some(messages::AGENT_NOT_YOURS)
+        );
+        assert_eq!(
+            check(caller, target, Access::Close),
+            Some(messages::agent_close_refused(target))
+        );
+    }
+}

@@ -28,7 +28,8 @@ async fn session_info_has_the_contract_shape() {
             "preferencesFile",
             "guidesDirectory",
             "browserEnabled",
-            "operations"
+            "operations",
+            "rules"
         ]
     );
     assert_eq!(info["nodeId"], agent.node_id.as_str());
@@ -52,6 +53,8 @@ async fn session_info_has_the_contract_shape() {
         .collect();
     assert_eq!(info["operations"], json!(expected));
     assert_eq!(expected.len(), 26);
+    // The rules this server enforces beyond the protocol (docs/headless-rules.md).
+    assert_eq!(info["rules"], json!(["agent-link-isolation"]));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -33,23 +33,23 @@ const OWN_NODE: &str =
 const TERMINAL_NOT_FOUND: &str = "Local terminal not found in this project";
 
 /// A system program this module needs, or a failure that says what to install.
-fn require(name: &str) -> PathBuf {
+pub(crate) fn require(name: &str) -> PathBuf {
     SearchPath::from_env().find(name).unwrap_or_else(|| {
         panic!(
-            "`{name}` is not installed, and the every-operation test needs it for \
-             terminal_external: install the Debian packages xvfb and xterm (CI's .ci/run does)"
+            "`{name}` is not installed, and the end-to-end tests of \
+             terminal_external need it: install the Debian packages xvfb and xterm (CI's .ci/run does)"
         )
     })
 }
 
 /// A private X server (`Xvfb -displayfd`), killed on drop.
-struct Xvfb {
+pub(crate) struct Xvfb {
     child: Child,
-    display: String,
+    pub(crate) display: String,
 }
 
 impl Xvfb {
-    fn start() -> Xvfb {
+    pub(crate) fn start() -> Xvfb {
         let (reader, writer) = std::io::pipe().unwrap();
         let mut command = Command::new(require("Xvfb"));
         command
@@ -557,6 +557,7 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             assert_eq!(info["appVersion"], format!("headless-{}", env!("CARGO_PKG_VERSION")));
             assert_eq!(info["browserEnabled"], false);
             assert_eq!(info["operations"], json!(served_operations()));
+            assert_eq!(info["rules"], json!(["agent-link-isolation"]));
             d.fails("session_info", &json!({"verbose": "yes"}), &unknown_argument("verbose"));
         }
         "guide_read" => {
@@ -698,10 +699,12 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                 &json!({"nodeId": w.alpha.node_id, "command": "true"}),
                 OWN_NODE,
             );
+            // Rule agent-link-isolation: another agent's terminal is never driven by an agent,
+            // linked or not; the rule's refusal comes before the submit's own.
             d.fails(
                 "terminal_submit",
                 &json!({"nodeId": w.beta.node_id, "command": "true"}),
-                "Submit shell commands only to a plain shell terminal",
+                termsprawl_headless::messages::AGENT_NOT_YOURS,
             );
         }
         "terminal_input" => {

@@ -1,6 +1,7 @@
 //! Integration tests of the headless server: real HTTP through the transport client, real tmux on
 //! a private socket under each test's data directory, and the real `termsprawl-headless` binary.
 
+mod agent_isolation;
 mod agents;
 mod canvas;
 mod every_operation;

@@ -123,17 +123,23 @@ async fn own_node_and_agent_terminals_are_protected() {
     // Reading one's own terminal is fine.
     ok(&alpha, "terminal_read", json!({"nodeId": alpha.node_id})).await;
 
+    // Another agent's terminal is never driven by an agent (rule agent-link-isolation, tested in
+    // full by agent_isolation.rs), and is read only over a link.
+    let not_yours = termsprawl_headless::messages::AGENT_NOT_YOURS;
     let error =
         fails(&alpha, "terminal_submit", json!({"nodeId": beta.node_id, "command": "ls"})).await;
-    assert_eq!(error, "Submit shell commands only to a plain shell terminal");
-    // Input into another agent's prompt is allowed.
-    ok(
+    assert_eq!(error, not_yours);
+    let error = fails(
         &alpha,
         "terminal_input",
         json!({"nodeId": beta.node_id, "text": "echo from-alpha-$((3*3))\n"}),
     )
     .await;
-    wait_for_output(&alpha, &beta.node_id, "from-alpha-9").await;
+    assert_eq!(error, not_yours);
+    assert_eq!(
+        fails(&alpha, "terminal_read", json!({"nodeId": beta.node_id})).await,
+        termsprawl_headless::messages::agent_read_not_linked(&alpha.node_id, &beta.node_id)
+    );
 
     let sticky = ok(&alpha, "sticky_open", json!({"text": "n"})).await["nodeId"]
         .as_str()
