@@ -250,3 +250,39 @@ async fn unknown_methods_are_method_not_found() {
         );
     }
 }
+
+/// The 1.3.0 terminal tools appear exactly where the server serves them: a server whose
+/// `session_info` lists the 1.2.0 table (the desktop app today) gets none of them, in both eras.
+#[tokio::test]
+async fn the_terminal_tools_of_1_3_0_follow_the_servers_list() {
+    const NEW: [&str; 3] = ["terminal_run", "terminal_wait", "terminal_kill"];
+    let fake = Fake::new();
+    let older: Vec<&str> = operations()
+        .iter()
+        .map(termsprawl_protocol::Operation::name)
+        .filter(|name| !NEW.contains(name))
+        .collect();
+    assert_eq!(older.len(), 32, "the 1.2.0 table");
+    fake.session_info(json!({"appVersion": "1.0.0", "operations": older}));
+    let mut bridge = Bridge::start(fake.clone());
+    bridge.request(&initialize(1, None)).await;
+    let response = bridge.request(&request(json!(2), "tools/list", None)).await;
+    assert_eq!(tool_names(&response), older);
+    // A call of a table tool that the list leaves out still goes to the server, which decides
+    // (`spec/mcp.md` §3: only a name outside the table is `Unknown tool`).
+    let forwarded = bridge
+        .request(&crate::support::call(json!(3), "terminal_run", json!({"command": "make test"})))
+        .await;
+    assert_eq!(forwarded["result"]["isError"], false, "{forwarded}");
+    // A server that lists them: they are listed, in table order.
+    let newer: Vec<&str> = operations().iter().map(termsprawl_protocol::Operation::name).collect();
+    fake.session_info(json!({"appVersion": "1.0.0", "operations": newer}));
+    bridge.request(&initialize(4, None)).await;
+    let response = bridge.request(&request(json!(5), "tools/list", None)).await;
+    let names = tool_names(&response);
+    for name in NEW {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let (served, _, _) = bridge.close().await;
+    served.unwrap();
+}
