@@ -7,18 +7,22 @@ use std::path::PathBuf;
 
 use termsprawl_protocol::ToolRequest;
 
+use crate::catalog::catalog;
 use crate::convert::convert;
 use crate::describe::{Command, Scalar};
 use crate::exit::ExitStatus;
 use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
 use crate::generate::{SHELLS, completions, man_page};
+use crate::operation_args::{OperationArgs, parse_operation};
 use crate::output::print_result;
 use crate::quote::go_quote;
 use crate::session::MISSING_SESSION;
 use crate::skills::write_skills;
 use crate::streams::Streams;
 use crate::usage::{help, section, usage};
-use crate::{OperationArgs, VERSION, catalog, parse_operation};
+
+/// The program's version, as `--version` prints it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The line after every usage error.
 const HELP_POINTER: &str = "Run `termsprawlctl help` for usage.";
