@@ -70,8 +70,8 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
     if let Some(mode) = removed.rest.first().and_then(compat::Mode::from_word) {
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
-            Ok(status) => status.into(),
-            Err(compat::McpRequested(session)) => termsprawl_mcp::run_stdio(&session),
+            compat::Outcome::Done(status) => status.into(),
+            compat::Outcome::Bridge(session) => termsprawl_mcp::run_stdio(&session),
         };
     }
     direct::run(args, session_env, streams).into()
