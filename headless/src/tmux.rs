@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use termsprawl_external_term::{SearchPath, find_tmux, session_name};
+use termsprawl_protocol::shell::single_quoted;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
@@ -298,14 +299,9 @@ pub fn exec_line(argv: &[String]) -> String {
     let mut line = String::from("exec");
     for word in argv {
         line.push(' ');
-        line.push_str(&shell_quote(word));
+        line.push_str(&single_quoted(word));
     }
     line
-}
-
-/// `word` in single quotes, with each `'` written `'\''`.
-pub fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// Whether an inherited variable carries an Anthropic or Claude credential, which the app strips

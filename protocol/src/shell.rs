@@ -16,9 +16,10 @@ pub fn shell_word(word: &str) -> String {
     single_quoted(word)
 }
 
-/// A character that needs no quoting anywhere in a word.
+/// A character left bare in a word. `[` and `]` are among them, so that `[]` reads as the JSON
+/// it is: a shell expands a bracket pattern only when it matches a file name.
 fn is_plain(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c)
+    c.is_ascii_alphanumeric() || "_-./:@%+=,[]".contains(c)
 }
 
 #[cfg(test)]

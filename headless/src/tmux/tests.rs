@@ -4,13 +4,15 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 
-use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server, shell_quote};
+use termsprawl_protocol::shell::single_quoted;
+
+use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server};
 
 #[test]
 fn exec_line_quotes_every_word() {
     let argv = ["my prog".to_owned(), "it's".to_owned(), "$HOME".to_owned(), String::new()];
     assert_eq!(exec_line(&argv), r"exec 'my prog' 'it'\''s' '$HOME' ''");
-    assert_eq!(shell_quote("plain"), "'plain'");
+    assert_eq!(single_quoted("plain"), "'plain'");
 }
 
 #[test]
