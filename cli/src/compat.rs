@@ -8,9 +8,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_protocol::{ExitStatus, ToolRequest, ToolResult};
 
-use crate::exit::ExitStatus;
 use crate::session::MISSING_SESSION;
 use crate::streams::Streams;
 

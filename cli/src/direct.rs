@@ -5,12 +5,11 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use termsprawl_protocol::ToolRequest;
+use termsprawl_protocol::{ExitStatus, ToolRequest};
 
 use crate::catalog::catalog;
 use crate::convert::convert;
 use crate::describe::{Command, Scalar};
-use crate::exit::ExitStatus;
 use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
 use crate::generate::{SHELLS, completions, man_page};
 use crate::operation_args::{OperationArgs, parse_operation};

@@ -18,15 +18,14 @@
 //! operation's words in `operation_args`: flags scanned with `flags` (Go `flag` rules, values
 //! converted by `convert`), combined with the JSON argument in `json_arg`; it prints through
 //! `output` and `image`. `catalog` describes the whole table, from which `usage`, `skills` and
-//! `generate` render the Markdown, skills, completions and man page; `exit` holds the exit
-//! statuses.
+//! `generate` render the Markdown, skills, completions and man page. The exit statuses are
+//! [`ExitStatus`], `protocol`'s, shared with the `mcp` and `acp` modes.
 
 mod catalog;
 mod compat;
 mod convert;
 pub mod describe;
 mod direct;
-mod exit;
 mod flags;
 mod generate;
 mod image;
@@ -45,10 +44,10 @@ use std::process::ExitCode;
 
 pub use catalog::{clap_command, help_markdown, skill_documents, usage_markdown};
 pub use direct::VERSION;
-pub use exit::ExitStatus;
 pub use operation_args::{OperationArgs, operation_args};
 pub use session::{MISSING_SESSION, SESSION_ENV};
 pub use streams::Streams;
+pub use termsprawl_protocol::ExitStatus;
 
 /// The program's entry point: runs the process's arguments on its own standard streams.
 pub fn main() -> ExitCode {
