@@ -63,18 +63,11 @@ fn integer_literal(text: &str) -> Option<i64> {
     text.parse().ok()
 }
 
-/// A JSON-RPC error code; the bridge uses the three constants only (`spec/mcp.md` §3.9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ErrorCode(pub i64);
-
-impl ErrorCode {
-    /// `-32601`: unknown request method, including `server/discover`.
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
-    /// `-32602`: `Unknown tool: <name>` or `Invalid params: <detail>`.
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
-    /// `-32603`: a failed `session_info` during `initialize`, or a bug in the bridge.
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-}
+/// A JSON-RPC error code; the bridge sends `METHOD_NOT_FOUND` (unknown request method, including
+/// `server/discover`), `INVALID_PARAMS` (`Unknown tool: <name>` or `Invalid params: <detail>`) and
+/// `INTERNAL_ERROR` (a failed `session_info` during `initialize`, or a bug in the bridge) only
+/// (`spec/mcp.md` §3.9).
+pub use termsprawl_protocol::jsonrpc::ErrorCode;
 
 /// One response: `{"jsonrpc":"2.0","id":…,"result":…}` or
 /// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`, nothing else and no `null` member.
