@@ -4,6 +4,7 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 
+use termsprawl_external_term::TmuxLocation;
 use termsprawl_protocol::shell::single_quoted;
 
 use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server};
@@ -51,11 +52,9 @@ fn failing_tmux(dir: &std::path::Path, stderr: &str) -> Tmux {
     let program = dir.join("tmux");
     std::fs::write(&program, format!("#!/bin/sh\necho '{stderr}' >&2\nexit 1\n")).unwrap();
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Tmux {
-        program,
-        socket: PathBuf::from("/nonexistent/socket"),
-        config: PathBuf::from("/dev/null"),
-    }
+    let (socket, config) = (PathBuf::from("/nonexistent/socket"), PathBuf::from("/dev/null"));
+    let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
+    Tmux { location: TmuxLocation { program, base_args }, socket, config }
 }
 
 #[tokio::test]
