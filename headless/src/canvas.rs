@@ -123,6 +123,10 @@ pub struct Node {
     /// An agent node's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentInfo>,
+    /// A run node's command (`terminal_run`): its program is `sh -c COMMAND`, and its pane stays
+    /// after the command exits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl Node {
@@ -142,6 +146,7 @@ impl Node {
             path: None,
             view: None,
             agent: None,
+            command: None,
         }
     }
 

@@ -128,7 +128,7 @@ pub(crate) async fn serve(listener: UnixListener, engine: Arc<Engine>) {
             let read = tokio::io::AsyncReadExt::take(reader, MAX_REQUEST_BYTES);
             let result = match tokio::io::BufReader::new(read).read_line(&mut line).await {
                 Ok(_) => match serde_json::from_str::<ControlRequest>(&line) {
-                    Ok(request) => match engine.control(request).await {
+                    Ok(request) => match execute(&engine, request).await {
                         Ok(value) => ToolResult::ok(value),
                         Err(error) => ToolResult::failure(error.message()),
                     },
@@ -146,93 +146,89 @@ pub(crate) async fn serve(listener: UnixListener, engine: Arc<Engine>) {
     }
 }
 
-impl Engine {
-    /// Carries out one control request.
-    pub(crate) async fn control(&self, request: ControlRequest) -> Result<Value, ToolError> {
-        match request {
-            ControlRequest::Launch(launch) => self.launch(launch).await,
-            ControlRequest::Link { from, to } => {
-                let project_id = self.project_of(&from)?;
-                self.mutate(&project_id, |project| {
-                    project.link(&from, &to).map_err(ToolError::new)
-                })?;
-                Ok(json!({ "from": from, "to": to, "enabled": true }))
-            }
-            ControlRequest::Unlink { from, to } => {
-                let project_id = self.project_of(&from)?;
-                let removed = self.mutate(&project_id, |project| Ok(project.unlink(&from, &to)))?;
-                Ok(json!({ "from": from, "to": to, "enabled": false, "changed": removed }))
-            }
-            ControlRequest::Close { node_id } => {
-                let project_id = self.project_of(&node_id)?;
-                self.close_node(&project_id, &node_id).await?;
-                Ok(json!({ "nodeId": node_id }))
-            }
-            ControlRequest::Info => Ok(self.info().await),
+/// Carries out one control request.
+pub(crate) async fn execute(engine: &Engine, request: ControlRequest) -> Result<Value, ToolError> {
+    match request {
+        ControlRequest::Launch(request) => launch(engine, request).await,
+        ControlRequest::Link { from, to } => {
+            let project_id = project_of(engine, &from)?;
+            engine
+                .mutate(&project_id, |project| project.link(&from, &to).map_err(ToolError::new))?;
+            Ok(json!({ "from": from, "to": to, "enabled": true }))
         }
+        ControlRequest::Unlink { from, to } => {
+            let project_id = project_of(engine, &from)?;
+            let removed = engine.mutate(&project_id, |project| Ok(project.unlink(&from, &to)))?;
+            Ok(json!({ "from": from, "to": to, "enabled": false, "changed": removed }))
+        }
+        ControlRequest::Close { node_id } => {
+            let project_id = project_of(engine, &node_id)?;
+            engine.close_node(&project_id, &node_id).await?;
+            Ok(json!({ "nodeId": node_id }))
+        }
+        ControlRequest::Info => Ok(info(engine).await),
     }
+}
 
-    /// Starts `launch.argv` as an agent in a new node.
-    pub(crate) async fn launch(&self, launch: LaunchRequest) -> Result<Value, ToolError> {
-        let Some(program) = launch.argv.first() else {
-            return Err(ToolError::new("launch needs a command to run"));
-        };
-        let project_id = match &launch.project {
-            Some(folder) => self.ensure_project(folder)?,
-            None => self.default_project.clone(),
-        };
-        let name = launch
-            .agent
-            .clone()
-            .filter(|name| !name.is_empty())
-            .or_else(|| {
-                Path::new(program).file_name().map(|name| name.to_string_lossy().into_owned())
+/// Starts `launch.argv` as an agent in a new node.
+pub(crate) async fn launch(engine: &Engine, launch: LaunchRequest) -> Result<Value, ToolError> {
+    let Some(program) = launch.argv.first() else {
+        return Err(ToolError::new("launch needs a command to run"));
+    };
+    let project_id = match &launch.project {
+        Some(folder) => engine.ensure_project(folder)?,
+        None => engine.default_project.clone(),
+    };
+    let name = launch
+        .agent
+        .clone()
+        .filter(|name| !name.is_empty())
+        .or_else(|| Path::new(program).file_name().map(|name| name.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "agent".to_owned());
+    let title =
+        launch.title.clone().filter(|title| !title.is_empty()).unwrap_or_else(|| name.clone());
+    let node_id = engine.state().canvas.fresh_node_id(NodeKind::Agent);
+    let status = launch::unverified_status(&name);
+    let started =
+        engine.start_agent(&project_id, node_id, &name, &title, &launch.argv, status).await?;
+    Ok(started.to_value(&engine.tmux))
+}
+
+fn project_of(engine: &Engine, node_id: &str) -> Result<String, ToolError> {
+    engine
+        .state()
+        .canvas
+        .project_of(node_id)
+        .map(|project| project.id.clone())
+        .ok_or_else(|| ToolError::new(format!("node {node_id} is not on the canvas")))
+}
+
+async fn info(engine: &Engine) -> Value {
+    let running = engine.tmux.session_names().await.unwrap_or_default();
+    let (url, instance_id) = match engine.tool_server() {
+        Ok(server) => (server.url().to_owned(), server.instance_id().to_owned()),
+        Err(_) => (String::new(), String::new()),
+    };
+    let state = engine.state();
+    let projects: Vec<Value> = state
+        .canvas
+        .projects
+        .iter()
+        .map(|project| {
+            json!({
+                "projectId": project.id,
+                "folder": project.folder.to_string_lossy(),
+                "nodes": project.list_value(&running),
+                "links": project.links,
             })
-            .unwrap_or_else(|| "agent".to_owned());
-        let title =
-            launch.title.clone().filter(|title| !title.is_empty()).unwrap_or_else(|| name.clone());
-        let node_id = self.state().canvas.fresh_node_id(NodeKind::Agent);
-        let status = launch::unverified_status(&name);
-        let started =
-            self.start_agent(&project_id, node_id, &name, &title, &launch.argv, status).await?;
-        Ok(started.to_value(&self.tmux))
-    }
-
-    fn project_of(&self, node_id: &str) -> Result<String, ToolError> {
-        self.state()
-            .canvas
-            .project_of(node_id)
-            .map(|project| project.id.clone())
-            .ok_or_else(|| ToolError::new(format!("node {node_id} is not on the canvas")))
-    }
-
-    async fn info(&self) -> Value {
-        let running = self.tmux.session_names().await.unwrap_or_default();
-        let (url, instance_id) = match self.tool_server() {
-            Ok(server) => (server.url().to_owned(), server.instance_id().to_owned()),
-            Err(_) => (String::new(), String::new()),
-        };
-        let state = self.state();
-        let projects: Vec<Value> = state
-            .canvas
-            .projects
-            .iter()
-            .map(|project| {
-                json!({
-                    "projectId": project.id,
-                    "folder": project.folder.to_string_lossy(),
-                    "nodes": project.list_value(&running),
-                    "links": project.links,
-                })
-            })
-            .collect();
-        json!({
-            "instanceId": instance_id,
-            "url": url,
-            "dataDir": self.layout.agent_tools().to_string_lossy(),
-            "tmuxSocket": self.tmux.socket().to_string_lossy(),
-            "defaultProjectId": self.default_project,
-            "projects": projects,
         })
-    }
+        .collect();
+    json!({
+        "instanceId": instance_id,
+        "url": url,
+        "dataDir": engine.layout.agent_tools().to_string_lossy(),
+        "tmuxSocket": engine.tmux.socket().to_string_lossy(),
+        "defaultProjectId": engine.default_project,
+        "projects": projects,
+    })
 }

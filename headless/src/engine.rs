@@ -1,5 +1,5 @@
-//! The shared state of a running server and the actions that both agents (through [`crate::ops`])
-//! and the control channel (through [`crate::control`]) use: starting agents, closing nodes,
+//! The shared state of a running server and the actions that both agents (through the operations
+//! of `ops`) and the control channel (through [`crate::control`]) use: starting agents, closing nodes,
 //! revoking sessions, and restoring sessions after a restart.
 
 use std::collections::HashSet;
@@ -16,8 +16,9 @@ use crate::error::{ToolError, messages};
 use crate::launch;
 use crate::layout::Layout;
 use crate::queue::Queues;
+use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
-use crate::tmux::{Tmux, TmuxError};
+use crate::tmux::{Capture, Tmux, TmuxError};
 
 /// The canvas and the tasks, behind one lock that is never held across an `await`.
 #[derive(Debug)]
@@ -33,6 +34,7 @@ pub(crate) struct Engine {
     pub(crate) tmux: Tmux,
     pub(crate) queues: Queues,
     pub(crate) default_project: String,
+    pub(crate) streams: Arc<Streams>,
     state: Mutex<State>,
     tool_server: Mutex<Option<Arc<ToolServer>>>,
     /// Agent nodes being started: the liveness check leaves them alone until tmux runs them.
@@ -71,6 +73,9 @@ impl StartedAgent {
     }
 }
 
+/// How long a run node's start waits for its output pipe's reader.
+const PIPE_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -82,6 +87,7 @@ impl Engine {
         tmux: Tmux,
         state: State,
         default_project: String,
+        streams: Arc<Streams>,
     ) -> Engine {
         Engine {
             config,
@@ -89,6 +95,7 @@ impl Engine {
             tmux,
             queues: Queues::default(),
             default_project,
+            streams,
             state: Mutex::new(state),
             tool_server: Mutex::new(None),
             launching: Mutex::new(HashSet::new()),
@@ -199,10 +206,7 @@ impl Engine {
         launch::write_launch_files(&self.layout, node_id, &session_file)
             .map_err(|error| ToolError::new(format!("cannot write the launch files: {error}")))?;
         let environment = launch::environment(&self.layout, node_id, project_id);
-        self.tmux
-            .new_session(node_id, &folder, &environment, Some(argv))
-            .await
-            .map_err(tmux_error)?;
+        self.new_session(node_id, &folder, &environment, Some(argv), false).await?;
         Ok(StartedAgent {
             node_id: node_id.to_owned(),
             project_id: project_id.to_owned(),
@@ -225,16 +229,76 @@ impl Engine {
                 .ok_or(ToolError::new(messages::NODE_NOT_IN_PROJECT))?;
             (state.canvas.fresh_node_id(NodeKind::Terminal), project.folder.clone())
         };
-        self.tmux
-            .new_session(&node_id, &folder, &[], self.config.shell.as_deref())
-            .await
-            .map_err(tmux_error)?;
+        self.new_session(&node_id, &folder, &[], self.config.shell.as_deref(), false).await?;
         let node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
         if let Err(error) = self.mutate(project_id, |project| Ok(project.add(node))) {
             let _ = self.tmux.kill_session(&node_id).await;
+            self.streams.remove_files(&node_id);
             return Err(error);
         }
         Ok(node_id)
+    }
+
+    /// Starts `sh -c COMMAND` as the program of a new run node of `project_id`, in `cwd` with
+    /// `env` added; the pane stays after the command exits, so its status and output remain.
+    pub(crate) async fn open_run(
+        &self,
+        project_id: &str,
+        title: &str,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> Result<String, ToolError> {
+        let node_id = self.state().canvas.fresh_node_id(NodeKind::Terminal);
+        let argv = ["sh".to_owned(), "-c".to_owned(), command.to_owned()];
+        self.new_session(&node_id, cwd, env, Some(&argv), true).await?;
+        let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
+        node.command = Some(command.to_owned());
+        if let Err(error) = self.mutate(project_id, |project| Ok(project.add(node))) {
+            let _ = self.tmux.kill_session(&node_id).await;
+            self.streams.remove_files(&node_id);
+            return Err(error);
+        }
+        Ok(node_id)
+    }
+
+    /// A node's tmux session, its output captured into its stream (see [`Tmux::new_session`]).
+    async fn new_session(
+        &self,
+        node_id: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        argv: Option<&[String]>,
+        keep_after_exit: bool,
+    ) -> Result<(), ToolError> {
+        let (out, start, end, died) = (
+            self.streams.out_file(node_id),
+            self.streams.start_file(node_id),
+            self.streams.end_file(node_id),
+            self.streams.died_file(node_id),
+        );
+        let capture = Capture {
+            out: &out,
+            start: &start,
+            end: &end,
+            died: keep_after_exit.then_some(died.as_path()),
+        };
+        let stream = self.streams.get(node_id);
+        self.tmux.new_session(node_id, cwd, env, argv, &capture).await.map_err(tmux_error)?;
+        if let (true, Some(argv)) = (keep_after_exit, argv) {
+            // The program starts once the pipe's reader runs (see `Tmux::new_session`).
+            if !stream.wait_for_file(&start, PIPE_START_LIMIT).await {
+                let _ = self.tmux.kill_session(node_id).await;
+                self.streams.remove_files(node_id);
+                return Err(ToolError::new("the terminal's output pipe did not start"));
+            }
+            if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
+                let _ = self.tmux.kill_session(node_id).await;
+                self.streams.remove_files(node_id);
+                return Err(tmux_error(error));
+            }
+        }
+        Ok(())
     }
 
     /// Removes a node: ends its tmux session, revokes its session, fails its pending requests and
@@ -246,9 +310,14 @@ impl Engine {
     ) -> Result<(), ToolError> {
         let node = self.project(project_id)?.existing(node_id)?.clone();
         if node.kind.is_terminal() {
+            // Waiters end first, so that none mistakes the pane's end for its program's exit.
+            self.streams.close(node_id);
             self.tmux.kill_session(node_id).await.map_err(tmux_error)?;
         }
         self.mutate(project_id, |project| Ok(project.remove(node_id)))?;
+        if node.kind.is_terminal() {
+            self.streams.remove_files(node_id);
+        }
         if node.kind == NodeKind::Agent {
             self.revoke(node_id);
             let _ = std::fs::remove_dir_all(self.layout.launch_dir(node_id));

@@ -152,4 +152,23 @@ pub mod messages {
     pub const REPLY_RECIPIENT_ONLY: &str = "Only the recipient of a request can reply to it";
     /// Ours: `agent_reply` to a task that is no longer pending.
     pub const TASK_NOT_PENDING: &str = "Task is no longer pending";
+    /// `terminal_run` with an empty command.
+    pub const RUN_COMMAND_EMPTY: &str = "command must not be empty";
+    /// `terminal_run` with a `cwd` that is not an existing directory inside the project.
+    pub const RUN_CWD: &str =
+        "cwd must be the absolute path of an existing directory inside this project's folder";
+    /// `terminal_wait` with `until: text` and no (or an empty) `text`.
+    pub const WAIT_TEXT_REQUIRED: &str = "text is required and must not be empty with until text";
+    /// A `terminal_wait` (or `terminal_run`) whose node was closed while it waited.
+    pub const CLOSED_WHILE_WAITING: &str = "Terminal was closed while waiting";
+    /// `terminal_kill` on a node that `terminal_run` did not start.
+    pub const KILL_RUN_ONLY: &str = "Kill only a run terminal started by terminal_run; use terminal_interrupt or terminal_close for other terminals";
+
+    /// `terminal_run` with an `env` item (at `index`, from 0) that is not `NAME=value` with a
+    /// valid name. The item itself is not repeated: it may hold a secret.
+    pub fn run_env(index: usize) -> String {
+        format!(
+            "env[{index}] must be NAME=value, with NAME made of letters, digits and underscores, not starting with a digit"
+        )
+    }
 }

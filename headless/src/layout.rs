@@ -50,6 +50,11 @@ impl Layout {
         self.agent_tools.join("tasks")
     }
 
+    /// `D/terminals/`: the output stream of every terminal node (see `streams`).
+    pub fn terminals_dir(&self) -> PathBuf {
+        self.agent_tools.join("terminals")
+    }
+
     /// `D/headless.sock`: the control socket of a running `serve`.
     pub fn control_socket(&self) -> PathBuf {
         self.agent_tools.join("headless.sock")

@@ -9,6 +9,9 @@
 //!   (`-S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf`, [`tmux`]), so that
 //!   `terminal_external` and the app's own tools attach to the same sessions;
 //! - agent requests persisted in `D/tasks/` ([`tasks`]);
+//! - the output stream and cursor of every terminal node in `D/terminals/` (`streams`), which
+//!   `terminal_run`, `terminal_wait` and `terminal_read` with `since` read, and whose changes wake
+//!   waiting calls;
 //! - per-project serialisation of operations with the queue expiry of `spec/protocol.md` §6.4
 //!   ([`queue`]);
 //! - a control channel on the Unix socket `D/headless.sock` ([`control`]) through which other
@@ -30,6 +33,7 @@ mod layout;
 mod ops;
 pub mod queue;
 mod server;
+mod streams;
 pub mod tasks;
 pub mod tmux;
 

@@ -18,6 +18,7 @@ use crate::launch;
 use crate::layout::Layout;
 use crate::ops::Handler;
 use crate::queue::{QueueEvent, Turn};
+use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
 use crate::tmux::Tmux;
 
@@ -53,7 +54,12 @@ impl Server {
         let tasks_dir = layout.tasks_dir();
         let ctl = launch::find_ctl(config.ctl.as_deref(), &config.search_path);
         let state = State { canvas, tasks: Tasks::empty(&tasks_dir) };
-        let engine = Arc::new(Engine::new(config, layout.clone(), tmux, state, default_project));
+        let streams = Arc::new(
+            Streams::new(layout.terminals_dir())
+                .map_err(Error::io("create", layout.terminals_dir()))?,
+        );
+        let engine =
+            Arc::new(Engine::new(config, layout.clone(), tmux, state, default_project, streams));
         let exec_log = match &engine.config.exec_log {
             Some(path) => Some(
                 std::fs::OpenOptions::new()
@@ -114,6 +120,7 @@ impl Server {
             .prepare(layout.user_data())
             .map_err(Error::io("write", layout.tmux_config()))?;
         let restored = engine.restore_sessions().await?;
+        let watcher = engine.streams.watch().map_err(Error::io("watch", layout.terminals_dir()))?;
         let listener = control::bind(&layout.control_socket())?;
         let control = tokio::spawn(control::serve(listener, Arc::clone(engine)));
         engine
@@ -131,7 +138,7 @@ impl Server {
                 }
             })
         };
-        Ok((restored, vec![control, liveness]))
+        Ok((restored, vec![control, liveness, watcher]))
     }
 
     /// `http://127.0.0.1:<port>/call`.
@@ -166,12 +173,12 @@ impl Server {
 
     /// Starts an agent, as the `launch` control command does.
     pub async fn launch(&self, request: LaunchRequest) -> Result<Value, ToolError> {
-        self.engine.launch(request).await
+        control::launch(&self.engine, request).await
     }
 
     /// Carries out a control request in this process.
     pub async fn control(&self, request: ControlRequest) -> Result<Value, ToolError> {
-        self.engine.control(request).await
+        control::execute(&self.engine, request).await
     }
 
     /// Occupies a project's operation queue until the returned turn is dropped (test hook).

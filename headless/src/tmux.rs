@@ -188,12 +188,20 @@ impl Tmux {
     /// Starts `ts-<nodeId>` detached in `cwd`, with `env` set in the session (`-e KEY=VALUE`).
     /// `argv` runs as the session's program (through `sh -c 'exec …'` with every word quoted);
     /// without it tmux starts its default shell.
+    ///
+    /// In the same tmux command list, so before the program can print, the pane's output is
+    /// piped into `capture.out` (`capture.start` is touched when the pipe's reader runs, and
+    /// `capture.end` when the pane is gone). With `capture.died` the pane stays after its program
+    /// exits (`remain-on-exit`, so that its exit status can be read) and that file is touched when
+    /// it does; the program is then started by [`Tmux::respawn`] once the reader runs, so that
+    /// the output of a short command is in the file when its exit is seen.
     pub async fn new_session(
         &self,
         node_id: &str,
         cwd: &Path,
         env: &[(String, String)],
         argv: Option<&[String]>,
+        capture: &Capture<'_>,
     ) -> Result<(), TmuxError> {
         let mut command_args: Vec<OsString> = vec![
             "-d".into(),
@@ -210,10 +218,102 @@ impl Tmux {
             command_args.push("-e".into());
             command_args.push(format!("{key}={value}").into());
         }
-        if let Some(argv) = argv {
+        if capture.died.is_some() {
+            command_args.push(PLACEHOLDER.into());
+        } else if let Some(argv) = argv {
             command_args.push(exec_line(argv).into());
         }
+        // The paths travel as user options and reach the shell through `#{q:…}`, so no quoting
+        // of ours has to survive tmux's parser.
+        let target = pane(node_id).to_string_lossy().into_owned();
+        let mut then = |words: &[&str], value: Option<&Path>| {
+            command_args.push(";".into());
+            command_args.extend(words.iter().map(OsString::from));
+            if let Some(value) = value {
+                command_args.push(value.as_os_str().to_owned());
+            }
+        };
+        then(&["set-option", "-t", &target, "@ts_out"], Some(capture.out));
+        then(&["set-option", "-t", &target, "@ts_start"], Some(capture.start));
+        then(&["set-option", "-t", &target, "@ts_end"], Some(capture.end));
+        if let Some(died) = capture.died {
+            then(&["set-option", "-t", &target, "@ts_died"], Some(died));
+            then(&["set-option", "-w", "-t", &target, "remain-on-exit", "on"], None);
+            then(
+                &["set-hook", "-t", &target, "pane-died", "run-shell -b 'touch #{q:@ts_died}'"],
+                None,
+            );
+        }
+        then(&["pipe-pane", "-o", "-t", &target, PIPE_COMMAND], None);
         self.run("new-session", &command_args, None).await.map(drop)
+    }
+
+    /// Replaces the program of the node's pane with `argv`, in `cwd` (`respawn-pane -k`).
+    pub async fn respawn(
+        &self,
+        node_id: &str,
+        cwd: &Path,
+        argv: &[String],
+    ) -> Result<(), TmuxError> {
+        let args = [
+            "-k".into(),
+            "-c".into(),
+            cwd.as_os_str().to_owned(),
+            "-t".into(),
+            pane(node_id),
+            exec_line(argv).into(),
+        ];
+        self.run_on(node_id, "respawn-pane", &args, None).await.map(drop)
+    }
+
+    /// The state of the node's pane: whether its program still runs, and how it ended.
+    ///
+    /// tmux marks a pane dead when its terminal closes, which can be a moment before it has
+    /// reaped the program and knows its status; such a state is asked again, briefly, until the
+    /// status is known.
+    pub async fn pane_state(&self, node_id: &str) -> Result<PaneState, TmuxError> {
+        let args = ["-p".into(), "-t".into(), pane(node_id), PANE_STATE_FORMAT.into()];
+        let mut tries = 0;
+        loop {
+            let output = self.run_on(node_id, "display-message", &args, None).await?;
+            let state = PaneState::parse(output.lines().last().unwrap_or_default());
+            tries += 1;
+            if state.is_settled() || tries >= STATUS_TRIES {
+                return Ok(state);
+            }
+            tokio::time::sleep(STATUS_RETRY).await;
+        }
+    }
+
+    /// [`Tmux::capture`] and [`Tmux::pane_state`] in one tmux command list.
+    pub async fn capture_with_state(
+        &self,
+        node_id: &str,
+        history: u32,
+    ) -> Result<(String, PaneState), TmuxError> {
+        let args = [
+            "-p".into(),
+            "-S".into(),
+            format!("-{history}").into(),
+            "-t".into(),
+            pane(node_id),
+            ";".into(),
+            "display-message".into(),
+            "-p".into(),
+            "-t".into(),
+            pane(node_id),
+            PANE_STATE_FORMAT.into(),
+        ];
+        let mut output = self.run_on(node_id, "capture-pane", &args, None).await?;
+        // The state is the last line; everything before it is the pane's text.
+        let trimmed = output.strip_suffix('\n').unwrap_or(&output);
+        let (text_len, state) = match trimmed.rfind('\n') {
+            Some(index) => (index + 1, PaneState::parse(&trimmed[index + 1..])),
+            None => (0, PaneState::parse(trimmed)),
+        };
+        output.truncate(text_len);
+        let state = if state.is_settled() { state } else { self.pane_state(node_id).await? };
+        Ok((output, state))
     }
 
     /// Whether `ts-<nodeId>` runs. No server and no such session both mean `false`.
@@ -289,6 +389,68 @@ impl Tmux {
     /// Stops the whole server (tests and the demo clean up with it).
     pub async fn kill_server(&self) {
         let _ = self.run("kill-server", &[], None).await;
+    }
+}
+
+/// Where [`Tmux::new_session`] sends a pane's output (see [`crate::streams`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Capture<'a> {
+    /// The output file, appended to.
+    pub out: &'a Path,
+    /// Touched when the pipe's reader starts.
+    pub start: &'a Path,
+    /// Touched when the pane is gone.
+    pub end: &'a Path,
+    /// For a run node: the pane stays after its program exits, and this file is touched then.
+    pub died: Option<&'a Path>,
+}
+
+/// The program of a run node's pane until [`Tmux::respawn`] replaces it: prints nothing.
+const PLACEHOLDER: &str = "exec sleep 2147483647";
+
+/// The pipe-pane command: announce the reader, append everything, mark the pane's end.
+const PIPE_COMMAND: &str = "touch #{q:@ts_start}; cat >> #{q:@ts_out}; touch #{q:@ts_end}";
+
+/// `pane_dead`, `pane_dead_status`, `pane_dead_signal` and `pane_pid`, tab-separated.
+const PANE_STATE_FORMAT: &str =
+    "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}";
+
+/// How a node's pane is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PaneState {
+    /// Whether its program has exited (the pane is kept by `remain-on-exit`).
+    pub dead: bool,
+    /// The exit status, when it exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal number, when a signal ended it.
+    pub signal: Option<i32>,
+    /// The program's process id (also its process group: tmux makes it a session leader).
+    pub pid: Option<i32>,
+}
+
+/// How often, and how far apart, a dead pane without a status is asked again.
+const STATUS_TRIES: u32 = 300;
+const STATUS_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
+impl PaneState {
+    /// Running, or dead with its status or signal known.
+    fn is_settled(&self) -> bool {
+        !self.dead || self.exit_code.is_some() || self.signal.is_some()
+    }
+
+    fn parse(line: &str) -> PaneState {
+        let mut fields = line.split('\t').map(|field| field.trim().parse::<i32>().ok());
+        let mut next = || fields.next().flatten();
+        let dead = next() == Some(1);
+        let status = next();
+        let signal = next();
+        let pid = next();
+        PaneState {
+            dead,
+            exit_code: if dead && signal.is_none() { status } else { None },
+            signal: if dead { signal } else { None },
+            pid,
+        }
     }
 }
 

@@ -100,7 +100,8 @@ pub struct BrowserOpenArgs {
 }
 
 /// Arguments of an operation on one node: `browser_claim`, `browser_inspect`,
-/// `browser_screenshot`, `terminal_interrupt`, `terminal_external`, `terminal_close`.
+/// `browser_screenshot`, `terminal_interrupt`, `terminal_kill`, `terminal_external`,
+/// `terminal_close`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NodeArgs {
@@ -159,6 +160,26 @@ pub struct TerminalOpenArgs {
     pub title: Option<String>,
 }
 
+/// Arguments of `terminal_run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalRunArgs {
+    /// The command line, run as `sh -c COMMAND` as the new node's own process.
+    pub command: String,
+    /// Title of the new terminal node; the command when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Absolute path of an existing directory inside the project folder; the project folder when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables, each NAME=value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<Vec<String>>,
+    /// How long to wait for the command to exit, in milliseconds; 10000 when omitted, 0 to 30000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<f64>,
+}
+
 /// Arguments of `terminal_read`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -168,6 +189,43 @@ pub struct TerminalReadArgs {
     /// How many characters to return from the end; 16000 when omitted, at most 100000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_chars: Option<f64>,
+    /// A cursor from an earlier answer: return only the output printed after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<f64>,
+}
+
+/// What `terminal_wait` waits for, its `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitUntil {
+    /// The terminal's process has exited.
+    Exit,
+    /// The text appears in the output after `since`.
+    Text,
+    /// The output has not changed for `quietMs`.
+    Quiet,
+}
+
+/// Arguments of `terminal_wait`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalWaitArgs {
+    /// The terminal node to wait on.
+    pub node_id: String,
+    /// What to wait for: the process to exit, a text to appear, or the output to go quiet.
+    pub until: WaitUntil,
+    /// The literal text to wait for; required with until text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// A cursor from an earlier answer: only output after it counts and is returned; all retained output when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<f64>,
+    /// With until quiet, how long the output must stay unchanged, in milliseconds; 1000 when omitted, 100 to 30000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<f64>,
+    /// How long to wait at most, in milliseconds; 10000 when omitted, 0 to 30000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<f64>,
 }
 
 /// Arguments of `terminal_submit`.

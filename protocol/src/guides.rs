@@ -104,9 +104,19 @@ const BROWSER: &str = r"# Browser nodes
 
 const TERMINAL: &str = r"# Terminals
 
-- Open a shell of your own with `terminal_open`; it is separate from the terminal you run in.
-- `terminal_submit` types a command and presses Enter; `terminal_input` sends exactly the text you give, without Enter.
-- Read the output with `terminal_read` before you send the next command.
+## Run a command and learn how it ended
+
+- Prefer `terminal_run` for a command whose end you care about (a build, a test run, a script): it runs the command as the process of a new terminal node and answers with `running`, `exitCode` (or `signal`), the tail of its `output` and a `cursor`.
+- It waits up to `timeoutMs` (10 s by default, 30 s at most). If the command still runs, call `terminal_wait` with `until: exit` again; each wait is bounded, so repeat it for longer commands.
+- `terminal_wait` with `until: text` waits for a literal text, and `until: quiet` for the output to stop changing (`quietMs`). A timeout is not an error: the answer says `reached: false`.
+- Every answer carries a `cursor`, a count of the characters the terminal has printed. Pass it as `since` to `terminal_wait` or `terminal_read` to see only what came after it, so you never miss output and never read the same output twice.
+- `terminal_kill` ends a run node's command that ignores Ctrl+C. The node and its output stay until `terminal_close`.
+
+## Shells
+
+- Open a shell of your own with `terminal_open`; it is separate from the terminal you run in. Use a shell for interactive programs and for state that must last between commands (a virtualenv, a REPL).
+- `terminal_submit` types a command and presses Enter; `terminal_input` sends exactly the text you give, without Enter. Both answer the `cursor` from just before your input: wait with `terminal_wait {until: text, since: cursor}` instead of reading again and again.
+- `terminal_read` returns the screen and recent scrollback, or with `since` only the output after that cursor, and tells whether the process still runs.
 - `terminal_external` opens a second view of the same tmux session in a desktop terminal window. Closing that window only detaches it; the session keeps running.
 - `terminal_close` ends the tmux session for good.
 - Never type shell commands into an agent's prompt.

@@ -34,7 +34,8 @@ pub use exit::ExitStatus;
 pub use guides::{Topic, guide};
 pub use node_id::{MAX_NODE_ID_LEN, is_valid_node_id};
 pub use operations::{
-    Annotations, Operation, Param, ParamKind, catalog_json, operation, operations,
+    ANNOTATION_RULES, Annotations, Call, CallError, Operation, Param, ParamKind, catalog_json,
+    operation, operations,
 };
 pub use types::{
     IntegrationState, IntegrationStatus, SessionToken, ToolEndpoint, ToolIdentity, ToolRequest,
@@ -49,4 +50,4 @@ pub use validate::{
 ///
 /// A major bump marks a breaking change of the operation table (see `cargo xtask protocol-diff`
 /// and `docs/protocol-changelog.md`).
-pub const PROTOCOL_VERSION: &str = "1.2.0";
+pub const PROTOCOL_VERSION: &str = "1.3.0";

@@ -51,7 +51,7 @@ async fn session_info_has_the_contract_shape() {
         .filter(|name| !name.starts_with("browser_"))
         .collect();
     assert_eq!(info["operations"], json!(expected));
-    assert_eq!(expected.len(), 23);
+    assert_eq!(expected.len(), 26);
 }
 
 #[tokio::test(flavor = "multi_thread")]

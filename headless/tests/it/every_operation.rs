@@ -671,7 +671,7 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                 let read = d.ok("terminal_read", &json!({"nodeId": w.shell}));
                 let keys: Vec<&str> =
                     read.as_object().unwrap().keys().map(String::as_str).collect();
-                assert_eq!(keys, ["nodeId", "output"]);
+                assert_eq!(keys, ["nodeId", "output", "cursor", "running", "exitCode", "signal"]);
                 assert_eq!(read["nodeId"], w.shell.as_str());
                 if read["output"].as_str().unwrap().contains(&needle) {
                     break;
@@ -687,7 +687,11 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             let command = format!("echo submit-{tag}-$((30+3))");
             let submitted =
                 d.ok("terminal_submit", &json!({"nodeId": w.shell, "command": command}));
-            assert_eq!(submitted, json!({"nodeId": w.shell, "delivered": true}));
+            assert_eq!(
+                (&submitted["nodeId"], &submitted["delivered"]),
+                (&json!(w.shell), &json!(true))
+            );
+            assert!(submitted["cursor"].is_u64(), "{submitted}");
             w.wait_for_output(&w.shell, &format!("submit-{tag}-33"));
             d.fails(
                 "terminal_submit",
@@ -703,7 +707,8 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
         "terminal_input" => {
             let text = format!("echo input-{tag}-$((40+4))\n");
             let typed = d.ok("terminal_input", &json!({"nodeId": w.shell, "text": text}));
-            assert_eq!(typed, json!({"nodeId": w.shell, "delivered": true}));
+            assert_eq!((&typed["nodeId"], &typed["delivered"]), (&json!(w.shell), &json!(true)));
+            assert!(typed["cursor"].is_u64(), "{typed}");
             w.wait_for_output(&w.shell, &format!("input-{tag}-44"));
             d.fails("terminal_input", &json!({"nodeId": w.alpha.node_id, "text": "x"}), OWN_NODE);
         }
@@ -768,6 +773,59 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             // Closing it still removes the node.
             w.setup(&w.alpha, "terminal_close", &json!({"nodeId": ended}));
             assert_eq!(w.node(&ended), Value::Null);
+        }
+        "terminal_run" => {
+            let ran = d.ok(
+                "terminal_run",
+                &json!({"command": format!("echo run-{tag}; exit 4"), "timeoutMs": 20000}),
+            );
+            let run = World::node_id(&ran);
+            assert_eq!(
+                (&ran["running"], &ran["exitCode"], &ran["output"]),
+                (&json!(false), &json!(4), &json!(format!("run-{tag}\n")))
+            );
+            assert_eq!(w.node(&run)["kind"], "terminal");
+            d.fails("terminal_run", &json!({"command": ""}), "command must not be empty");
+            d.fails("terminal_run", &json!({}), "Missing argument: command");
+        }
+        "terminal_wait" => {
+            let ran = d.ok(
+                "terminal_run",
+                &json!({"command": format!("sleep 0.2; echo waited-{tag}; sleep 30"), "timeoutMs": 0}),
+            );
+            let run = World::node_id(&ran);
+            let waited = d.ok(
+                "terminal_wait",
+                &json!({"nodeId": run, "until": "text", "text": format!("waited-{tag}"), "since": 0, "timeoutMs": 20000}),
+            );
+            assert_eq!((&waited["reached"], &waited["running"]), (&json!(true), &json!(true)));
+            let timed_out =
+                d.ok("terminal_wait", &json!({"nodeId": run, "until": "exit", "timeoutMs": 100}));
+            assert_eq!(timed_out["reached"], false);
+            d.fails(
+                "terminal_wait",
+                &json!({"nodeId": run, "until": "text"}),
+                "text is required and must not be empty with until text",
+            );
+            d.fails(
+                "terminal_wait",
+                &json!({"nodeId": "term-nope", "until": "exit"}),
+                TERMINAL_NOT_FOUND,
+            );
+            w.setup(&w.alpha, "terminal_close", &json!({"nodeId": run}));
+        }
+        "terminal_kill" => {
+            let ran =
+                d.ok("terminal_run", &json!({"command": "trap '' TERM; sleep 60", "timeoutMs": 0}));
+            let run = World::node_id(&ran);
+            let killed = d.ok("terminal_kill", &json!({"nodeId": run}));
+            assert_eq!((&killed["running"], &killed["signal"]), (&json!(false), &json!("SIGKILL")));
+            d.fails(
+                "terminal_kill",
+                &json!({"nodeId": w.shell}),
+                "Kill only a run terminal started by terminal_run; use terminal_interrupt or terminal_close for other terminals",
+            );
+            w.setup(&w.alpha, "terminal_close", &json!({"nodeId": run}));
         }
         "terminal_close" => {
             let terminal = w.terminal(&format!("doomed-{tag}"));
@@ -997,14 +1055,14 @@ fn direct_form_sample(w: &World) {
         &direct(w, alpha, &["canvas_select", "--nodeIds", &sticky, "--nodeIds", &other]),
         &json!({"nodeIds": [sticky, other]}),
     );
-    direct_ok(
-        &direct(
-            w,
-            alpha,
-            &["terminal_submit", "--nodeId", &w.shell, "--command", "echo 'direct' $((6+7))"],
-        ),
-        &json!({"nodeId": w.shell, "delivered": true}),
+    let submitted = direct(
+        w,
+        alpha,
+        &["terminal_submit", "--nodeId", &w.shell, "--command", "echo 'direct' $((6+7))"],
     );
+    assert_eq!(submitted.status.code(), Some(0), "{submitted:?}");
+    let submitted: Value = serde_json::from_slice(&submitted.stdout).unwrap();
+    assert_eq!(submitted["delivered"], true);
     w.wait_for_output(&w.shell, "direct 13");
     let read = direct(w, alpha, &["terminal_read", "--nodeId", &w.shell, "--maxChars", "5"]);
     assert_eq!(read.status.code(), Some(0));

@@ -9,3 +9,4 @@ mod queue;
 mod serve;
 mod support;
 mod terminal;
+mod terminal_run;

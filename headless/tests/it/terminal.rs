@@ -26,7 +26,11 @@ async fn open_submit_read_input_interrupt_close() {
         json!({"nodeId": shell, "command": "pwd; echo 'it'\\''s' done-$((6*7))"}),
     )
     .await;
-    assert_eq!(submitted, json!({"nodeId": shell, "delivered": true}));
+    assert_eq!(
+        submitted,
+        json!({"nodeId": shell, "delivered": true, "cursor": submitted["cursor"]})
+    );
+    assert!(submitted["cursor"].is_u64());
     let output = wait_for_output(&agent, &shell, "done-42").await;
     assert!(output.contains(fixture.project.to_str().unwrap()), "{output}");
     assert!(output.contains("it's done-42"), "{output}");

@@ -29,10 +29,13 @@ const SPEC_TABLE: &[(&str, &[SpecArg], &str)] = &[
     ("browser_type", &[("nodeId", "string", true), ("selector", "string", true), ("text", "string", true)], "---O"),
     ("browser_screenshot", &[("nodeId", "string", true)], "R-IO"),
     ("terminal_open", &[("title", "string", false)], "---O"),
-    ("terminal_read", &[("nodeId", "string", true), ("maxChars", "number", false)], "R-IO"),
+    ("terminal_run", &[("command", "string", true), ("title", "string", false), ("cwd", "string", false), ("env", "string[]", false), ("timeoutMs", "number", false)], "-D-O"),
+    ("terminal_read", &[("nodeId", "string", true), ("maxChars", "number", false), ("since", "number", false)], "R-IO"),
+    ("terminal_wait", &[("nodeId", "string", true), ("until", "exit|text|quiet", true), ("text", "string", false), ("since", "number", false), ("quietMs", "number", false), ("timeoutMs", "number", false)], "R-IO"),
     ("terminal_submit", &[("nodeId", "string", true), ("command", "string", true)], "-D-O"),
     ("terminal_input", &[("nodeId", "string", true), ("text", "string", true)], "-D-O"),
     ("terminal_interrupt", &[("nodeId", "string", true)], "-D-O"),
+    ("terminal_kill", &[("nodeId", "string", true)], "-D-O"),
     ("terminal_external", &[("nodeId", "string", true)], "---O"),
     ("terminal_close", &[("nodeId", "string", true)], "-D-O"),
     ("agent_launch", &[("agent", "claude|codex|gemini|grok|openclaude|opencode|custom", true)], "---O"),
@@ -191,4 +194,51 @@ fn an_operation_by_name_is_its_table_row() {
     }
     assert_eq!(operation("terminal_sumbit"), None);
     assert_eq!(operation(""), None);
+}
+
+#[test]
+fn every_row_has_its_typed_call() {
+    // The smallest valid arguments of each row: its required properties with a value of their
+    // shape. Each parses into the call of the same name.
+    for operation in operations() {
+        let mut args = serde_json::Map::new();
+        for param in operation.params().iter().filter(|param| param.required()) {
+            let value = match param.kind() {
+                ParamKind::String => json!("n1"),
+                ParamKind::Number => json!(1),
+                ParamKind::StringArray => json!(["n1"]),
+                ParamKind::Enum(values) => json!(values[0]),
+            };
+            args.insert(param.name().to_owned(), value);
+        }
+        let request = crate::ToolRequest::new(operation.name(), &Value::Object(args));
+        let call = crate::Call::from_request(&request)
+            .unwrap_or_else(|error| panic!("{}: {error}", operation.name()));
+        assert_eq!(call.name(), operation.name());
+        assert_eq!(call.operation(), operation);
+    }
+}
+
+#[test]
+fn a_call_names_a_row_and_parses_its_arguments() {
+    use crate::{Call, CallError, ToolRequest};
+    let request = ToolRequest::new(
+        "terminal_wait",
+        &json!({"nodeId": "n1", "until": "text", "text": "ok", "since": 12}),
+    );
+    let Ok(Call::TerminalWait(args)) = Call::from_request(&request) else { panic!("not a wait") };
+    assert_eq!(args.node_id, "n1");
+    assert_eq!(args.until, crate::args::WaitUntil::Text);
+    assert_eq!(args.since, Some(12.0));
+    assert_eq!(
+        Call::from_request(&ToolRequest::new("terminal_sumbit", &json!({}))),
+        Err(CallError::UnknownOperation)
+    );
+    assert_eq!(
+        Call::from_request(&ToolRequest::without_operation(&json!({}))),
+        Err(CallError::UnknownOperation)
+    );
+    let error =
+        Call::from_request(&ToolRequest::new("terminal_read", &json!({"nodeId": 3}))).unwrap_err();
+    assert!(error.to_string().starts_with("Invalid arguments: invalid type"), "{error}");
 }

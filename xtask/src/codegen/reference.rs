@@ -94,8 +94,10 @@ fn operations_markdown() -> String {
         "The same table is the MCP `tools/list` payload ([`catalog.json`](catalog.json)), and each operation's arguments are a JSON Schema in `schemas/`.\n",
     );
     out.push_str(
-        "Hints: R = `readOnlyHint`, D = `destructiveHint`, I = `idempotentHint`, O = `openWorldHint`; `*` marks a required argument.\n\n",
+        "Hints: R = `readOnlyHint`, D = `destructiveHint`, I = `idempotentHint`, O = `openWorldHint`; `*` marks a required argument.\n",
     );
+    out.push_str(termsprawl_protocol::ANNOTATION_RULES);
+    out.push_str("\n\n");
     out.push_str("| # | operation | arguments | R | D | I | O |\n");
     out.push_str("| --- | --- | --- | --- | --- | --- | --- |\n");
     for (index, operation) in operations().iter().enumerate() {

@@ -1,0 +1,538 @@
+//! The terminal operations: `terminal_open`, `terminal_run`, `terminal_read`, `terminal_wait`,
+//! `terminal_submit`, `terminal_input`, `terminal_interrupt`, `terminal_kill`,
+//! `terminal_external` and `terminal_close`.
+//!
+//! `terminal_run` and `terminal_wait` do their waiting after the caller's turn in the project
+//! queue has ended ([`Wait`]), so a wait never holds up other operations of the project.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use termsprawl_protocol::args::{
+    NodeArgs, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
+    TerminalSubmitArgs, TerminalWaitArgs, WaitUntil,
+};
+use termsprawl_transport::server::Caller;
+use tokio::time::Instant;
+
+use crate::canvas::{Node, NodeKind};
+use crate::engine::{Engine, tmux_error};
+use crate::error::{ToolError, messages};
+use crate::ops::canvas::lexical_normal;
+use crate::streams::Stream;
+use crate::tmux::{PaneState, TmuxError};
+
+/// The default wait of `terminal_run` and `terminal_wait`, in milliseconds.
+pub(crate) const DEFAULT_TIMEOUT_MS: f64 = 10_000.0;
+/// The longest wait, in milliseconds: a call always answers inside the client's 45 s cap.
+pub(crate) const MAX_TIMEOUT_MS: f64 = 30_000.0;
+/// The default `quietMs` of `terminal_wait`.
+pub(crate) const DEFAULT_QUIET_MS: f64 = 1_000.0;
+/// The shortest `quietMs`.
+pub(crate) const MIN_QUIET_MS: f64 = 100.0;
+/// The longest `output` of `terminal_run` and `terminal_wait`, in UTF-16 units.
+pub(crate) const WAIT_OUTPUT_CHARS: usize = 16_000;
+/// After an exit, the output is complete once it has not grown for this long ...
+const EXIT_SETTLE_QUIET: Duration = Duration::from_millis(25);
+/// ... or after this long at most.
+const EXIT_SETTLE_LIMIT: Duration = Duration::from_millis(500);
+/// How long `terminal_kill` waits for the killed process to be reaped.
+const KILL_SETTLE: Duration = Duration::from_secs(2);
+
+/// The default of `terminal_read`'s `maxChars`.
+pub const DEFAULT_MAX_CHARS: f64 = 16_000.0;
+/// The largest `terminal_read` answer, in UTF-16 units.
+pub const MAX_CHARS: f64 = 100_000.0;
+/// Lines of scrollback `terminal_read` includes.
+pub const HISTORY_LINES: u32 = 200;
+
+pub(super) async fn open(
+    engine: &Engine,
+    caller: &Caller,
+    args: TerminalOpenArgs,
+) -> Result<Value, ToolError> {
+    let title =
+        args.title.filter(|title| !title.is_empty()).unwrap_or_else(|| "Terminal".to_owned());
+    let node_id = engine.open_terminal(caller.project_id(), &title).await?;
+    Ok(json!({ "nodeId": node_id }))
+}
+
+/// `terminal_run`: checks the arguments, starts the run node, and waits for its exit after the
+/// caller's turn.
+pub(super) async fn run(
+    engine: &Engine,
+    caller: &Caller,
+    args: TerminalRunArgs,
+) -> Result<Wait, ToolError> {
+    if args.command.trim().is_empty() {
+        return Err(messages::RUN_COMMAND_EMPTY.into());
+    }
+    let folder = engine.project(caller.project_id())?.folder;
+    let cwd = match &args.cwd {
+        Some(cwd) => run_cwd(&folder, Path::new(cwd))?,
+        None => folder,
+    };
+    let env = run_env(args.env.as_deref().unwrap_or_default())?;
+    let title = args
+        .title
+        .filter(|title| !title.is_empty())
+        .unwrap_or_else(|| default_title(&args.command));
+    let node_id = engine.open_run(caller.project_id(), &title, &args.command, &cwd, &env).await?;
+    let stream = engine.streams.get(&node_id);
+    Ok(Wait {
+        node_id,
+        stream,
+        condition: Condition::Exit,
+        since: Some(0),
+        timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
+        reached_member: false,
+    })
+}
+
+/// `terminal_wait`: checks the node and the arguments; the waiting is [`Wait::finish`].
+pub(super) async fn wait(
+    engine: &Engine,
+    caller: &Caller,
+    args: TerminalWaitArgs,
+) -> Result<Wait, ToolError> {
+    terminal(engine, caller.project_id(), &args.node_id)?;
+    let condition = match args.until {
+        WaitUntil::Exit => Condition::Exit,
+        WaitUntil::Text => match args.text {
+            Some(text) if !text.is_empty() => Condition::Text(text),
+            _ => return Err(messages::WAIT_TEXT_REQUIRED.into()),
+        },
+        WaitUntil::Quiet => Condition::Quiet(clamp_ms(
+            args.quiet_ms,
+            DEFAULT_QUIET_MS,
+            MIN_QUIET_MS,
+            MAX_TIMEOUT_MS,
+        )),
+    };
+    // A node whose pane is already gone cannot be waited on.
+    engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    let stream = engine.streams.get(&args.node_id);
+    Ok(Wait {
+        node_id: args.node_id,
+        stream,
+        condition,
+        since: args.since.map(cursor_of),
+        timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
+        reached_member: true,
+    })
+}
+
+pub(super) async fn read(
+    engine: &Engine,
+    caller: &Caller,
+    args: &TerminalReadArgs,
+) -> Result<Value, ToolError> {
+    terminal(engine, caller.project_id(), &args.node_id)?;
+    let limit = clamp_max_chars(args.max_chars);
+    let stream = engine.streams.get(&args.node_id);
+    let (output, state) = match args.since {
+        None => {
+            let (text, state) = engine
+                .tmux
+                .capture_with_state(&args.node_id, HISTORY_LINES)
+                .await
+                .map_err(tmux_error)?;
+            (tail(trim_blank_end(&text), limit), state)
+        }
+        Some(since) => {
+            let state = engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+            let (text, _) = stream.after(Some(cursor_of(since)));
+            (tail(&text, limit), state)
+        }
+    };
+    let mut value = json!({ "nodeId": args.node_id, "output": output });
+    add_state(&mut value, stream.cursor(), state);
+    Ok(value)
+}
+
+/// `terminal_kill`: SIGKILL to the process group of a run node's program.
+pub(super) async fn kill(
+    engine: &Engine,
+    caller: &Caller,
+    args: &NodeArgs,
+) -> Result<Value, ToolError> {
+    let node = writable_terminal(engine, caller, &args.node_id)?;
+    if node.command.is_none() {
+        return Err(messages::KILL_RUN_ONLY.into());
+    }
+    let stream = engine.streams.get(&args.node_id);
+    let mut changes = stream.subscribe();
+    let mut state = engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    if !state.dead
+        && let Some(pid) = state.pid.and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let deadline = Instant::now() + KILL_SETTLE;
+        loop {
+            state = engine.tmux.pane_state(&args.node_id).await.map_err(tmux_error)?;
+            if state.dead {
+                break;
+            }
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { break },
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+    }
+    let mut value = json!({ "nodeId": args.node_id });
+    add_state(&mut value, stream.cursor(), state);
+    Ok(value)
+}
+
+pub(super) async fn submit(
+    engine: &Engine,
+    caller: &Caller,
+    args: &TerminalSubmitArgs,
+) -> Result<Value, ToolError> {
+    let node = writable_terminal(engine, caller, &args.node_id)?;
+    if node.kind == NodeKind::Agent {
+        return Err(messages::SUBMIT_TO_SHELL.into());
+    }
+    let cursor = engine.streams.get(&args.node_id).cursor();
+    engine.tmux.send_text(&args.node_id, &args.command).await.map_err(tmux_error)?;
+    engine.tmux.send_key(&args.node_id, "Enter").await.map_err(tmux_error)?;
+    Ok(delivered(&args.node_id, Some(cursor)))
+}
+
+pub(super) async fn input(
+    engine: &Engine,
+    caller: &Caller,
+    args: &TerminalInputArgs,
+) -> Result<Value, ToolError> {
+    writable_terminal(engine, caller, &args.node_id)?;
+    let cursor = engine.streams.get(&args.node_id).cursor();
+    engine.tmux.send_text(&args.node_id, &args.text).await.map_err(tmux_error)?;
+    Ok(delivered(&args.node_id, Some(cursor)))
+}
+
+pub(super) async fn interrupt(
+    engine: &Engine,
+    caller: &Caller,
+    args: &NodeArgs,
+) -> Result<Value, ToolError> {
+    writable_terminal(engine, caller, &args.node_id)?;
+    engine.tmux.send_key(&args.node_id, "C-c").await.map_err(tmux_error)?;
+    Ok(delivered(&args.node_id, None))
+}
+
+/// `terminal_external`: an operating-system terminal window attached to the node's session.
+pub(super) async fn external(
+    engine: &Engine,
+    caller: &Caller,
+    args: &NodeArgs,
+) -> Result<Value, ToolError> {
+    terminal(engine, caller.project_id(), &args.node_id)?;
+    let options = termsprawl_external_term::OpenOptions {
+        search_path: engine.config.search_path.clone(),
+        tmux: Some(termsprawl_external_term::TmuxLocation {
+            program: engine.tmux.program().to_path_buf(),
+            base_args: engine.tmux.base_args(),
+        }),
+        ..termsprawl_external_term::OpenOptions::default()
+    };
+    let user_data = engine.layout.user_data().to_path_buf();
+    let node = args.node_id.clone();
+    let opened = tokio::task::spawn_blocking(move || {
+        termsprawl_external_term::open(&node, &user_data, &options)
+    })
+    .await
+    .map_err(|_| ToolError::new("Tool failed"))?;
+    opened.map_err(|error| ToolError::new(error.to_string()))?;
+    Ok(termsprawl_external_term::result_value(&args.node_id))
+}
+
+pub(super) async fn close(
+    engine: &Engine,
+    caller: &Caller,
+    args: &NodeArgs,
+) -> Result<Value, ToolError> {
+    writable_terminal(engine, caller, &args.node_id)?;
+    engine.close_node(caller.project_id(), &args.node_id).await?;
+    Ok(json!({ "nodeId": args.node_id, "cleanupPendingIds": [] }))
+}
+
+/// A terminal or agent node of the project, or `Local terminal not found in this project`.
+fn terminal(engine: &Engine, project_id: &str, node_id: &str) -> Result<Node, ToolError> {
+    let project = engine.project(project_id)?;
+    match project.node(node_id) {
+        Some(node) if node.kind.is_terminal() => Ok(node.clone()),
+        _ => Err(messages::TERMINAL_NOT_FOUND.into()),
+    }
+}
+
+/// A terminal the caller may write into or close: never its own node.
+fn writable_terminal(engine: &Engine, caller: &Caller, node_id: &str) -> Result<Node, ToolError> {
+    if node_id == caller.node_id() {
+        return Err(messages::OWN_NODE.into());
+    }
+    terminal(engine, caller.project_id(), node_id)
+}
+
+/// `{"nodeId","delivered":true}`, with `cursor` for `terminal_submit` and `terminal_input`.
+fn delivered(node_id: &str, cursor: Option<u64>) -> Value {
+    let mut value = json!({ "nodeId": node_id, "delivered": true });
+    if let Some(cursor) = cursor {
+        value["cursor"] = Value::from(cursor);
+    }
+    value
+}
+
+/// Adds `cursor`, `running`, `exitCode` and `signal` to an answer.
+fn add_state(value: &mut Value, cursor: u64, state: PaneState) {
+    value["cursor"] = Value::from(cursor);
+    value["running"] = Value::Bool(!state.dead);
+    value["exitCode"] = state.exit_code.map_or(Value::Null, Value::from);
+    value["signal"] = state.signal.map_or(Value::Null, |number| Value::from(signal_name(number)));
+}
+
+/// What a [`Wait`] waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Condition {
+    /// The program has exited.
+    Exit,
+    /// The literal text appears after `since`.
+    Text(String),
+    /// No output for this long.
+    Quiet(Duration),
+}
+
+/// The waiting half of `terminal_run` and `terminal_wait`, run after the caller's queue turn.
+#[derive(Debug)]
+pub(super) struct Wait {
+    node_id: String,
+    stream: Arc<Stream>,
+    condition: Condition,
+    since: Option<u64>,
+    timeout: Duration,
+    /// `terminal_wait` answers `reached`; `terminal_run` does not.
+    reached_member: bool,
+}
+
+impl Wait {
+    /// Waits until the condition holds, the timeout passes (not an error) or the node is closed
+    /// (an error). Wakes on every change of the node's stream files, never on a timer alone.
+    pub(super) async fn finish(self, engine: &Engine) -> Result<Value, ToolError> {
+        let mut changes = self.stream.subscribe();
+        let deadline = Instant::now() + self.timeout;
+        let mut state = pane_state(engine, &self.node_id).await?;
+        let reached = loop {
+            let look = self.stream.look();
+            if look.closed {
+                return Err(messages::CLOSED_WHILE_WAITING.into());
+            }
+            let mut wake_at = deadline;
+            let reached = match &self.condition {
+                Condition::Exit => state.dead,
+                Condition::Text(text) => self.stream.contains_after(self.since, text),
+                Condition::Quiet(quiet) => {
+                    let since_change = look
+                        .last_change
+                        .and_then(|at| SystemTime::now().duration_since(at).ok())
+                        .unwrap_or(*quiet);
+                    if since_change >= *quiet {
+                        true
+                    } else {
+                        wake_at = wake_at.min(Instant::now() + (*quiet - since_change));
+                        false
+                    }
+                }
+            };
+            if reached {
+                break true;
+            }
+            if Instant::now() >= deadline {
+                break false;
+            }
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Err(messages::CLOSED_WHILE_WAITING.into());
+                    }
+                    if self.condition == Condition::Exit {
+                        state = pane_state(engine, &self.node_id).await?;
+                    }
+                }
+                () = tokio::time::sleep_until(wake_at) => {}
+            }
+        };
+        if self.condition != Condition::Exit || !reached {
+            state = pane_state(engine, &self.node_id).await?;
+        }
+        if state.dead {
+            self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
+        }
+        let (text, dropped) = self.stream.after(self.since);
+        let output = tail(&text, WAIT_OUTPUT_CHARS);
+        let truncated = dropped || output.len() < text.len();
+        let mut value = serde_json::Map::new();
+        value.insert("nodeId".to_owned(), Value::from(self.node_id));
+        if self.reached_member {
+            value.insert("reached".to_owned(), Value::Bool(reached));
+        }
+        let mut members = json!({});
+        add_state(&mut members, self.stream.cursor(), state);
+        for name in ["running", "exitCode", "signal"] {
+            value.insert(name.to_owned(), members[name].take());
+        }
+        value.insert("output".to_owned(), Value::from(output));
+        value.insert("truncated".to_owned(), Value::Bool(truncated));
+        value.insert("cursor".to_owned(), members["cursor"].take());
+        let value = Value::Object(value);
+        Ok(value)
+    }
+}
+
+/// The pane's state while waiting: a closed node (or a gone pane) ends the wait with an error.
+async fn pane_state(engine: &Engine, node_id: &str) -> Result<PaneState, ToolError> {
+    match engine.tmux.pane_state(node_id).await {
+        Ok(state) => Ok(state),
+        Err(TmuxError::NotRunning(_)) if engine.streams.get(node_id).look().closed => {
+            Err(messages::CLOSED_WHILE_WAITING.into())
+        }
+        Err(error) => Err(tmux_error(error)),
+    }
+}
+
+/// A `since` or cursor argument as a cursor: fractions cut off, negative numbers are 0.
+fn cursor_of(value: f64) -> u64 {
+    if value.is_nan() || value <= 0.0 {
+        return 0;
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "positive, and saturating at u64::MAX is the right answer for larger values"
+    )]
+    let cursor = value.trunc() as u64;
+    cursor
+}
+
+/// A millisecond argument, `default` when omitted, clamped to `min..=max`.
+fn clamp_ms(value: Option<f64>, default: f64, min: f64, max: f64) -> Duration {
+    let value = value.filter(|value| !value.is_nan()).unwrap_or(default).clamp(min, max);
+    Duration::from_secs_f64(value / 1000.0)
+}
+
+/// `cwd` of `terminal_run`: absolute, an existing directory, inside the project folder after
+/// resolving links.
+fn run_cwd(folder: &Path, cwd: &Path) -> Result<std::path::PathBuf, ToolError> {
+    if !cwd.is_absolute() || !lexical_normal(cwd).starts_with(folder) {
+        return Err(messages::RUN_CWD.into());
+    }
+    match cwd.canonicalize() {
+        Ok(canonical) if canonical.is_dir() && canonical.starts_with(folder) => Ok(canonical),
+        _ => Err(messages::RUN_CWD.into()),
+    }
+}
+
+/// `env` of `terminal_run` as pairs; each item `NAME=value` with a portable name.
+fn run_env(items: &[String]) -> Result<Vec<(String, String)>, ToolError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let (name, value) =
+                item.split_once('=').ok_or_else(|| ToolError::new(messages::run_env(index)))?;
+            let valid = name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+            if valid {
+                Ok((name.to_owned(), value.to_owned()))
+            } else {
+                Err(ToolError::new(messages::run_env(index)))
+            }
+        })
+        .collect()
+}
+
+/// A run node's title when none is given: its command, shortened to one line of 60 characters.
+fn default_title(command: &str) -> String {
+    let line = command.lines().next().unwrap_or_default().trim();
+    let mut title: String = line.chars().take(60).collect();
+    if title.len() < line.len() || command.trim().lines().count() > 1 {
+        title.push('…');
+    }
+    title
+}
+
+/// The name of a Linux signal number (`SIGTERM`), or `SIG<number>` for one without a name.
+pub(crate) fn signal_name(number: i32) -> String {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    usize::try_from(number - 1)
+        .ok()
+        .and_then(|index| NAMES.get(index))
+        .map_or_else(|| format!("SIG{number}"), |name| (*name).to_owned())
+}
+
+/// `min(max(maxChars, 1), 100000)`, fractions cut off (§4.5).
+pub fn clamp_max_chars(max_chars: Option<f64>) -> usize {
+    let value = max_chars.unwrap_or(DEFAULT_MAX_CHARS);
+    let value = if value.is_nan() { DEFAULT_MAX_CHARS } else { value.clamp(1.0, MAX_CHARS) };
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to 1..=100000"
+    )]
+    let limit = value.trunc() as usize;
+    limit
+}
+
+/// The last `limit` UTF-16 units of `text`, never splitting a character.
+pub fn tail(text: &str, limit: usize) -> String {
+    let mut units = 0;
+    let mut start = text.len();
+    for (index, c) in text.char_indices().rev() {
+        units += c.len_utf16();
+        if units > limit {
+            break;
+        }
+        start = index;
+    }
+    text[start..].to_owned()
+}
+
+/// The pane text without the blank lines below the last written one.
+pub(crate) fn trim_blank_end(text: &str) -> &str {
+    let trimmed = text.trim_end_matches(['\n', ' ']);
+    let line_end =
+        text[trimmed.len()..].find('\n').map_or(text.len(), |offset| trimmed.len() + offset + 1);
+    if trimmed.is_empty() { "" } else { &text[..line_end] }
+}

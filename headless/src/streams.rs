@@ -1,0 +1,368 @@
+//! The output stream of every terminal node, with its cursor (protocol 1.3.0).
+//!
+//! tmux copies everything a node's pane prints into `agent-tools/terminals/<nodeId>.out`
+//! (`pipe-pane`, set up in the same tmux command list that creates the session, so nothing is
+//! missed; the pipe's reader touches `<nodeId>.start` when it runs); when the pane is gone the
+//! pipe command touches `<nodeId>.end`, and a run node's `pane-died` hook touches
+//! `<nodeId>.died`. The files outlive a restart of the server, and so do
+//! the cursors, which are computed from them.
+//!
+//! The text of a stream is the pane's output with control sequences removed (parsed with `vte`):
+//! printable characters, line feeds and tabs; carriage returns and every other control are
+//! dropped. The cursor counts its characters (Unicode scalar values) since the node started and
+//! only grows. The last [`RETAINED_CHARS`] characters are kept in memory.
+//!
+//! One inotify watch on the folder wakes the waiters of a node whenever one of its files changes,
+//! so waits are event-driven, never a poll.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use rustix::fs::inotify;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::watch;
+
+/// How many characters of each stream are kept for `since` and `terminal_wait`.
+pub(crate) const RETAINED_CHARS: usize = 1_000_000;
+
+/// The streams of every terminal node of the server.
+#[derive(Debug)]
+pub(crate) struct Streams {
+    dir: PathBuf,
+    nodes: Mutex<HashMap<String, Arc<Stream>>>,
+}
+
+/// One node's stream.
+#[derive(Debug)]
+pub(crate) struct Stream {
+    out: PathBuf,
+    state: Mutex<StreamState>,
+    /// Bumped on every change of the node's files, and when the node is closed.
+    changed: watch::Sender<u64>,
+}
+
+#[derive(Debug, Default)]
+struct StreamState {
+    /// Bytes of `<nodeId>.out` consumed.
+    offset: u64,
+    parser: Parser,
+    /// The retained text: the last characters of the stream, `text_start` being the cursor of
+    /// its first character.
+    text: String,
+    text_start: u64,
+    cursor: u64,
+    /// When the output last grew (the file's modification time until this server saw it grow).
+    last_change: Option<SystemTime>,
+    closed: bool,
+}
+
+/// The escape-sequence parser of a stream, kept between reads (a sequence may be split).
+#[derive(Default)]
+struct Parser(vte::Parser);
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Parser")
+    }
+}
+
+/// The printable text of a slice of terminal output.
+struct Printer<'a> {
+    text: &'a mut String,
+    added: u64,
+}
+
+impl vte::Perform for Printer<'_> {
+    fn print(&mut self, c: char) {
+        self.text.push(c);
+        self.added += 1;
+    }
+
+    fn execute(&mut self, byte: u8) {
+        if matches!(byte, b'\n' | b'\t') {
+            self.text.push(char::from(byte));
+            self.added += 1;
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Streams {
+    /// The streams kept in `dir` (created, mode 0700, when missing).
+    pub(crate) fn new(dir: PathBuf) -> io::Result<Streams> {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+        Ok(Streams { dir, nodes: Mutex::new(HashMap::new()) })
+    }
+
+    /// `<dir>/<nodeId>.out`, the file the pane's output is appended to.
+    pub(crate) fn out_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.out"))
+    }
+
+    /// `<dir>/<nodeId>.start`, touched when the pipe's reader runs.
+    pub(crate) fn start_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.start"))
+    }
+
+    /// `<dir>/<nodeId>.end`, touched when the pane is gone.
+    pub(crate) fn end_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.end"))
+    }
+
+    /// `<dir>/<nodeId>.died`, touched when a run node's process exits.
+    pub(crate) fn died_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.died"))
+    }
+
+    /// The node's stream, read up to the end of its file.
+    pub(crate) fn get(&self, node_id: &str) -> Arc<Stream> {
+        let stream = Arc::clone(lock(&self.nodes).entry(node_id.to_owned()).or_insert_with(|| {
+            Arc::new(Stream {
+                out: self.out_file(node_id),
+                state: Mutex::new(StreamState::default()),
+                changed: watch::Sender::new(0),
+            })
+        }));
+        stream.refresh();
+        stream
+    }
+
+    /// Wakes the node's waiters.
+    pub(crate) fn wake(&self, node_id: &str) {
+        if let Some(stream) = lock(&self.nodes).get(node_id) {
+            stream.changed.send_modify(|version| *version += 1);
+        }
+    }
+
+    /// Marks the node closed: its waiters end with an error.
+    pub(crate) fn close(&self, node_id: &str) {
+        if let Some(stream) = lock(&self.nodes).remove(node_id) {
+            lock(&stream.state).closed = true;
+            stream.changed.send_modify(|version| *version += 1);
+        }
+    }
+
+    /// Removes the node's files, once its pane is gone.
+    pub(crate) fn remove_files(&self, node_id: &str) {
+        for path in [
+            self.out_file(node_id),
+            self.start_file(node_id),
+            self.end_file(node_id),
+            self.died_file(node_id),
+        ] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// Watches the folder and wakes the waiters of the node whose file changed, until dropped.
+    pub(crate) fn watch(self: &Arc<Self>) -> io::Result<tokio::task::JoinHandle<()>> {
+        let fd: OwnedFd =
+            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK)?;
+        inotify::add_watch(
+            &fd,
+            &self.dir,
+            inotify::WatchFlags::MODIFY
+                | inotify::WatchFlags::CREATE
+                | inotify::WatchFlags::ATTRIB
+                | inotify::WatchFlags::CLOSE_WRITE,
+        )?;
+        #[expect(
+            deprecated,
+            reason = "the descriptor is an OwnedFd that the AsyncFd owns, so `new` is sound; `register` needs unsafe code, which this crate denies"
+        )]
+        let fd = AsyncFd::new(fd)?;
+        let streams = Arc::clone(self);
+        Ok(tokio::spawn(async move {
+            let mut buffer = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
+            loop {
+                let Ok(mut ready) = fd.readable().await else { return };
+                let mut woken: Vec<String> = Vec::new();
+                let mut reader = inotify::Reader::new(fd.get_ref(), &mut buffer);
+                loop {
+                    match reader.next() {
+                        Ok(event) => {
+                            if let Some(name) =
+                                event.file_name().and_then(|name| name.to_str().ok())
+                                && let Some(node_id) = node_of(name)
+                                && !woken.iter().any(|seen| seen == node_id)
+                            {
+                                woken.push(node_id.to_owned());
+                            }
+                        }
+                        Err(rustix::io::Errno::AGAIN) => {
+                            ready.clear_ready();
+                            break;
+                        }
+                        Err(rustix::io::Errno::INTR) => {}
+                        Err(_) => return,
+                    }
+                }
+                for node_id in woken {
+                    streams.wake(&node_id);
+                }
+            }
+        }))
+    }
+}
+
+/// The node id of a stream file name (`<nodeId>.out`, `.start`, `.end`, `.died`).
+fn node_of(file_name: &str) -> Option<&str> {
+    let (node_id, extension) = file_name.rsplit_once('.')?;
+    matches!(extension, "out" | "start" | "end" | "died").then_some(node_id)
+}
+
+impl Stream {
+    /// Reads what the file gained since the last look.
+    fn refresh(&self) {
+        let mut state = lock(&self.state);
+        let Ok(mut file) = File::open(&self.out) else { return };
+        let Ok(metadata) = file.metadata() else { return };
+        if metadata.len() <= state.offset {
+            if state.last_change.is_none() {
+                state.last_change = metadata.modified().ok();
+            }
+            return;
+        }
+        if file.seek(SeekFrom::Start(state.offset)).is_err() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        if file.read_to_end(&mut bytes).is_err() {
+            return;
+        }
+        state.offset += bytes.len() as u64;
+        let StreamState { parser, text, cursor, .. } = &mut *state;
+        let mut printer = Printer { text, added: 0 };
+        parser.0.advance(&mut printer, &bytes);
+        let added = printer.added;
+        *cursor += added;
+        if added > 0 {
+            state.last_change = if state.last_change.is_none() {
+                metadata.modified().ok()
+            } else {
+                Some(SystemTime::now())
+            };
+        }
+        state.trim();
+    }
+
+    /// A receiver that sees every change from now on.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Reads the file again and returns a snapshot of the stream.
+    pub(crate) fn look(&self) -> Look {
+        self.refresh();
+        let state = lock(&self.state);
+        Look { cursor: state.cursor, last_change: state.last_change, closed: state.closed }
+    }
+
+    /// Waits (at most `limit`) until `path` exists, woken by the watch.
+    pub(crate) async fn wait_for_file(
+        &self,
+        path: &std::path::Path,
+        limit: std::time::Duration,
+    ) -> bool {
+        let mut changes = self.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if path.exists() {
+                return true;
+            }
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return path.exists() },
+                () = tokio::time::sleep_until(deadline) => return path.exists(),
+            }
+        }
+    }
+
+    /// Waits until the output has not grown for `quiet`, at most `limit`: after a program's exit,
+    /// its last output can still be on its way from tmux through the pipe into the file.
+    pub(crate) async fn settle(&self, quiet: std::time::Duration, limit: std::time::Duration) {
+        let mut changes = self.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut cursor = self.cursor();
+        loop {
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep_until(until) => {
+                    let now = self.cursor();
+                    if now == cursor || tokio::time::Instant::now() >= deadline {
+                        return;
+                    }
+                    cursor = now;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return;
+            }
+        }
+    }
+
+    /// The current cursor.
+    pub(crate) fn cursor(&self) -> u64 {
+        self.look().cursor
+    }
+
+    /// The text after cursor `since` (all retained text when `None`), and whether characters
+    /// after `since` were dropped because they are no longer retained.
+    pub(crate) fn after(&self, since: Option<u64>) -> (String, bool) {
+        self.refresh();
+        let state = lock(&self.state);
+        let since = since.unwrap_or(state.text_start).min(state.cursor);
+        if since < state.text_start {
+            return (state.text.clone(), true);
+        }
+        let skip = usize::try_from(since - state.text_start).unwrap_or(usize::MAX);
+        let start =
+            state.text.char_indices().nth(skip).map_or(state.text.len(), |(index, _)| index);
+        (state.text[start..].to_owned(), false)
+    }
+
+    /// Whether `needle` occurs in the text after `since`.
+    pub(crate) fn contains_after(&self, since: Option<u64>, needle: &str) -> bool {
+        self.refresh();
+        let state = lock(&self.state);
+        let since = since.unwrap_or(state.text_start).clamp(state.text_start, state.cursor);
+        let skip = usize::try_from(since - state.text_start).unwrap_or(usize::MAX);
+        let start =
+            state.text.char_indices().nth(skip).map_or(state.text.len(), |(index, _)| index);
+        state.text[start..].contains(needle)
+    }
+}
+
+/// A snapshot of a stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Look {
+    pub(crate) cursor: u64,
+    pub(crate) last_change: Option<SystemTime>,
+    pub(crate) closed: bool,
+}
+
+impl StreamState {
+    /// Drops the oldest characters beyond [`RETAINED_CHARS`].
+    fn trim(&mut self) {
+        let kept = usize::try_from(self.cursor - self.text_start).unwrap_or(usize::MAX);
+        if kept <= RETAINED_CHARS + RETAINED_CHARS / 4 {
+            return;
+        }
+        let drop = kept - RETAINED_CHARS;
+        let cut = self.text.char_indices().nth(drop).map_or(self.text.len(), |(index, _)| index);
+        self.text.drain(..cut);
+        self.text_start += drop as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests;
