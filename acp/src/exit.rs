@@ -17,10 +17,16 @@ pub enum ExitStatus {
 impl ExitStatus {
     /// The numeric exit code.
     pub fn code(self) -> u8 {
-        match self {
-            ExitStatus::Success => 0,
-            ExitStatus::Failure => 1,
-            ExitStatus::Usage => 2,
+        termsprawl_protocol::ExitStatus::from(self).code()
+    }
+}
+
+impl From<ExitStatus> for termsprawl_protocol::ExitStatus {
+    fn from(status: ExitStatus) -> termsprawl_protocol::ExitStatus {
+        match status {
+            ExitStatus::Success => termsprawl_protocol::ExitStatus::OK,
+            ExitStatus::Failure => termsprawl_protocol::ExitStatus::FAILED,
+            ExitStatus::Usage => termsprawl_protocol::ExitStatus::USAGE,
         }
     }
 }

@@ -552,9 +552,7 @@ pub(crate) fn shell_line(command: &str, args: &[String], status_file: &Path) -> 
 }
 
 /// Single-quotes a word for `sh`.
-pub(crate) fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
-}
+pub(crate) use termsprawl_protocol::shell::single_quoted as shell_quote;
 
 /// The name of a signal number, such as `SIGTERM`.
 pub(crate) fn signal_name(number: i32) -> String {

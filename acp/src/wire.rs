@@ -23,24 +23,19 @@ use crate::trace::{Direction, Trace};
 /// The longest incoming line accepted; a longer one fails the connection.
 pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// JSON-RPC and ACP error codes (`acp.md` §1.12).
+/// JSON-RPC and ACP error codes (`acp.md` §1.12), as the `i64` an [`RpcError`] carries; the
+/// numbers are `protocol`'s [`ErrorCode`](termsprawl_protocol::jsonrpc::ErrorCode).
 pub(crate) mod code {
-    /// The message is not JSON.
-    pub(crate) const PARSE_ERROR: i64 = -32700;
-    /// The message is not a valid request.
-    pub(crate) const INVALID_REQUEST: i64 = -32600;
-    /// Unknown method, or a method we did not advertise.
-    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
-    /// Params that do not decode or are not acceptable (for example a path outside the roots).
-    pub(crate) const INVALID_PARAMS: i64 = -32602;
-    /// Anything else that went wrong while handling a valid request.
-    pub(crate) const INTERNAL_ERROR: i64 = -32603;
-    /// The request was cancelled with `$/cancel_request`.
-    pub(crate) const REQUEST_CANCELLED: i64 = -32800;
-    /// The agent needs authentication first.
-    pub(crate) const AUTH_REQUIRED: i64 = -32000;
-    /// A resource, such as a file, does not exist.
-    pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
+    use termsprawl_protocol::jsonrpc::ErrorCode;
+
+    pub(crate) const PARSE_ERROR: i64 = ErrorCode::PARSE_ERROR.0;
+    pub(crate) const INVALID_REQUEST: i64 = ErrorCode::INVALID_REQUEST.0;
+    pub(crate) const METHOD_NOT_FOUND: i64 = ErrorCode::METHOD_NOT_FOUND.0;
+    pub(crate) const INVALID_PARAMS: i64 = ErrorCode::INVALID_PARAMS.0;
+    pub(crate) const INTERNAL_ERROR: i64 = ErrorCode::INTERNAL_ERROR.0;
+    pub(crate) const REQUEST_CANCELLED: i64 = ErrorCode::REQUEST_CANCELLED.0;
+    pub(crate) const AUTH_REQUIRED: i64 = ErrorCode::AUTH_REQUIRED.0;
+    pub(crate) const RESOURCE_NOT_FOUND: i64 = ErrorCode::RESOURCE_NOT_FOUND.0;
 }
 
 /// A JSON-RPC error object.

@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use termsprawl_mcp::ToolFilter;
-use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_protocol::{ExitStatus, ToolRequest, ToolResult};
 
-use crate::exit::ExitStatus;
 use crate::session::MISSING_SESSION;
 use crate::streams::Streams;
 
@@ -48,6 +47,16 @@ enum Plan {
     Bridge(ToolFilter),
 }
 
+/// How a compatibility command line ended, or what it leaves to the caller.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// The run is over with this status; everything was printed.
+    Done(ExitStatus),
+    /// The `mcp` mode was chosen with this session file: the caller runs the bridge on the
+    /// process's own stdio, serving what the filter keeps.
+    Bridge(PathBuf, ToolFilter),
+}
+
 /// Runs a compatibility command line; `rest` starts with the mode word and no longer holds
 /// `--session`.
 pub(crate) fn run(
@@ -55,28 +64,23 @@ pub(crate) fn run(
     rest: &[OsString],
     session: Option<PathBuf>,
     streams: &mut Streams<'_>,
-) -> Result<ExitStatus, McpRequested> {
+) -> Outcome {
     let Some(session) = session else {
         streams.error_line(MISSING_SESSION);
-        return Ok(ExitStatus::USAGE);
+        return Outcome::Done(ExitStatus::USAGE);
     };
     let plan = match plan(mode, &rest[1..]) {
         Ok(plan) => plan,
         Err(line) => {
             streams.error_line(&line);
-            return Ok(ExitStatus::USAGE);
+            return Outcome::Done(ExitStatus::USAGE);
         }
     };
     match plan {
-        Plan::Bridge(tools) => Err(McpRequested(session, tools)),
-        Plan::Send(request) => Ok(send(&session, &request, streams)),
+        Plan::Bridge(tools) => Outcome::Bridge(session, tools),
+        Plan::Send(request) => Outcome::Done(send(&session, &request, streams)),
     }
 }
-
-/// The `mcp` mode was chosen: the caller runs the bridge on the process's own stdio, serving what
-/// the filter keeps.
-#[derive(Debug)]
-pub(crate) struct McpRequested(pub(crate) PathBuf, pub(crate) ToolFilter);
 
 fn plan(mode: Mode, arguments: &[OsString]) -> Result<Plan, String> {
     match mode {

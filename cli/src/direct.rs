@@ -5,20 +5,23 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use termsprawl_protocol::ToolRequest;
+use termsprawl_protocol::{ExitStatus, ToolRequest};
 
+use crate::catalog::catalog;
 use crate::convert::convert;
 use crate::describe::{Command, Scalar};
-use crate::exit::ExitStatus;
 use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
 use crate::generate::{SHELLS, completions, man_page};
+use crate::operation_args::{OperationArgs, parse_operation};
 use crate::output::print_result;
 use crate::quote::go_quote;
 use crate::session::MISSING_SESSION;
 use crate::skills::write_skills;
 use crate::streams::Streams;
 use crate::usage::{help, section, usage};
-use crate::{OperationArgs, VERSION, catalog, parse_operation};
+
+/// The program's version, as `--version` prints it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The line after every usage error.
 const HELP_POINTER: &str = "Run `termsprawlctl help` for usage.";
@@ -147,13 +150,7 @@ fn dispatch(
         b"call" | b"doctor" | b"mcp" => Err(Stop::Usage(
             "call, doctor and mcp take only --session FILE, written as two arguments".to_owned(),
         )),
-        b"acp" => {
-            Ok(match termsprawl_acp::run(rest.to_vec(), options.session.map(PathBuf::from)) {
-                termsprawl_acp::ExitStatus::Success => ExitStatus::OK,
-                termsprawl_acp::ExitStatus::Failure => ExitStatus::FAILED,
-                termsprawl_acp::ExitStatus::Usage => ExitStatus::USAGE,
-            })
-        }
+        b"acp" => Ok(termsprawl_acp::run(rest.to_vec(), options.session.map(PathBuf::from)).into()),
         _ => match find_command(word) {
             Some(command) => operation(&command, rest, &options, session_env, streams),
             None => Err(unknown_command(word).into()),

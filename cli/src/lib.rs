@@ -12,22 +12,25 @@
 //! its own (a call runs on the one current-thread runtime of `call_blocking`), and never print
 //! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
-//! Start reading at [`run`], which assigns a command line to one of the two forms. Then:
-//! `compat` for the compatibility forms; `direct` for the direct form's dispatch, which reads
-//! operations through [`describe`], scans flags with `flags` (Go `flag` rules, values converted
-//! by `convert`), combines them with the JSON argument in `json_arg`, and prints through `output`
-//! and `image`; `usage`, `skills` and `generate` render the Markdown, skills, completions and man
-//! page from the same descriptions; `exit` holds the exit statuses.
+//! This file is only the entry and the module list. Start reading at [`run`], which assigns a
+//! command line to one of the two forms. Then: `compat` for the compatibility forms; `direct` for
+//! the direct form's dispatch, which reads operations through [`describe`] and parses an
+//! operation's words in `operation_args`: flags scanned with `flags` (Go `flag` rules, values
+//! converted by `convert`), combined with the JSON argument in `json_arg`; it prints through
+//! `output` and `image`. `catalog` describes the whole table, from which `usage`, `skills` and
+//! `generate` render the Markdown, skills, completions and man page. The exit statuses are
+//! [`ExitStatus`], `protocol`'s, shared with the `mcp` and `acp` modes.
 
+mod catalog;
 mod compat;
 mod convert;
 pub mod describe;
 mod direct;
-mod exit;
 mod flags;
 mod generate;
 mod image;
 mod json_arg;
+mod operation_args;
 mod output;
 mod quote;
 mod session;
@@ -36,14 +39,15 @@ mod streams;
 mod usage;
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read};
+use std::io;
 use std::process::ExitCode;
 
-use describe::Command;
-
-pub use exit::ExitStatus;
+pub use catalog::{clap_command, help_markdown, skill_documents, usage_markdown};
+pub use direct::VERSION;
+pub use operation_args::{OperationArgs, operation_args};
 pub use session::{MISSING_SESSION, SESSION_ENV};
 pub use streams::Streams;
+pub use termsprawl_protocol::ExitStatus;
 
 /// The program's entry point: runs the process's arguments on its own standard streams.
 pub fn main() -> ExitCode {
@@ -65,86 +69,11 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
     if let Some(mode) = removed.rest.first().and_then(compat::Mode::from_word) {
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
-            Ok(status) => status.into(),
-            Err(compat::McpRequested(session, tools)) => termsprawl_mcp::run_stdio(&session, tools),
+            compat::Outcome::Done(status) => status.into(),
+            compat::Outcome::Bridge(session, tools) => termsprawl_mcp::run_stdio(&session, tools),
         };
     }
     direct::run(args, session_env, streams).into()
-}
-
-/// What the words after an operation's name ask for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OperationArgs {
-    /// `-h` or `--help` (no flag has that name): print the operation's help.
-    Help,
-    /// The `args` JSON text the call sends: the JSON argument byte for byte when there are no
-    /// flags, the merged object when there are, `{}` when there is neither.
-    Args(String),
-}
-
-/// Parses the words after an operation's name the way the direct form does (flags, then at most
-/// one JSON argument or `-` for `stdin`; `spec/shell-conventions.md` §3 – §5) without calling
-/// anything: the `args` that `termsprawlctl OPERATION WORDS...` would send, or its usage error
-/// (the message after `termsprawlctl: OPERATION: `). `stdin` is read only for `-`.
-pub fn operation_args(
-    operation: &str,
-    words: &[OsString],
-    stdin: &mut dyn Read,
-) -> Result<OperationArgs, String> {
-    let Some(operation) = termsprawl_protocol::operation(operation) else {
-        return Err(format!("unknown command {}", quote::go_quote(operation.as_bytes())));
-    };
-    parse_operation(&Command::from_operation(operation), words, stdin)
-}
-
-/// [`operation_args`] for a described command; the direct form's one parsing path.
-fn parse_operation(
-    command: &Command,
-    words: &[OsString],
-    stdin: &mut dyn Read,
-) -> Result<OperationArgs, String> {
-    let (flags, positionals) = match flags::scan_operation(command, words)? {
-        flags::Scanned::Help => return Ok(OperationArgs::Help),
-        flags::Scanned::Args(flags, positionals) => (flags, positionals),
-    };
-    Ok(OperationArgs::Args(
-        match json_arg::build_args(command.name(), &flags, positionals, stdin)? {
-            json_arg::Args::Empty => "{}".to_owned(),
-            json_arg::Args::Raw(text) | json_arg::Args::Merged(text) => text,
-        },
-    ))
-}
-
-/// The program's version, as `--version` prints it.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The whole usage Markdown of `termsprawlctl usage`: the Calling section, then one section per
-/// operation in table order (`spec/shell-conventions.md` §7). `cargo xtask codegen` writes it
-/// into `docs/reference/`.
-pub fn usage_markdown() -> String {
-    usage::usage(&catalog())
-}
-
-/// The help of `termsprawlctl help`: the Calling section, an index of the operations and the
-/// program's own commands.
-pub fn help_markdown() -> String {
-    usage::help(&catalog())
-}
-
-/// The skills of `termsprawlctl skills`, as (directory name, `SKILL.md` content) per guide topic.
-pub fn skill_documents() -> Vec<(String, String)> {
-    skills::skill_documents(&catalog())
-}
-
-/// The `clap` command tree that the completion scripts and the man page are generated from
-/// (never used to parse).
-pub fn clap_command() -> clap::Command {
-    generate::clap_command(&catalog())
-}
-
-/// Every operation of the table, described as a command.
-fn catalog() -> Vec<Command> {
-    termsprawl_protocol::operations().iter().map(Command::from_operation).collect()
 }
 
 #[cfg(test)]

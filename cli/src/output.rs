@@ -4,9 +4,8 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use termsprawl_protocol::ToolResult;
+use termsprawl_protocol::{ExitStatus, ToolResult};
 
-use crate::exit::ExitStatus;
 use crate::image::{OutputDir, decode_image};
 use crate::streams::Streams;
 

@@ -1,6 +1,6 @@
 //! Tests of the crate's table-wide promises.
 
-use crate::catalog;
+use crate::catalog::catalog;
 
 /// `spec/shell-conventions.md` §1, §11.2: no operation is named like a command of the program's
 /// own or starts with `-`.

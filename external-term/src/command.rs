@@ -3,9 +3,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use termsprawl_protocol::is_valid_node_id;
+
 use crate::error::Error;
 use crate::preferences::{ExternalTerminal, PLACEHOLDER};
-use crate::tmux::{TmuxLocation, is_valid_node_id};
+use crate::tmux::TmuxLocation;
 
 /// An emulator of the probe list and the argument that makes it run a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,8 +14,8 @@
 //!
 //! It must never run a shell (every program is executed directly with an argument vector), never
 //! pass `TMUX` or `TMUX_PANE` to the emulator (a nested client would act as one inside tmux), and
-//! never report an emulator that died within the grace period as a success. It depends on nothing
-//! else in the workspace.
+//! never report an emulator that died within the grace period as a success. Of the workspace it
+//! depends on `protocol` only, for the node-id rule.
 //!
 //! Start reading at [`open()`], then [`terminal_command`] and [`launch()`].
 
@@ -34,6 +34,6 @@ pub use open::{OpenOptions, open, result_value, user_data_from_session_file};
 pub use preferences::{ExternalTerminal, PLACEHOLDER, load_external_terminal, preferences_path};
 pub use search_path::{SearchPath, is_executable_file};
 pub use tmux::{
-    TMUX_FALLBACKS, TmuxLocation, ensure_socket_dir, find_tmux, has_session, is_valid_node_id,
-    session_name, socket_path,
+    TMUX_FALLBACKS, TmuxLocation, ensure_socket_dir, find_tmux, has_session, session_name,
+    socket_path,
 };

@@ -4,13 +4,14 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
+use termsprawl_protocol::is_valid_node_id;
 
 use crate::command::terminal_command;
 use crate::error::Error;
 use crate::launch::{LaunchOptions, Launched, launch};
 use crate::preferences::load_external_terminal;
 use crate::search_path::SearchPath;
-use crate::tmux::{TmuxLocation, ensure_socket_dir, find_tmux, has_session, is_valid_node_id};
+use crate::tmux::{TmuxLocation, ensure_socket_dir, find_tmux, has_session};
 
 /// What [`open`] needs besides the node id and `<userData>`.
 #[derive(Debug, Clone, PartialEq, Eq)]

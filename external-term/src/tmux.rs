@@ -57,16 +57,6 @@ pub fn session_name(node_id: &str) -> String {
     format!("ts-{node_id}")
 }
 
-/// Whether `node_id` matches `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$` (§2.4). Other ids could carry
-/// tmux target syntax (`:`, `.`) and never name a managed session.
-pub fn is_valid_node_id(node_id: &str) -> bool {
-    let bytes = node_id.as_bytes();
-    let Some(first) = bytes.first() else { return false };
-    bytes.len() <= 128
-        && first.is_ascii_alphanumeric()
-        && bytes.iter().all(|byte| byte.is_ascii_alphanumeric() || *byte == b'_' || *byte == b'-')
-}
-
 /// `<userData>/tmux-sockets/termsprawl`.
 pub fn socket_path(user_data: &Path) -> PathBuf {
     user_data.join("tmux-sockets").join("termsprawl")

@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use termsprawl_external_term::SearchPath;
 use termsprawl_protocol::args::AgentPreset;
+use termsprawl_protocol::shell::single_quoted;
 use termsprawl_protocol::{IntegrationState, IntegrationStatus, Topic, guide};
 use tokio::process::Command;
 
 use crate::error::{ToolError, messages};
 use crate::layout::Layout;
-use crate::tmux::shell_quote;
 
 /// Reason of a `needs-setup` status whose instruction delivery is unverified (§6.8).
 pub const UNVERIFIED_REASON: &str = "Instruction delivery is unverified. Read the generated skills and configure this agent explicitly.";
@@ -123,7 +123,7 @@ pub fn find_ctl(explicit: Option<&Path>, search_path: &SearchPath) -> Option<Pat
 /// or, when no `termsprawlctl` was found, a script that says so and exits 127.
 pub fn write_launcher(layout: &Layout, ctl: Option<&Path>) -> io::Result<()> {
     let script = match ctl {
-        Some(ctl) => format!("#!/bin/sh\nexec {} \"$@\"\n", shell_quote(&ctl.to_string_lossy())),
+        Some(ctl) => format!("#!/bin/sh\nexec {} \"$@\"\n", single_quoted(&ctl.to_string_lossy())),
         None => "#!/bin/sh\necho 'termsprawl-headless: termsprawlctl was not found when the server started; install it next to termsprawl-headless or on PATH, or pass serve --ctl' >&2\nexit 127\n".to_owned(),
     };
     let path = layout.launcher();

@@ -15,7 +15,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use termsprawl_external_term::{SearchPath, find_tmux, session_name};
+use termsprawl_external_term::{SearchPath, TmuxLocation, find_tmux, session_name};
+use termsprawl_protocol::shell::single_quoted;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
@@ -60,10 +61,11 @@ pub enum TmuxError {
     },
 }
 
-/// The managed tmux server: program, socket and configuration.
+/// The managed tmux server: program, socket and configuration, the one way this crate runs tmux
+/// (`terminal_external` hands the same [`TmuxLocation`] to `external-term`).
 #[derive(Debug, Clone)]
 pub struct Tmux {
-    program: PathBuf,
+    location: TmuxLocation,
     socket: PathBuf,
     config: PathBuf,
 }
@@ -75,12 +77,18 @@ impl Tmux {
         search_path: &SearchPath,
     ) -> Result<Tmux, termsprawl_external_term::Error> {
         let program = find_tmux(search_path)?;
-        Ok(Tmux { program, socket: layout.tmux_socket(), config: layout.tmux_config() })
+        let location = TmuxLocation::managed(program, layout.user_data());
+        Ok(Tmux { location, socket: layout.tmux_socket(), config: layout.tmux_config() })
+    }
+
+    /// The tmux program and the arguments that select the server.
+    pub fn location(&self) -> &TmuxLocation {
+        &self.location
     }
 
     /// The tmux program.
     pub fn program(&self) -> &Path {
-        &self.program
+        &self.location.program
     }
 
     /// `<userData>/tmux-sockets/termsprawl`.
@@ -95,12 +103,7 @@ impl Tmux {
 
     /// The arguments that select the server: `-S <socket> -f <config>`.
     pub fn base_args(&self) -> Vec<OsString> {
-        vec![
-            "-S".into(),
-            self.socket.clone().into_os_string(),
-            "-f".into(),
-            self.config.clone().into_os_string(),
-        ]
+        self.location.base_args.clone()
     }
 
     /// Creates the socket directory (0700) and writes [`MINIMAL_CONFIG`] when the configuration
@@ -117,8 +120,8 @@ impl Tmux {
     }
 
     fn command(&self) -> Command {
-        let mut command = Command::new(&self.program);
-        command.args(self.base_args());
+        let mut command = Command::new(&self.location.program);
+        command.args(&self.location.base_args);
         for variable in REMOVED_VARIABLES {
             command.env_remove(variable);
         }
@@ -143,7 +146,8 @@ impl Tmux {
         if stdin.is_some() {
             command.stdin(Stdio::piped());
         }
-        let spawn_error = |source| TmuxError::Spawn { program: self.program.clone(), source };
+        let spawn_error =
+            |source| TmuxError::Spawn { program: self.location.program.clone(), source };
         let mut child = command.spawn().map_err(spawn_error)?;
         if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
             pipe.write_all(input).await.map_err(spawn_error)?;
@@ -461,14 +465,9 @@ pub fn exec_line(argv: &[String]) -> String {
     let mut line = String::from("exec");
     for word in argv {
         line.push(' ');
-        line.push_str(&shell_quote(word));
+        line.push_str(&single_quoted(word));
     }
     line
-}
-
-/// `word` in single quotes, with each `'` written `'\''`.
-pub fn shell_quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// Whether an inherited variable carries an Anthropic or Claude credential, which the app strips

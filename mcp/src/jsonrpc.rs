@@ -63,24 +63,13 @@ fn integer_literal(text: &str) -> Option<i64> {
     text.parse().ok()
 }
 
-/// A JSON-RPC error code; the bridge uses these constants only (`spec/mcp.md` §3.9,
-/// `docs/mcp-eras.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ErrorCode(pub i64);
-
-impl ErrorCode {
-    /// `-32601`: unknown request method, including `server/discover`.
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
-    /// `-32602`: `Unknown tool: <name>` or `Invalid params: <detail>`.
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
-    /// `-32603`: a failed `session_info` during `initialize`, `server/discover` or a modern
-    /// `tools/list`, or a bug in the bridge.
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-    /// `-32002`: `resources/read` of an unknown URI, in the legacy era (2025-11-25 and earlier).
-    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
-    /// `-32022`: a modern request whose protocol version the bridge does not speak (2026-07-28).
-    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
-}
+/// A JSON-RPC error code (`spec/mcp.md` §3.9, `docs/mcp-eras.md`): the bridge sends
+/// `METHOD_NOT_FOUND` (unknown request method), `INVALID_PARAMS` (`Unknown tool: <name>` or
+/// `Invalid params: <detail>`), `INTERNAL_ERROR` (a failed `session_info` during `initialize`,
+/// `server/discover` or a modern `tools/list`, or a bug in the bridge), `RESOURCE_NOT_FOUND`
+/// (`resources/read` of an unknown URI in the legacy era) and `UNSUPPORTED_PROTOCOL_VERSION`
+/// (a modern request whose version the bridge does not speak).
+pub use termsprawl_protocol::jsonrpc::ErrorCode;
 
 /// One response: `{"jsonrpc":"2.0","id":…,"result":…}` or
 /// `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`, nothing else and no `null` member.

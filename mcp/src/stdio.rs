@@ -10,6 +10,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use termsprawl_protocol::ExitStatus;
+
 use crate::caller::SessionCaller;
 use crate::serve::{Options, log_to_stderr as log, serve_with};
 use crate::tools::ToolFilter;
@@ -25,14 +27,14 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
         Ok(output) => output,
         Err(error) => {
             log(&format!("cannot set up stdout: {error}"));
-            return ExitCode::from(1);
+            return ExitStatus::FAILED.into();
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             log(&format!("cannot start the runtime: {error}"));
-            return ExitCode::from(1);
+            return ExitStatus::FAILED.into();
         }
     };
     let caller = Arc::new(SessionCaller::new(session_file));
@@ -45,7 +47,7 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
     // A read of stdin may still be blocked in a runtime thread (after a write error); do not wait
     // for it. Every answer that was written has been flushed.
     runtime.shutdown_background();
-    ExitCode::SUCCESS
+    ExitStatus::OK.into()
 }
 
 /// Duplicates stdout (close-on-exec) for the writer, then points descriptor 1 at stderr.

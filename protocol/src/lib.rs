@@ -8,7 +8,10 @@
 //!   normalised to the contract's exact shape, together with the annotations and descriptions;
 //! - the guide texts ([`Topic`], [`guide`]);
 //! - the server's request validation ([`validate`]), with the contract's exact messages;
-//! - the protocol version ([`PROTOCOL_VERSION`]).
+//! - the protocol version ([`PROTOCOL_VERSION`]);
+//! - the small rules of the contract that several crates apply: the node-id pattern
+//!   ([`is_valid_node_id`]), quoting for `sh` ([`shell`]), the exit statuses of `termsprawlctl`
+//!   ([`ExitStatus`]) and the JSON-RPC error codes of the stdio frontends ([`jsonrpc`]).
 //!
 //! It must never do I/O, start an async runtime or know about HTTP: it is plain data and pure
 //! functions, so that the client, the CLI, the MCP bridge, the server half and the docs generator
@@ -17,13 +20,19 @@
 //! Start reading at [`operations`], then [`validate`].
 
 pub mod args;
+mod exit;
 mod guides;
+pub mod jsonrpc;
+mod node_id;
 mod operations;
 mod schema;
+pub mod shell;
 mod types;
 mod validate;
 
+pub use exit::ExitStatus;
 pub use guides::{INSTRUCTIONS_RULES_CHARS, MAX_INSTRUCTIONS_CHARS, Topic, guide, instructions};
+pub use node_id::{MAX_NODE_ID_LEN, is_valid_node_id};
 pub use operations::{
     ANNOTATION_RULES, Annotations, Call, CallError, McpRevision, Operation, Param, ParamKind,
     catalog_json, operation, operations,

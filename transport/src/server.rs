@@ -55,11 +55,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use termsprawl_protocol::{IntegrationStatus, ToolEndpoint, ToolIdentity, ToolRequest, ToolResult};
+use termsprawl_protocol::{
+    IntegrationStatus, ToolEndpoint, ToolIdentity, ToolRequest, ToolResult, is_valid_node_id,
+};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use files::{is_valid_node_id, mint_token, write_atomic};
+pub use files::{mint_token, write_atomic};
 pub use sessions::{Caller, LiveSession, Sessions};
 
 /// The largest request body the server reads: 131 072 bytes (128 KiB), inclusive.

@@ -1,5 +1,6 @@
 //! Building the programs that `cargo xtask demo` and `cargo xtask soak` run: `termsprawlctl` and
-//! `termsprawl-headless`, found through cargo's JSON messages rather than guessed target paths.
+//! `termsprawl-headless`, found through cargo's JSON messages rather than guessed target paths;
+//! and ending the tmux server the headless server started for them, the one way xtask runs tmux.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,4 +48,18 @@ pub fn build(root: &Path, release: bool) -> anyhow::Result<Binaries> {
         executables.get(name).cloned().with_context(|| format!("cargo built no {name}"))
     };
     Ok(Binaries { ctl: find("termsprawlctl")?, headless: find("termsprawl-headless")? })
+}
+
+/// `tmux -S <socket> kill-server`: ends the agents' and terminals' tmux server of a run (the
+/// headless server never does when it stops). A server that is already gone is fine.
+pub fn kill_tmux_server(socket: &Path) {
+    let _ = Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .arg("kill-server")
+        .env_remove("TMUX")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
 }

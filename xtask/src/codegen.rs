@@ -18,7 +18,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One generated file: its path relative to the repository root (with `/` separators) and its
 /// full contents.
@@ -231,6 +231,20 @@ pub(crate) fn markdown(path: &str, body: &str) -> GeneratedFile {
         contents.push('\n');
     }
     (PathBuf::from(path), contents)
+}
+
+/// The JSON Schema dialect of every schema file.
+const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// The header of every JSON Schema file (operations and wire types alike): marker, dialect, title
+/// and description.
+pub(crate) fn schema_header(title: &str, description: &str) -> Map<String, Value> {
+    let mut schema = Map::new();
+    schema.insert("$comment".to_owned(), Value::from(MARKER));
+    schema.insert("$schema".to_owned(), Value::from(DIALECT));
+    schema.insert("title".to_owned(), Value::from(title));
+    schema.insert("description".to_owned(), Value::from(description));
+    schema
 }
 
 /// A JSON file: pretty-printed with two spaces, ending with a newline.

@@ -53,13 +53,7 @@ impl Drop for Session {
             }
             let _ = serve.wait();
         }
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.tmux_socket)
-            .arg("kill-server")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        binaries::kill_tmux_server(&self.tmux_socket);
         eprintln!("cleaned up: server stopped, tmux server killed, temporary directory removed");
     }
 }

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+use termsprawl_protocol::shell::shell_word;
 
-use crate::bench::command::{Template, quote};
+use crate::bench::command::Template;
 use crate::{bench, codegen, demo, fuzz, protocol_diff, soak};
 
 /// Project automation for the termsprawl workspace.
@@ -214,7 +215,7 @@ impl Bench {
         let mut vs = Vec::with_capacity(self.vs.len());
         for text in &self.vs {
             let template =
-                Template::parse(text).with_context(|| format!("--vs {}", quote(text.as_ref())))?;
+                Template::parse(text).with_context(|| format!("--vs {}", shell_word(text)))?;
             vs.push((text.clone(), template));
         }
         Ok(bench::Plan {
@@ -230,8 +231,10 @@ impl Bench {
     pub fn exec(self, root: &Path) -> anyhow::Result<bool> {
         let plan = self.plan()?;
         // The command as typed after `cargo xtask`, for the document.
-        let typed: Vec<String> =
-            std::env::args_os().skip(1).map(|argument| quote(&argument)).collect();
+        let typed: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|argument| shell_word(&argument.to_string_lossy()))
+            .collect();
         let command = format!("cargo xtask {}", typed.join(" "));
         bench::run(root, &plan, command, self.check, !self.no_write)
     }
@@ -250,8 +253,10 @@ impl Soak {
     /// The settings of these options.
     pub fn settings(&self) -> soak::Settings {
         let seconds = self.seconds.unwrap_or(self.minutes.saturating_mul(60));
-        let typed: Vec<String> =
-            std::env::args_os().skip(1).map(|argument| quote(&argument)).collect();
+        let typed: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|argument| shell_word(&argument.to_string_lossy()))
+            .collect();
         soak::Settings {
             duration: std::time::Duration::from_secs(seconds),
             seed: self.seed,

@@ -134,7 +134,7 @@ pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
     );
     let outcome = soak(&binaries, &places, settings);
     // Whatever happened: the tmux server goes, then nothing may mention the directory.
-    server::kill_tmux(&places);
+    binaries::kill_tmux_server(&places.tmux_socket());
     let leftovers = settle_leftovers(&places.root);
     let (mut figures, mut ledger) = match outcome {
         Ok(done) => done,

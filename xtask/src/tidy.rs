@@ -16,13 +16,18 @@ use serde_json::Value;
 /// Folder names that are never searched: version control, build output, tool environments.
 pub const SKIPPED_DIRS: &[&str] = &[".git", "target", ".venv", "node_modules", "__pycache__"];
 
-/// What one workspace package may depend on.
+/// What one workspace package depends on inside the workspace, exactly, and what it may use
+/// outside it.
 #[derive(Debug, Clone, Copy)]
 pub struct CrateRule {
     /// The package name.
     pub package: &'static str,
-    /// The workspace packages it may depend on, in any dependency kind; `None` means any.
-    pub workspace_deps: Option<&'static [&'static str]>,
+    /// The workspace packages it depends on as normal or build dependencies: exactly these, so an
+    /// edge that appears or goes away without a change here fails.
+    pub workspace_deps: &'static [&'static str],
+    /// The workspace packages it depends on as dev-dependencies only for its tests, exactly (its
+    /// own package, for features in tests, is never listed).
+    pub dev_workspace_deps: &'static [&'static str],
     /// The external packages it may use as normal or build dependencies; `None` means any.
     pub external_deps: Option<&'static [&'static str]>,
     /// Whether it may depend on `anyhow` (binaries and xtask only).
@@ -37,54 +42,75 @@ const EXTERNAL_TERM: &str = "termsprawl-external-term";
 const ACP: &str = "termsprawl-acp";
 const HEADLESS: &str = "termsprawl-headless";
 const CONFORMANCE: &str = "termsprawl-conformance";
+const XTASK: &str = "xtask";
 
-/// The dependency rules of `STYLE.md` §1, one row per workspace package (rows of packages that do
-/// not exist yet are harmless). A package without a row fails the check: add its row here.
+/// The crate graph of `STYLE.md` §1 and ARCHITECTURE.md, one row per workspace package, edges
+/// listed exactly. A package without a row, a row without a package, an edge not listed and a
+/// listed edge that does not exist all fail the check: change the row with the edge.
 pub const CRATE_RULES: &[CrateRule] = &[
-    // No I/O, no HTTP: the wire model and nothing else.
+    // No I/O, no HTTP: the wire model and the contract's small rules, and nothing else.
     CrateRule {
         package: PROTOCOL,
-        workspace_deps: Some(&[]),
+        workspace_deps: &[],
+        dev_workspace_deps: &[],
         external_deps: Some(&["serde", "serde_json", "schemars"]),
         anyhow: false,
     },
     // The only crate that speaks HTTP.
     CrateRule {
         package: TRANSPORT,
-        workspace_deps: Some(&[PROTOCOL]),
+        workspace_deps: &[PROTOCOL],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: false,
     },
-    // The frontends: never each other, except that the cli binary wires in mcp (and acp, and
-    // external-term for its terminal command).
+    // The frontends: never each other, except that the cli binary wires in mcp and acp for its
+    // modes; their tests run against transport's fake app.
     CrateRule {
         package: CLI,
-        workspace_deps: Some(&[PROTOCOL, TRANSPORT, MCP, ACP, EXTERNAL_TERM]),
+        workspace_deps: &[PROTOCOL, TRANSPORT, MCP, ACP],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
     },
     CrateRule {
         package: MCP,
-        workspace_deps: Some(&[PROTOCOL, TRANSPORT]),
+        workspace_deps: &[PROTOCOL, TRANSPORT],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: false,
     },
+    // ACP speaks to its agent over stdio and to the tool server only through the mcp bridge it
+    // injects (a `termsprawlctl mcp` process), so it needs no transport.
     CrateRule {
         package: ACP,
-        workspace_deps: Some(&[PROTOCOL, TRANSPORT]),
+        workspace_deps: &[PROTOCOL],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: false,
     },
+    // protocol for the node-id rule only.
     CrateRule {
         package: EXTERNAL_TERM,
-        workspace_deps: Some(&[]),
+        workspace_deps: &[PROTOCOL],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: false,
     },
-    // The later reference tool server: a binary.
+    // The reference tool server: a binary, never on a frontend.
     CrateRule {
         package: HEADLESS,
-        workspace_deps: Some(&[PROTOCOL, TRANSPORT, EXTERNAL_TERM]),
+        workspace_deps: &[PROTOCOL, TRANSPORT, EXTERNAL_TERM],
+        dev_workspace_deps: &[],
+        external_deps: None,
+        anyhow: true,
+    },
+    // Automation: codegen reads protocol and cli, bench and soak run transport's fake app, the cli
+    // and the headless server.
+    CrateRule {
+        package: XTASK,
+        workspace_deps: &[PROTOCOL, TRANSPORT, CLI, HEADLESS],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
     },
@@ -93,11 +119,11 @@ pub const CRATE_RULES: &[CrateRule] = &[
     // validated loopback endpoint.
     CrateRule {
         package: CONFORMANCE,
-        workspace_deps: Some(&[PROTOCOL, TRANSPORT]),
+        workspace_deps: &[PROTOCOL, TRANSPORT],
+        dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
     },
-    CrateRule { package: "xtask", workspace_deps: None, external_deps: None, anyhow: true },
 ];
 
 /// Every file below `root` whose extension is one of `extensions`, relative to `root` and
@@ -176,10 +202,12 @@ pub fn cargo_metadata(root: &Path) -> anyhow::Result<Value> {
     serde_json::from_slice(&output.stdout).context("cargo metadata printed no JSON")
 }
 
-/// Violations of `rules` by the packages of `metadata` (the output of [`cargo_metadata`]):
-/// a package without a rule, a workspace dependency the rule does not allow (a package's
-/// dependency on itself, for features in tests, is fine), an external normal or build dependency
-/// outside the rule's list, and `anyhow` where the rule forbids it.
+/// Violations of `rules` by the packages of `metadata` (the output of [`cargo_metadata`]): a
+/// package without a rule and a rule without a package; a workspace edge that the rule does not
+/// list, and a listed one that does not exist, separately for normal and build dependencies and
+/// for dev-dependencies (a package's dependency on itself, for features in tests, is fine; a
+/// dev-dependency on a package it also depends on normally is that normal edge); an external
+/// normal or build dependency outside the rule's list; and `anyhow` where the rule forbids it.
 pub fn dependency_violations(metadata: &Value, rules: &[CrateRule]) -> Vec<String> {
     let members = member_names(metadata);
     let mut violations = Vec::new();
@@ -191,15 +219,15 @@ pub fn dependency_violations(metadata: &Value, rules: &[CrateRule]) -> Vec<Strin
             ));
             continue;
         };
+        let mut normal = Vec::new();
+        let mut dev = Vec::new();
         for dependency in dependencies(package) {
             let dependency_name = dependency["name"].as_str().unwrap_or_default();
             let kind = dependency_kind(dependency);
             if members.contains(&dependency_name) {
-                let allowed = dependency_name == name
-                    || rule.workspace_deps.is_none_or(|allowed| allowed.contains(&dependency_name));
-                if !allowed {
-                    violations
-                        .push(format!("{name} must not depend on {dependency_name} ({kind})"));
+                let edges = if kind == "dev" { &mut dev } else { &mut normal };
+                if dependency_name != name && !edges.contains(&(dependency_name, kind)) {
+                    edges.push((dependency_name, kind));
                 }
                 continue;
             }
@@ -215,8 +243,43 @@ pub fn dependency_violations(metadata: &Value, rules: &[CrateRule]) -> Vec<Strin
                 violations.push(format!("{name} must not depend on {dependency_name} ({kind})"));
             }
         }
+        dev.retain(|(dependency, _)| normal.iter().all(|(other, _)| other != dependency));
+        edge_violations(name, "normal", &normal, rule.workspace_deps, &mut violations);
+        edge_violations(name, "dev", &dev, rule.dev_workspace_deps, &mut violations);
+    }
+    for rule in rules {
+        if !members.contains(&rule.package) {
+            violations.push(format!(
+                "{}: a dependency rule but no such package; remove its row from CRATE_RULES",
+                rule.package
+            ));
+        }
     }
     violations
+}
+
+/// The edges that `actual` (dependency and kind) and `listed` do not share, in the order found;
+/// `kind` names the list.
+fn edge_violations(
+    name: &str,
+    kind: &str,
+    actual: &[(&str, &str)],
+    listed: &[&str],
+    violations: &mut Vec<String>,
+) {
+    for (dependency, actual_kind) in actual {
+        if !listed.contains(dependency) {
+            violations.push(format!("{name} must not depend on {dependency} ({actual_kind})"));
+        }
+    }
+    for dependency in listed {
+        if actual.iter().all(|(other, _)| other != dependency) {
+            violations.push(format!(
+                "{name} does not depend on {dependency} ({kind}), but its rule lists it: \
+                 remove it from CRATE_RULES"
+            ));
+        }
+    }
 }
 
 /// Violations by normal and build dependencies on workspace packages that carry no version

@@ -4,7 +4,7 @@ use serde_json::json;
 use termsprawl_protocol::Annotations;
 
 use super::{SHELLS, clap_command, completions, man_page};
-use crate::catalog;
+use crate::catalog::catalog;
 use crate::describe::Command;
 
 #[test]

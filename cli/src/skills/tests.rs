@@ -3,7 +3,7 @@
 use termsprawl_protocol::{Topic, guide};
 
 use super::{skill_documents, write_skills};
-use crate::catalog;
+use crate::catalog::catalog;
 
 #[test]
 fn one_skill_per_topic_with_front_matter_guide_and_usage() {

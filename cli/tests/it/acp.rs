@@ -3,6 +3,7 @@
 //! root, trace, and `TMUX_TMPDIR`, so the `termsprawl-acp` tmux server is private too), the REPORT
 //! line, and the wire-conformance check of a trace against the ACP v1 JSON Schema.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -46,6 +47,10 @@ pub(crate) fn peer() -> Option<Peer> {
     );
     Some(Peer { python, agent: repo().join("tests/python/acp_agent.py") })
 }
+
+/// The arguments that select the front end's private tmux server (under the place's
+/// `TMUX_TMPDIR`).
+pub(crate) const ACP_SERVER: [&str; 2] = ["-L", "termsprawl-acp"];
 
 /// One private directory for a front end and its agent: `root/` is the session root, `trace.jsonl`
 /// the trace, `tmux/` the `TMUX_TMPDIR`.
@@ -104,12 +109,19 @@ impl Place {
         command
     }
 
+    /// `tmux SERVER...` with the place's `TMUX_TMPDIR` and no `TMUX`, the one way these tests run
+    /// tmux; `server` selects the server (`ACP_SERVER`, or a socket of the test's own).
+    pub(crate) fn tmux<S: AsRef<OsStr>>(&self, server: &[S]) -> Command {
+        let mut command = Command::new("tmux");
+        command.args(server).env("TMUX_TMPDIR", self.tmux_tmpdir()).env_remove("TMUX");
+        command
+    }
+
     /// The tmux sessions on the place's private `termsprawl-acp` server.
     pub(crate) fn tmux_sessions(&self) -> Vec<String> {
-        let output = Command::new("tmux")
-            .args(["-L", "termsprawl-acp", "list-sessions", "-F", "#{session_name}"])
-            .env("TMUX_TMPDIR", self.tmux_tmpdir())
-            .env_remove("TMUX")
+        let output = self
+            .tmux(&ACP_SERVER)
+            .args(["list-sessions", "-F", "#{session_name}"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()

@@ -3,12 +3,12 @@
 //! answers with `send-keys` and reads the screen with `capture-pane` until the stop-reason line
 //! appears.
 
-use std::process::Command;
+use std::ffi::OsString;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::acp::{Peer, Place, eventually, marker, peer, processes_with};
+use crate::acp::{ACP_SERVER, Peer, Place, eventually, marker, peer, processes_with};
 use crate::support::BIN;
 
 /// A front end running in the pane of a private tmux server.
@@ -45,10 +45,8 @@ impl Node {
             peer.python.to_string_lossy().into_owned(),
             peer.agent.to_string_lossy().into_owned(),
         ]);
-        let mut command = Command::new("tmux");
+        let mut command = place.tmux(&Node::server(&place));
         command
-            .arg("-S")
-            .arg(place.path().join("node.sock"))
             .args([
                 "-f",
                 "/dev/null",
@@ -65,8 +63,6 @@ impl Node {
             .arg(place.path())
             .arg("--")
             .args(&script)
-            .env("TMUX_TMPDIR", place.tmux_tmpdir())
-            .env_remove("TMUX")
             .env_remove("TERMSPRAWL_SESSION_FILE")
             .env("NO_COLOR", "1");
         for (name, value) in env {
@@ -76,14 +72,13 @@ impl Node {
         Some(Node { place, peer })
     }
 
+    /// The arguments that select the node's own tmux server.
+    fn server(place: &Place) -> [OsString; 2] {
+        ["-S".into(), place.path().join("node.sock").into()]
+    }
+
     fn tmux(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .arg("-S")
-            .arg(self.place.path().join("node.sock"))
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .unwrap();
+        let output = self.place.tmux(&Node::server(&self.place)).args(args).output().unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
@@ -179,10 +174,10 @@ fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
         .unwrap_or_else(|| panic!("no attach line:\n{screen}"));
     // Released by the agent, still there for the person while the front end runs.
     assert!(node.place.tmux_sessions().contains(&session), "{session}");
-    let pane = Command::new("tmux")
-        .args(["-L", "termsprawl-acp", "capture-pane", "-p", "-t", &format!("={session}:")])
-        .env("TMUX_TMPDIR", node.place.tmux_tmpdir())
-        .env_remove("TMUX")
+    let pane = node
+        .place
+        .tmux(&ACP_SERVER)
+        .args(["capture-pane", "-p", "-t", &format!("={session}:")])
         .output()
         .unwrap();
     let pane = String::from_utf8_lossy(&pane.stdout);

@@ -13,6 +13,7 @@ use std::thread::{self, JoinHandle};
 
 use serde_json::json;
 use tempfile::TempDir;
+use termsprawl_protocol::shell::shell_word;
 use termsprawl_transport::server::fake::{BlockingFakeApp, FakeApp};
 
 /// The binary under test.
@@ -238,25 +239,21 @@ impl Run {
     pub(crate) fn display(&self) -> String {
         let mut line = String::from("$ ");
         if let Some(cwd) = &self.cwd {
-            let _ = write!(line, "cd {} && ", shell_quote(&cwd.to_string_lossy()));
+            let _ = write!(line, "cd {} && ", shell_word(&cwd.to_string_lossy()));
         }
         for (key, value) in &self.env {
-            let _ = write!(
-                line,
-                "{}={} ",
-                key.to_string_lossy(),
-                shell_quote(&value.to_string_lossy())
-            );
+            let _ =
+                write!(line, "{}={} ", key.to_string_lossy(), shell_word(&value.to_string_lossy()));
         }
         if let Some(script) = &self.shell {
             line.push_str("sh -c ");
-            line.push_str(&shell_quote(script));
+            line.push_str(&shell_word(script));
             return line;
         }
         line.push_str("termsprawlctl");
         for arg in &self.args {
             line.push(' ');
-            line.push_str(&shell_quote(&arg.to_string_lossy()));
+            line.push_str(&shell_word(&arg.to_string_lossy()));
         }
         line
     }
@@ -281,12 +278,6 @@ pub(crate) fn transcript_text(run: &Run, output: &Output) -> String {
         }
     }
     text
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+[]".contains(c));
-    if plain { arg.to_owned() } else { format!("'{}'", arg.replace('\'', r"'\''")) }
 }
 
 /// A loopback listener that answers one HTTP request with a fixed tool result and keeps the

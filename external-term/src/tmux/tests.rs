@@ -1,23 +1,13 @@
-//! Unit tests of node ids, the attach argv and the tmux fallbacks.
+//! Unit tests of the attach argv and the tmux fallbacks.
 
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::{TmuxLocation, find_tmux_in, is_valid_node_id, session_name};
+use super::{TmuxLocation, find_tmux_in, session_name};
 use crate::error::Error;
 use crate::search_path::SearchPath;
-
-#[test]
-fn node_ids_follow_the_provisioning_pattern() {
-    for valid in ["a", "agent-1", "A_b-9", "0", &"x".repeat(128)] {
-        assert!(is_valid_node_id(valid), "{valid:?} should be valid");
-    }
-    for invalid in ["", "-a", "_a", "a:b", "a.b", "a b", "ä", &"x".repeat(129), "ts-a=", "a/b"] {
-        assert!(!is_valid_node_id(invalid), "{invalid:?} should be invalid");
-    }
-}
 
 #[test]
 fn session_and_attach_argv() {

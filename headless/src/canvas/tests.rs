@@ -36,7 +36,7 @@ fn node_ids_are_valid_and_new_nodes_do_not_overlap() {
     let (canvas, project_id, ids) = canvas_with_notes(6);
     let project = canvas.project(&project_id).unwrap();
     for id in &ids {
-        assert!(termsprawl_transport::server::is_valid_node_id(id), "{id}");
+        assert!(termsprawl_protocol::is_valid_node_id(id), "{id}");
         assert!(id.starts_with("sticky-"));
     }
     let positions: HashSet<(i64, i64)> = project

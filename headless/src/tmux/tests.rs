@@ -4,13 +4,16 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 
-use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server, shell_quote};
+use termsprawl_external_term::TmuxLocation;
+use termsprawl_protocol::shell::single_quoted;
+
+use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server};
 
 #[test]
 fn exec_line_quotes_every_word() {
     let argv = ["my prog".to_owned(), "it's".to_owned(), "$HOME".to_owned(), String::new()];
     assert_eq!(exec_line(&argv), r"exec 'my prog' 'it'\''s' '$HOME' ''");
-    assert_eq!(shell_quote("plain"), "'plain'");
+    assert_eq!(single_quoted("plain"), "'plain'");
 }
 
 #[test]
@@ -49,11 +52,9 @@ fn failing_tmux(dir: &std::path::Path, stderr: &str) -> Tmux {
     let program = dir.join("tmux");
     std::fs::write(&program, format!("#!/bin/sh\necho '{stderr}' >&2\nexit 1\n")).unwrap();
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Tmux {
-        program,
-        socket: PathBuf::from("/nonexistent/socket"),
-        config: PathBuf::from("/dev/null"),
-    }
+    let (socket, config) = (PathBuf::from("/nonexistent/socket"), PathBuf::from("/dev/null"));
+    let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
+    Tmux { location: TmuxLocation { program, base_args }, socket, config }
 }
 
 #[tokio::test]

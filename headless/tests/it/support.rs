@@ -23,7 +23,7 @@ impl TmuxGuard {
         TmuxGuard { socket: user_data.join("tmux-sockets").join("termsprawl") }
     }
 
-    /// `tmux -S <socket> …`, for checks from outside the server.
+    /// `tmux -S <socket> …`, for checks from outside the server: the one way these tests run tmux.
     pub(crate) fn tmux(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-S")
@@ -38,14 +38,7 @@ impl TmuxGuard {
 
 impl Drop for TmuxGuard {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let _ = self.tmux(&["kill-server"]);
     }
 }
 

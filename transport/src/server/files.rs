@@ -13,15 +13,6 @@ use termsprawl_protocol::{IntegrationStatus, SessionToken, ToolIdentity, ToolSes
 use super::{SESSIONS_DIR, StartError};
 use crate::discovery::ENDPOINT_FILE;
 
-/// Whether `node_id` matches `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$`.
-pub fn is_valid_node_id(node_id: &str) -> bool {
-    let bytes = node_id.as_bytes();
-    let Some((first, rest)) = bytes.split_first() else { return false };
-    bytes.len() <= 128
-        && first.is_ascii_alphanumeric()
-        && rest.iter().all(|byte| byte.is_ascii_alphanumeric() || *byte == b'_' || *byte == b'-')
-}
-
 /// A new session token: 32 random bytes from the operating system as 64 lowercase hex digits.
 pub fn mint_token() -> io::Result<SessionToken> {
     let mut bytes = [0_u8; 32];

@@ -1,20 +1,7 @@
-//! Unit tests of node ids, tokens, lock-file reading and the deferred endpoint file.
+//! Unit tests of tokens, lock-file reading and the deferred endpoint file.
 
-use super::files::{is_valid_node_id, mint_token};
+use super::files::mint_token;
 use super::lock::{Holder, holder, is_alive};
-
-#[test]
-fn node_ids_follow_the_contract_pattern() {
-    let longest = format!("a{}", "b".repeat(127));
-    for valid in ["a", "0", "agent-1", "A_b-C", "9-_", longest.as_str()] {
-        assert!(is_valid_node_id(valid), "{valid}");
-    }
-    let too_long = format!("a{}", "b".repeat(128));
-    for invalid in ["", "-a", "_a", "a.b", "a/b", "..", "a b", "é", "a\n", "a\0", too_long.as_str()]
-    {
-        assert!(!is_valid_node_id(invalid), "{invalid:?}");
-    }
-}
 
 #[test]
 fn minted_tokens_are_64_lowercase_hex_and_differ() {

@@ -2,9 +2,11 @@
 //! directly, never through a shell) and [`Template`] (a `--vs` command as the user typed it, with
 //! an optional `{}` placeholder).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fmt;
 use std::process::Command;
+
+use termsprawl_protocol::shell::shell_word;
 
 /// A program and its arguments, spawned directly.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,23 +52,12 @@ impl Invocation {
 /// The command line quoted for a POSIX shell, to be read and pasted.
 impl fmt::Display for Invocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&quote(&self.program))?;
+        f.write_str(&shell_word(&self.program.to_string_lossy()))?;
         for argument in &self.args {
-            write!(f, " {}", quote(argument))?;
+            write!(f, " {}", shell_word(&argument.to_string_lossy()))?;
         }
         Ok(())
     }
-}
-
-/// One word quoted for a POSIX shell: as it is when it holds only characters no shell treats
-/// specially, otherwise in single quotes.
-pub fn quote(word: &OsStr) -> String {
-    let word = word.to_string_lossy();
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        return word.into_owned();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// The word that [`Template::invocation`] replaces with the arguments.

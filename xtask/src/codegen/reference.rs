@@ -1,14 +1,11 @@
 //! The protocol reference in `docs/reference/`, derived from the `termsprawl-protocol` crate.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use termsprawl_protocol::{
     Operation, PROTOCOL_VERSION, ParamKind, Topic, catalog_json, guide, operations,
 };
 
-use super::{GeneratedFile, MARKER, json, markdown, wire_types};
-
-/// The JSON Schema dialect of every schema file.
-const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+use super::{GeneratedFile, json, markdown, schema_header, wire_types};
 
 /// `README.md`, `catalog.json`, `operations.md`, `schemas/<operation>.json`,
 /// `types/<Type>.json` and `guides/<topic>.md`.
@@ -42,16 +39,6 @@ fn operation_schema(operation: &Operation) -> Value {
         schema.insert(key.clone(), value.clone());
     }
     Value::Object(schema)
-}
-
-/// The schema header shared with [`wire_types`]: marker, dialect and title.
-pub(super) fn schema_header(title: &str, description: &str) -> Map<String, Value> {
-    let mut schema = Map::new();
-    schema.insert("$comment".to_owned(), Value::from(MARKER));
-    schema.insert("$schema".to_owned(), Value::from(DIALECT));
-    schema.insert("title".to_owned(), Value::from(title));
-    schema.insert("description".to_owned(), Value::from(description));
-    schema
 }
 
 fn readme() -> String {

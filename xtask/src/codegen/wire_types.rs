@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::reference::schema_header;
+use super::schema_header;
 
 /// The wire types, in the order of `spec/protocol.md` §1, each as (type name, schema).
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {

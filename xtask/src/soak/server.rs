@@ -182,16 +182,3 @@ pub fn rewrite_torn(path: &Path, pause: Duration) -> anyhow::Result<()> {
     file.write_all(&content[half..])?;
     Ok(())
 }
-
-/// `tmux -S <socket> kill-server` (the agents' and terminals' tmux server of the run).
-pub fn kill_tmux(places: &Places) {
-    let _ = Command::new("tmux")
-        .arg("-S")
-        .arg(places.tmux_socket())
-        .arg("kill-server")
-        .env_remove("TMUX")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}

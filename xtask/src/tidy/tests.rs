@@ -146,38 +146,149 @@ fn metadata(packages: &[Value]) -> Value {
     json!({"packages": packages})
 }
 
+/// The real metadata with `package`'s dependency list changed by `change`.
+fn real_metadata_with(package: &str, change: impl FnOnce(&mut Vec<Value>)) -> Value {
+    let mut metadata = cargo_metadata(&project_root()).unwrap();
+    let packages = metadata["packages"].as_array_mut().unwrap();
+    let entry = packages.iter_mut().find(|entry| entry["name"] == package).unwrap();
+    change(entry["dependencies"].as_array_mut().unwrap());
+    metadata
+}
+
+fn edge(dependency: &str, kind: Option<&str>) -> Value {
+    json!({"name": dependency, "kind": kind, "req": "^0.1.0", "path": format!("/repo/{dependency}")})
+}
+
 #[test]
-fn dependency_rules_find_forbidden_edges_anyhow_and_unknown_packages() {
-    let metadata = metadata(&[
-        package(
-            "termsprawl-protocol",
-            &[("serde", None, "^1.0"), ("tokio", None, "^1"), ("insta", Some("dev"), "^1")],
-        ),
-        package(
-            "termsprawl-transport",
-            &[("termsprawl-protocol", None, "^0.1.0"), ("termsprawl-transport", Some("dev"), "*")],
-        ),
-        package(
-            "termsprawl-mcp",
-            &[
-                ("termsprawl-protocol", None, "^0.1.0"),
-                ("termsprawl-cli", Some("dev"), "^0.1.0"),
-                ("anyhow", None, "^1"),
-            ],
-        ),
-        package("termsprawl-cli", &[("termsprawl-mcp", None, "^0.1.0"), ("anyhow", None, "^1")]),
-        package("termsprawl-external-term", &[("termsprawl-transport", None, "^0.1.0")]),
-        package("termsprawl-newcomer", &[]),
-        package("xtask", &[("termsprawl-cli", None, "^0.1.0"), ("anyhow", None, "^1")]),
-    ]);
+fn an_edge_that_appears_without_a_rule_change_fails() {
+    // A frontend on another frontend, a server on a frontend, and a new test-only edge.
+    let metadata = real_metadata_with("termsprawl-mcp", |dependencies| {
+        dependencies.push(edge("termsprawl-acp", None));
+        dependencies.push(edge("termsprawl-cli", Some("dev")));
+    });
     assert_eq!(
         dependency_violations(&metadata, CRATE_RULES),
         [
-            "termsprawl-protocol must not depend on tokio (normal)",
+            "termsprawl-mcp must not depend on termsprawl-acp (normal)",
             "termsprawl-mcp must not depend on termsprawl-cli (dev)",
-            "termsprawl-mcp must not depend on anyhow (normal): libraries use thiserror",
-            "termsprawl-external-term must not depend on termsprawl-transport (normal)",
+        ]
+    );
+    let metadata = real_metadata_with("termsprawl-headless", |dependencies| {
+        dependencies.push(edge("termsprawl-cli", Some("build")));
+    });
+    assert_eq!(
+        dependency_violations(&metadata, CRATE_RULES),
+        ["termsprawl-headless must not depend on termsprawl-cli (build)"]
+    );
+}
+
+#[test]
+fn an_edge_that_goes_away_without_a_rule_change_fails() {
+    let metadata = real_metadata_with("termsprawl-external-term", |dependencies| {
+        dependencies.retain(|dependency| dependency["name"] != "termsprawl-protocol");
+    });
+    assert_eq!(
+        dependency_violations(&metadata, CRATE_RULES),
+        [
+            "termsprawl-external-term does not depend on termsprawl-protocol (normal), but its rule lists it: remove it from CRATE_RULES"
+        ]
+    );
+}
+
+#[test]
+fn a_dev_edge_is_its_own_list_unless_the_normal_edge_exists() {
+    let rules = [
+        CrateRule {
+            package: "termsprawl-a",
+            workspace_deps: &["termsprawl-b"],
+            dev_workspace_deps: &["termsprawl-c"],
+            external_deps: None,
+            anyhow: false,
+        },
+        CrateRule {
+            package: "termsprawl-b",
+            workspace_deps: &[],
+            dev_workspace_deps: &[],
+            external_deps: None,
+            anyhow: false,
+        },
+        CrateRule {
+            package: "termsprawl-c",
+            workspace_deps: &[],
+            dev_workspace_deps: &[],
+            external_deps: None,
+            anyhow: false,
+        },
+    ];
+    let fine = metadata(&[
+        package(
+            "termsprawl-a",
+            &[
+                ("termsprawl-b", None, "^0.1.0"),
+                ("termsprawl-b", Some("dev"), "^0.1.0"),
+                ("termsprawl-c", Some("dev"), "^0.1.0"),
+                ("termsprawl-a", Some("dev"), "*"),
+            ],
+        ),
+        package("termsprawl-b", &[]),
+        package("termsprawl-c", &[]),
+    ]);
+    assert_eq!(dependency_violations(&fine, &rules), Vec::<String>::new());
+    // The test-only edge becomes a normal one: both lists disagree.
+    let promoted = metadata(&[
+        package(
+            "termsprawl-a",
+            &[("termsprawl-b", None, "^0.1.0"), ("termsprawl-c", None, "^0.1.0")],
+        ),
+        package("termsprawl-b", &[]),
+        package("termsprawl-c", &[]),
+    ]);
+    assert_eq!(
+        dependency_violations(&promoted, &rules),
+        [
+            "termsprawl-a must not depend on termsprawl-c (normal)",
+            "termsprawl-a does not depend on termsprawl-c (dev), but its rule lists it: remove it from CRATE_RULES",
+        ]
+    );
+}
+
+#[test]
+fn dependency_rules_find_externals_anyhow_unknown_packages_and_stale_rows() {
+    let rules = [
+        CrateRule {
+            package: "termsprawl-protocol",
+            workspace_deps: &[],
+            dev_workspace_deps: &[],
+            external_deps: Some(&["serde"]),
+            anyhow: false,
+        },
+        CrateRule {
+            package: "termsprawl-gone",
+            workspace_deps: &[],
+            dev_workspace_deps: &[],
+            external_deps: None,
+            anyhow: false,
+        },
+    ];
+    let metadata = metadata(&[
+        package(
+            "termsprawl-protocol",
+            &[
+                ("serde", None, "^1.0"),
+                ("tokio", None, "^1"),
+                ("insta", Some("dev"), "^1"),
+                ("anyhow", Some("dev"), "^1"),
+            ],
+        ),
+        package("termsprawl-newcomer", &[]),
+    ]);
+    assert_eq!(
+        dependency_violations(&metadata, &rules),
+        [
+            "termsprawl-protocol must not depend on tokio (normal)",
+            "termsprawl-protocol must not depend on anyhow (dev): libraries use thiserror",
             "termsprawl-newcomer: no dependency rule; add a row to CRATE_RULES in xtask/src/tidy.rs",
+            "termsprawl-gone: a dependency rule but no such package; remove its row from CRATE_RULES",
         ]
     );
 }
@@ -186,19 +297,24 @@ fn dependency_rules_find_forbidden_edges_anyhow_and_unknown_packages() {
 fn dependency_rules_are_data() {
     let rules = [CrateRule {
         package: "termsprawl-mcp",
-        workspace_deps: Some(&[]),
+        workspace_deps: &[],
+        dev_workspace_deps: &[],
         external_deps: Some(&[]),
         anyhow: false,
     }];
-    let metadata = metadata(&[package(
-        "termsprawl-mcp",
-        &[("termsprawl-protocol", None, "^0.1.0"), ("serde", Some("build"), "^1")],
-    )]);
+    let metadata = metadata(&[
+        package(
+            "termsprawl-mcp",
+            &[("termsprawl-protocol", None, "^0.1.0"), ("serde", Some("build"), "^1")],
+        ),
+        package("termsprawl-protocol", &[]),
+    ]);
     assert_eq!(
         dependency_violations(&metadata, &rules),
         [
+            "termsprawl-mcp must not depend on serde (build)",
             "termsprawl-mcp must not depend on termsprawl-protocol (normal)",
-            "termsprawl-mcp must not depend on serde (build)"
+            "termsprawl-protocol: no dependency rule; add a row to CRATE_RULES in xtask/src/tidy.rs",
         ]
     );
 }
@@ -231,26 +347,15 @@ fn path_dependencies_without_a_version_are_found() {
 
 #[test]
 fn conformance_may_not_depend_on_headless_or_a_frontend() {
-    let metadata = metadata(&[
-        package(
-            "termsprawl-conformance",
-            &[
-                ("termsprawl-protocol", None, "^0.1.0"),
-                ("termsprawl-transport", Some("dev"), "^0.1.0"),
-                ("termsprawl-headless", Some("dev"), "^0.1.0"),
-                ("termsprawl-cli", None, "^0.1.0"),
-            ],
-        ),
-        package("termsprawl-protocol", &[]),
-        package("termsprawl-transport", &[]),
-        package("termsprawl-headless", &[]),
-        package("termsprawl-cli", &[]),
-    ]);
+    let metadata = real_metadata_with("termsprawl-conformance", |dependencies| {
+        dependencies.push(edge("termsprawl-headless", Some("dev")));
+        dependencies.push(edge("termsprawl-cli", None));
+    });
     assert_eq!(
         dependency_violations(&metadata, CRATE_RULES),
         [
-            "termsprawl-conformance must not depend on termsprawl-headless (dev)",
             "termsprawl-conformance must not depend on termsprawl-cli (normal)",
+            "termsprawl-conformance must not depend on termsprawl-headless (dev)",
         ]
     );
 }

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use xtask::bench::command::{Invocation, Template, quote};
+use termsprawl_protocol::shell::shell_word;
+use xtask::bench::command::{Invocation, Template};
 use xtask::bench::report::{CURL, FLOOR, OURS};
 use xtask::bench::{IN_FLIGHT, Plan, TASKS, Tools, floor, measure, rustc};
 
@@ -44,7 +45,7 @@ fn every_part_is_measured_and_reported() {
     let scratch = tempfile::tempdir().unwrap();
     let tools = tools(scratch.path());
     // The stand-in again, as a --vs command with the placeholder.
-    let vs = format!("{} termsprawlctl {{}}", quote(helper().as_os_str()));
+    let vs = format!("{} termsprawlctl {{}}", shell_word(&helper().to_string_lossy()));
     let report = measure(&tools, &plan(&[&vs]), "cargo xtask bench --runs 3".to_owned()).unwrap();
 
     let names: Vec<&str> = report.one_shot.iter().map(|row| row.name.as_str()).collect();

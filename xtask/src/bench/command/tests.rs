@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use super::{Invocation, Template, TemplateError, quote, split_words};
+use super::{Invocation, Template, TemplateError, split_words};
 
 fn words(text: &str) -> Vec<String> {
     split_words(text).unwrap()
@@ -78,10 +78,8 @@ fn a_placeholder_word_is_replaced_by_the_arguments() {
 
 #[test]
 fn display_quotes_for_a_posix_shell() {
-    assert_eq!(quote("plain-word_1.0/x:y@z%+=,".as_ref()), "plain-word_1.0/x:y@z%+=,");
-    assert_eq!(quote("".as_ref()), "''");
-    assert_eq!(quote(r#"{"topic":"canvas"}"#.as_ref()), r#"'{"topic":"canvas"}'"#);
-    assert_eq!(quote("it's".as_ref()), r"'it'\''s'");
+    let quoted = Invocation::new("it's").args(["plain-word_1.0/x:y@z%+=,", ""]);
+    assert_eq!(quoted.to_string(), r"'it'\''s' plain-word_1.0/x:y@z%+=, ''");
     let invocation = Invocation::new("termsprawlctl").args(["call", "guide_read", "{}"]);
     assert_eq!(invocation.to_string(), "termsprawlctl call guide_read '{}'");
     // What Display prints splits back into the same words.

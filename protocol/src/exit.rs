@@ -1,4 +1,6 @@
-//! The exit statuses of `termsprawlctl` (`spec/shell-conventions.md` §10, `spec/protocol.md` §8).
+//! The exit statuses of `termsprawlctl` in every mode (`spec/shell-conventions.md` §10,
+//! `spec/protocol.md` §8, `spec/mcp.md`, `spec/acp.md` §2.1): one number per meaning, so that a
+//! model reading a status learns the same thing whichever frontend it ran.
 
 use std::process::ExitCode;
 
@@ -25,7 +27,7 @@ impl ExitStatus {
     }
 
     /// `OK` when `ok`, else `FAILED`.
-    pub(crate) fn from_ok(ok: bool) -> ExitStatus {
+    pub fn from_ok(ok: bool) -> ExitStatus {
         if ok { ExitStatus::OK } else { ExitStatus::FAILED }
     }
 }
@@ -35,3 +37,6 @@ impl From<ExitStatus> for ExitCode {
         ExitCode::from(status.0)
     }
 }
+
+#[cfg(test)]
+mod tests;
