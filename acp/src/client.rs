@@ -12,15 +12,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::connection::{Connection, Inbound, RpcError, code};
 use crate::fs::{Roots, Written};
-use crate::options::PermissionMode;
-use crate::permission::{self, Ask, Decision};
-use crate::schema::{
+use crate::messages::{
     self, CancelRequestParams, CreateTerminalParams, ReadTextFileParams, RequestPermissionParams,
     SessionNotification, SessionUpdate, TerminalParams, WriteTextFileParams,
 };
+use crate::options::PermissionMode;
+use crate::permission::{self, Ask, Decision};
 use crate::terminal::{self, Terminals};
-use crate::wire::{Connection, Inbound, RpcError, code};
 
 /// What the chat loop hears from the connection.
 #[derive(Debug)]
@@ -123,7 +123,7 @@ impl Client {
     fn notification(&self, method: &str, params: Option<&Value>) {
         match method {
             "session/update" => {
-                let notification: SessionNotification = match schema::decode(params) {
+                let notification: SessionNotification = match messages::decode(params) {
                     Ok(notification) => notification,
                     Err(error) => {
                         self.event(Event::Notice(format!(
@@ -139,7 +139,7 @@ impl Client {
                     )));
                     return;
                 }
-                match schema::decode_update(&notification.update) {
+                match messages::decode_update(&notification.update) {
                     Ok(update) => self.event(Event::Update(update)),
                     Err(error) => self.event(Event::Notice(format!(
                         "skipped a session/update that does not decode: {error}"
@@ -147,7 +147,7 @@ impl Client {
                 }
             }
             "$/cancel_request" => {
-                let Ok(params) = schema::decode::<CancelRequestParams>(params) else {
+                let Ok(params) = messages::decode::<CancelRequestParams>(params) else {
                     return;
                 };
                 let cancel = match self.inner.in_flight.lock() {
@@ -287,7 +287,7 @@ impl Client {
 }
 
 fn decode<T: for<'de> serde::Deserialize<'de>>(params: Option<&Value>) -> Result<T, RpcError> {
-    schema::decode(params)
+    messages::decode(params)
         .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
 }
 

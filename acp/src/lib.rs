@@ -19,22 +19,26 @@
 //! bridge, which owns its loop the same way. Every inbound request runs in its own task, so the
 //! reader only decodes and dispatches.
 //!
-//! Where to start reading: [`run`] in this file, then `app.rs` (the handshake, turn loop and
-//! shutdown), `wire.rs` (framing and correlation) and `client.rs` (the agent's requests to us).
+//! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
+//! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the
+//! chat's jobs), `connection.rs` (the JSON-RPC connection: framing and correlation), `messages.rs`
+//! (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
-mod app;
+mod chat;
 mod client;
+mod connection;
 mod exit;
 mod fs;
+mod input;
+mod messages;
 mod options;
 mod permission;
 mod render;
-mod schema;
+mod startup;
 mod terminal;
 mod trace;
 mod ui;
-mod wire;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -72,7 +76,7 @@ pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitStatus {
             return ExitStatus::Failure;
         }
     };
-    let status = runtime.block_on(app::main(options, session_file, ui));
+    let status = runtime.block_on(startup::run(options, session_file, ui));
     // The person's input is read by a detached thread; do not wait for it.
     runtime.shutdown_background();
     status

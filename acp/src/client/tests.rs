@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{Client, Config, Event};
+use crate::connection::{Connection, Inbound};
 use crate::fs::Roots;
+use crate::messages::SessionUpdate;
 use crate::options::PermissionMode;
-use crate::schema::SessionUpdate;
 use crate::terminal::{Server, Terminals};
-use crate::wire::{Connection, Inbound};
 
 struct Fixture {
     directory: tempfile::TempDir,
