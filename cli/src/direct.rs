@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use termsprawl_protocol::ToolRequest;
 
+use crate::acp_command;
 use crate::convert::convert;
 use crate::describe::{Command, Scalar};
 use crate::exit::ExitStatus;
@@ -147,13 +148,7 @@ fn dispatch(
         b"call" | b"doctor" | b"mcp" => Err(Stop::Usage(
             "call, doctor and mcp take only --session FILE, written as two arguments".to_owned(),
         )),
-        b"acp" => {
-            Ok(match termsprawl_acp::run(rest.to_vec(), options.session.map(PathBuf::from)) {
-                termsprawl_acp::ExitStatus::Success => ExitStatus::OK,
-                termsprawl_acp::ExitStatus::Failure => ExitStatus::FAILED,
-                termsprawl_acp::ExitStatus::Usage => ExitStatus::USAGE,
-            })
-        }
+        b"acp" => Ok(acp_command::run(rest, options.session, streams)),
         _ => match find_command(word) {
             Some(command) => operation(&command, rest, &options, session_env, streams),
             None => Err(unknown_command(word).into()),

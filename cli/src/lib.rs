@@ -19,6 +19,7 @@
 //! and `image`; `usage`, `skills` and `generate` render the Markdown, skills, completions and man
 //! page from the same descriptions; `exit` holds the exit statuses.
 
+mod acp_command;
 mod compat;
 mod convert;
 pub mod describe;

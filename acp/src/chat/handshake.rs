@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Chat, Input};
 use crate::connection::{RpcError, code};
 use crate::messages::{self, InitializeResult, NewSessionResult};
-use crate::options::Options;
+use crate::options::{McpNarrowing, Options};
 
 /// The protocol version we speak.
 const PROTOCOL_VERSION: u64 = 1;
@@ -96,7 +96,7 @@ impl Chat {
                 return json!([]);
             }
         };
-        json!([mcp_entry(&program, session_file)])
+        json!([mcp_entry(&program, session_file, &options.mcp_narrowing)])
     }
 
     /// Lets the person pick one of the agent's authentication methods and calls `authenticate`.
@@ -163,12 +163,25 @@ impl Chat {
     }
 }
 
-/// The stdio MCP server entry that hands the agent termsprawl's tools (`acp.md` §2.5).
-pub(crate) fn mcp_entry(program: &Path, session_file: &Path) -> Value {
+/// The stdio MCP server entry that hands the agent termsprawl's tools (`acp.md` §2.5), narrowed
+/// by `--mcp-read-only` and `--mcp-tools` (the bridge's own `--read-only` and `--tools`).
+pub(crate) fn mcp_entry(program: &Path, session_file: &Path, narrowing: &McpNarrowing) -> Value {
+    let mut args = vec![
+        Value::from("--session"),
+        Value::from(session_file.to_string_lossy()),
+        Value::from("mcp"),
+    ];
+    if narrowing.read_only {
+        args.push(Value::from("--read-only"));
+    }
+    if let Some(tools) = &narrowing.tools {
+        args.push(Value::from("--tools"));
+        args.push(Value::from(tools.join(",")));
+    }
     json!({
         "name": "termsprawl",
         "command": program.to_string_lossy(),
-        "args": ["--session", session_file.to_string_lossy(), "mcp"],
+        "args": args,
         "env": [],
     })
 }
