@@ -13,6 +13,7 @@ use crate::describe::{Command, Scalar};
 use crate::exit::ExitStatus;
 use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
 use crate::generate::{SHELLS, completions, man_page};
+use crate::mode_help;
 use crate::output::print_result;
 use crate::quote::go_quote;
 use crate::session::MISSING_SESSION;
@@ -180,6 +181,16 @@ fn help_command(rest: &[OsString], streams: &mut Streams<'_>) -> Result<ExitStat
     match rest {
         [] => Ok(print_help(streams)),
         [word] => {
+            let mode = match word.as_bytes() {
+                b"acp" => Some(acp_command::HELP),
+                b"mcp" => Some(mode_help::MCP),
+                b"doctor" => Some(mode_help::DOCTOR),
+                b"call" => Some(mode_help::CALL),
+                _ => None,
+            };
+            if let Some(text) = mode {
+                return Ok(print_stdout(streams, text));
+            }
             let command = find_command(word).ok_or_else(|| unknown_command(word))?;
             Ok(print_stdout(streams, &section(&command)))
         }

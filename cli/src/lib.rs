@@ -29,6 +29,7 @@ mod flags;
 mod generate;
 mod image;
 mod json_arg;
+mod mode_help;
 mod output;
 mod quote;
 mod session;
@@ -64,6 +65,11 @@ pub fn main() -> ExitCode {
 pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams<'_>) -> ExitCode {
     let removed = session::remove_session_flag(args);
     if let Some(mode) = removed.rest.first().and_then(compat::Mode::from_word) {
+        if mode == compat::Mode::Mcp && removed.rest.get(1).is_some_and(asks_for_help) {
+            // Help needs no session (issue 16 item 8).
+            let _ = streams.write_stdout(mode_help::MCP.as_bytes());
+            return ExitCode::SUCCESS;
+        }
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
             Ok(status) => status.into(),
@@ -71,6 +77,11 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
         };
     }
     direct::run(args, session_env, streams).into()
+}
+
+/// Whether a word is `-h`, `--h`, `-help` or `--help`.
+fn asks_for_help(word: &OsString) -> bool {
+    matches!(word.as_encoded_bytes(), b"-h" | b"--h" | b"-help" | b"--help")
 }
 
 /// What the words after an operation's name ask for.
