@@ -9,19 +9,17 @@ mod turn;
 
 use std::collections::VecDeque;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::time::timeout;
 
 use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
-use crate::input::{Input, Signals, spawn_input_reader};
+use crate::input::{Input, InputReader, Signals};
+use crate::messages::SessionUpdate;
 use crate::options::Options;
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
@@ -45,6 +43,8 @@ enum Fatal {
     Disconnected(String),
     /// The agent did not answer the prompt in time after a cancel.
     IgnoredCancel,
+    /// The person stopped waiting for a cancelled turn (a second Ctrl-C, or `/quit`).
+    Forced,
 }
 
 #[expect(
@@ -57,7 +57,7 @@ pub(crate) struct Chat {
     client: Client,
     terminals: Arc<Terminals>,
     events: mpsc::UnboundedReceiver<Event>,
-    input: mpsc::UnboundedReceiver<Input>,
+    input: InputReader,
     /// Input that arrived during a turn and waits for it to end.
     queued: VecDeque<Input>,
     input_closed: bool,
@@ -71,6 +71,19 @@ pub(crate) struct Chat {
     quit_requested: bool,
     /// The agent closed or broke the connection.
     disconnected: bool,
+    /// The file the agent's stderr goes to, named after a failure.
+    agent_log: Option<PathBuf>,
+    /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
+    bridge: Option<BridgeMark>,
+}
+
+/// A private directory where the injected bridge, started by the agent, leaves a file (the
+/// `TERMSPRAWL_ACP_BRIDGE_MARK` variable of its MCP server entry names it).
+#[derive(Debug)]
+struct BridgeMark {
+    _directory: tempfile::TempDir,
+    path: PathBuf,
+    checked: bool,
 }
 
 impl Chat {
@@ -82,6 +95,7 @@ impl Chat {
         terminals: Arc<Terminals>,
         events: mpsc::UnboundedReceiver<Event>,
         signals: Signals,
+        agent_log: Option<PathBuf>,
     ) -> Chat {
         Chat {
             ui,
@@ -89,7 +103,7 @@ impl Chat {
             client,
             terminals,
             events,
-            input: spawn_input_reader(),
+            input: InputReader::spawn(),
             queued: VecDeque::new(),
             input_closed: false,
             stdin_tty: std::io::stdin().is_terminal(),
@@ -99,6 +113,8 @@ impl Chat {
             session_id: String::new(),
             quit_requested: false,
             disconnected: false,
+            agent_log,
+            bridge: None,
         }
     }
 
@@ -115,6 +131,7 @@ impl Chat {
             },
             Err(message) => {
                 self.ui.error(&message);
+                self.log_hint();
                 return ExitStatus::Failure;
             }
         };
@@ -123,6 +140,7 @@ impl Chat {
             Err(Fatal::Disconnected(reason)) => {
                 self.disconnected = true;
                 self.ui.error(&format!("{reason}; stopping"));
+                self.log_hint();
                 ExitStatus::Failure
             }
             Err(Fatal::IgnoredCancel) => {
@@ -130,44 +148,28 @@ impl Chat {
                     "the agent did not answer within {} s of the cancel; stopping it",
                     CANCEL_TIMEOUT.as_secs()
                 ));
+                self.log_hint();
+                ExitStatus::Failure
+            }
+            Err(Fatal::Forced) => {
+                self.ui.error("stopped waiting for the cancelled turn; stopping the agent");
                 ExitStatus::Failure
             }
         }
     }
 
-    /// Sends a request and waits for its answer, within a time limit.
-    async fn request(
-        &self,
-        method: &str,
-        params: Value,
-        limit: Duration,
-    ) -> Result<Value, RpcError> {
-        match timeout(limit, self.connection.request(method, &params)).await {
-            Ok(result) => result,
-            Err(_) => Err(RpcError::internal(format!("no answer within {} s", limit.as_secs()))),
+    /// After a failure: where the agent's stderr went, if to a file (`acp.md` §2.1).
+    fn log_hint(&mut self) {
+        if let Some(path) = &self.agent_log {
+            let line = format!("the agent's stderr is in {}", path.display());
+            self.ui.error(&line);
         }
-    }
-
-    async fn next_input(&mut self) -> Option<Input> {
-        if let Some(input) = self.queued.pop_front() {
-            return Some(input);
-        }
-        if self.input_closed {
-            return Some(Input::Eof);
-        }
-        let input = self.input.recv().await;
-        if matches!(input, Some(Input::Eof) | None) {
-            self.input_closed = true;
-        }
-        input
     }
 
     fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
         match event {
             Event::Update(update) => {
-                let terminals = Arc::clone(&self.terminals);
-                let attach = move |id: &str| terminals.attach_command(id);
-                for piece in self.renderer.update(&update, &attach) {
+                for piece in self.render_update(&update) {
                     self.piece(piece);
                 }
             }
@@ -187,6 +189,13 @@ impl Chat {
         Ok(())
     }
 
+    /// What an update shows.
+    fn render_update(&mut self, update: &SessionUpdate) -> Vec<Piece> {
+        let terminals = Arc::clone(&self.terminals);
+        let attach = move |id: &str| terminals.attach_command(id);
+        self.renderer.update(update, &attach)
+    }
+
     fn piece(&mut self, piece: Piece) {
         match piece {
             Piece::Text(text) => self.ui.out(&text),
@@ -195,6 +204,7 @@ impl Chat {
         }
     }
 
+    /// Shutdown (`acp.md` §2.11): asks cancelled, terminals released, the agent's stdin closed, then
     /// SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
         self.asks.clear();

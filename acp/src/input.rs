@@ -13,33 +13,60 @@ pub(crate) enum Input {
     Eof,
 }
 
-/// Reads the person's input on a thread of its own (a blocking read must never hold the runtime).
-pub(crate) fn spawn_input_reader() -> mpsc::UnboundedReceiver<Input> {
-    let (sender, receiver) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut stdin = stdin.lock();
-        let mut buffer = Vec::new();
-        loop {
-            buffer.clear();
-            match stdin.read_until(b'\n', &mut buffer) {
-                Ok(0) | Err(_) => {
-                    let _ = sender.send(Input::Eof);
-                    return;
-                }
-                Ok(_) => {
-                    let mut line = String::from_utf8_lossy(&buffer).into_owned();
-                    while line.ends_with('\n') || line.ends_with('\r') {
-                        line.pop();
-                    }
-                    if sender.send(Input::Line(line)).is_err() {
+/// The person's input lines, read on a thread of its own (a blocking read must never hold the
+/// runtime), one line per request: the thread reads only while someone waits for a line, so a
+/// program run in the person's terminal (a terminal login) gets what is typed meanwhile.
+#[derive(Debug)]
+pub(crate) struct InputReader {
+    lines: mpsc::UnboundedReceiver<Input>,
+    permits: std::sync::mpsc::Sender<()>,
+    /// A read is under way (its line has not been received).
+    reading: bool,
+}
+
+impl InputReader {
+    /// Starts the reader thread; nothing is read before the first [`InputReader::recv`].
+    pub(crate) fn spawn() -> InputReader {
+        let (sender, lines) = mpsc::unbounded_channel();
+        let (permits, permitted) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            let mut buffer = Vec::new();
+            while permitted.recv().is_ok() {
+                buffer.clear();
+                match stdin.lock().read_until(b'\n', &mut buffer) {
+                    Ok(0) | Err(_) => {
+                        let _ = sender.send(Input::Eof);
                         return;
+                    }
+                    Ok(_) => {
+                        let mut line = String::from_utf8_lossy(&buffer).into_owned();
+                        while line.ends_with('\n') || line.ends_with('\r') {
+                            line.pop();
+                        }
+                        if sender.send(Input::Line(line)).is_err() {
+                            return;
+                        }
                     }
                 }
             }
+        });
+        InputReader { lines, permits, reading: false }
+    }
+
+    /// The next line, or the end of input (`None` once the reader is gone). Cancel-safe: a read
+    /// started by a dropped call is received by the next one.
+    pub(crate) async fn recv(&mut self) -> Option<Input> {
+        if !self.reading {
+            if self.permits.send(()).is_err() {
+                return self.lines.recv().await;
+            }
+            self.reading = true;
         }
-    });
-    receiver
+        let input = self.lines.recv().await;
+        self.reading = false;
+        input
+    }
 }
 
 /// The signals that reach the front end: Ctrl-C, and the ones that end it.

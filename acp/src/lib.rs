@@ -47,6 +47,11 @@ pub use options::{
     AgentLog, DEFAULT_PERMISSION_TIMEOUT, McpNarrowing, Options, PermissionMode, TerminalBackend,
 };
 
+/// The variable in the environment of the injected MCP server (`termsprawlctl mcp`) that names a
+/// file the bridge creates when it starts, so that the front end can tell a person whose agent
+/// never started it (issue 16 item 7). `cli`'s `mcp` mode creates it.
+pub const BRIDGE_MARK_VARIABLE: &str = "TERMSPRAWL_ACP_BRIDGE_MARK";
+
 /// Runs `termsprawlctl acp` with parsed options and returns how it ended (`ExitStatus` converts
 /// into an `std::process::ExitCode`).
 ///

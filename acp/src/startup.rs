@@ -75,17 +75,18 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {
-            if let Some(path) = agent_log {
+            if let Some(path) = agent_log.filter(|_| options.agent_log == AgentLog::Temporary) {
                 let _ = std::fs::remove_file(path);
             }
+            let program = options.agent.first().map(|program| program.to_string_lossy());
             ui.usage_error(&format!(
                 "cannot start the agent {}: {error}",
-                options.agent[0].to_string_lossy()
+                program.unwrap_or_default()
             ));
             return ExitStatus::Usage;
         }
     };
-    if let Some(path) = agent_log {
+    if let (Some(path), AgentLog::Temporary) = (&agent_log, &options.agent_log) {
         ui.error(&format!("the agent's stderr goes to {}", path.display()));
     }
 
@@ -101,7 +102,7 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     let client = Client::new(connection.clone(), config, events_sender.clone());
     spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
 
-    let mut chat = Chat::new(ui, connection, client, terminals, events, signals);
+    let mut chat = Chat::new(ui, connection, client, terminals, events, signals, agent_log);
     let status = chat.run(&options, &cwd, session_file.as_deref()).await;
     chat.shutdown(&mut agent, status).await
 }
@@ -127,7 +128,7 @@ fn spawn_reader(
     });
 }
 
-/// Opens where the agent's stderr goes; the path of a new temporary file to announce.
+/// Opens where the agent's stderr goes, and the file's path if it goes to one.
 fn agent_stderr(log: &AgentLog) -> Result<(Stdio, Option<PathBuf>), String> {
     match log {
         AgentLog::Inherit => Ok((Stdio::inherit(), None)),
@@ -135,7 +136,7 @@ fn agent_stderr(log: &AgentLog) -> Result<(Stdio, Option<PathBuf>), String> {
             .create(true)
             .append(true)
             .open(path)
-            .map(|file| (Stdio::from(file), None))
+            .map(|file| (Stdio::from(file), Some(path.clone())))
             .map_err(|error| format!("cannot open the agent log {}: {error}", path.display())),
         AgentLog::Temporary => {
             let file = tempfile::Builder::new()

@@ -104,6 +104,18 @@ pub(crate) fn run(
     }
 }
 
+/// In `mcp` mode: when `termsprawlctl acp` injected this bridge, it named a file to create in
+/// `termsprawl_acp::BRIDGE_MARK_VARIABLE`; creating it tells the front end the agent started the
+/// bridge. A failure changes nothing for the bridge.
+pub(crate) fn mark_bridge_started() {
+    let Some(path) = std::env::var_os(termsprawl_acp::BRIDGE_MARK_VARIABLE) else {
+        return;
+    };
+    if !path.is_empty() {
+        let _ = std::fs::OpenOptions::new().create(true).append(true).open(path);
+    }
+}
+
 /// The flags of `acp`: value flags, then the booleans.
 const VALUE_FLAGS: [&str; 8] = [
     "cwd",

@@ -73,7 +73,10 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
             Ok(status) => status.into(),
-            Err(compat::McpRequested(session)) => termsprawl_mcp::run_stdio(&session),
+            Err(compat::McpRequested(session)) => {
+                acp_command::mark_bridge_started();
+                termsprawl_mcp::run_stdio(&session)
+            }
         };
     }
     direct::run(args, session_env, streams).into()

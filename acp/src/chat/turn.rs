@@ -27,20 +27,28 @@ impl Chat {
     pub(super) async fn one_shot(&mut self, prompt: &str) -> Result<ExitStatus, Fatal> {
         Ok(match self.turn(prompt).await? {
             TurnEnd::Stopped(reason) if reason == "end_turn" => ExitStatus::Success,
-            TurnEnd::Stopped(_) | TurnEnd::Failed(_) => ExitStatus::Failure,
+            TurnEnd::Stopped(_) => ExitStatus::Failure,
+            TurnEnd::Failed(_) => {
+                self.log_hint();
+                ExitStatus::Failure
+            }
         })
     }
 
     pub(super) async fn interactive(&mut self) -> Result<ExitStatus, Fatal> {
         let mut last_interrupt: Option<Instant> = None;
         let mut multi_line: Option<Vec<String>> = None;
+        // What the UI had written just after the prompt was shown: the prompt is shown again only
+        // after something else was written (or a line was typed), never once per idle update.
+        let mut prompt_shown_at: Option<u64> = None;
         loop {
             if self.quit_requested {
                 return Ok(ExitStatus::Success);
             }
-            if self.asks.is_empty() && self.stdin_tty {
+            if self.asks.is_empty() && self.stdin_tty && prompt_shown_at != Some(self.ui.writes()) {
                 self.ui.finish_line();
                 self.ui.out(if multi_line.is_some() { "... " } else { "> " });
+                prompt_shown_at = Some(self.ui.writes());
             }
             let input = if let Some(input) = self.queued.pop_front() {
                 input
@@ -68,6 +76,7 @@ impl Chat {
                     () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => return Ok(ExitStatus::Success),
                 }
             };
+            prompt_shown_at = None;
             if self.stdin_tty {
                 self.ui.input_echoed();
             }
@@ -105,18 +114,31 @@ impl Chat {
         }
     }
 
+    /// One turn of the interactive loop; a failed prompt is reported once, by the turn's own
+    /// `[prompt failed: …]` line, followed by where the agent's stderr is.
     pub(super) async fn interactive_turn(&mut self, prompt: &str) -> Result<(), Fatal> {
-        if let TurnEnd::Failed(error) = self.turn(prompt).await? {
-            self.ui.error(&format!("the prompt failed: {error}"));
+        if let TurnEnd::Failed(_) = self.turn(prompt).await? {
+            self.log_hint();
         }
         Ok(())
     }
 
-    /// Handles an event while no turn runs: updates belong to no turn and are not shown.
+    /// Handles an event while no turn runs. Updates are shown, never dropped (an agent may send
+    /// one for the new session before the first prompt); one that shows nothing writes nothing,
+    /// so that the prompt is not repeated.
     pub(super) fn idle_event(&mut self, event: Option<Event>) -> Result<(), Fatal> {
         match event {
             None => Err(Fatal::Disconnected("the connection ended".to_owned())),
-            Some(Event::Update(_)) => Ok(()),
+            Some(Event::Update(update)) => {
+                let pieces = self.render_update(&update);
+                if !pieces.is_empty() {
+                    self.ui.finish_line();
+                    for piece in pieces {
+                        self.piece(piece);
+                    }
+                }
+                Ok(())
+            }
             Some(event) => self.event(event, false),
         }
     }
@@ -147,6 +169,12 @@ impl Chat {
                     }
                     match input.unwrap_or(Input::Eof) {
                         Input::Line(line) if !self.asks.is_empty() => self.answer_ask(&line),
+                        Input::Line(line) if line == "/quit" => {
+                            if cancelled {
+                                return Err(Fatal::Forced);
+                            }
+                            self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
+                        }
                         Input::Line(line) => self.queued.push_back(Input::Line(line)),
                         Input::Eof => {
                             self.input_closed = true;
@@ -162,10 +190,9 @@ impl Chat {
                 }
                 _ = self.signals.interrupt.recv() => {
                     if cancelled {
-                        self.ui.line("(cancelling; waiting for the agent to end the turn)");
-                    } else {
-                        self.cancel_turn(&mut cancelled, &mut deadline);
+                        return Err(Fatal::Forced);
                     }
+                    self.cancel_turn(&mut cancelled, &mut deadline);
                 }
                 () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => {
                     self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
@@ -203,6 +230,7 @@ impl Chat {
             TurnEnd::Stopped(reason) => self.ui.line(&stop_line(reason)),
             TurnEnd::Failed(error) => self.ui.line(&format!("[prompt failed: {error}]")),
         }
+        self.check_bridge();
         Ok(end)
     }
 

@@ -5,6 +5,7 @@
 //! under the official MCP Python SDK.
 
 mod acp;
+mod acp_agent_orders;
 mod acp_discovery;
 mod acp_interactive;
 mod acp_scripted;
