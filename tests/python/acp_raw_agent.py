@@ -13,6 +13,7 @@ Scenarios:
   terminal-auth        authMethods terminal (args --login); the login run writes a marker
   auth-menu            two agent methods; session/new needs a login
   auth-hang            env_var method whose authenticate is never answered
+  auth-menu-hang       two agent methods whose authenticate is never answered
   error-data           session/prompt fails with -32603 and a data member
   prompt-fails         session/prompt fails with -32603 (no data)
   ignore-cancel        session/prompt is never answered, session/cancel is ignored
@@ -84,6 +85,10 @@ AUTH_METHODS = {
         {"id": "first", "name": "First login"},
         {"id": "second", "name": "Second login"},
     ],
+    "auth-menu-hang": [
+        {"id": "browser", "name": "Browser login", "description": "never finishes"},
+        {"id": "second", "name": "Second login"},
+    ],
 }
 
 
@@ -142,7 +147,7 @@ class Agent:
         elif method == "authenticate":
             method_id = message["params"]["methodId"]
             record("authenticate.json", message["params"])
-            if SCENARIO == "auth-hang":
+            if SCENARIO in ("auth-hang", "auth-menu-hang"):
                 return
             if SCENARIO == "env-auth" and method_id == "test-key" and not os.environ.get("ACP_RAW_TEST_KEY"):
                 write(error(message, -32000, "Authentication required", "ACP_RAW_TEST_KEY is not set"))
@@ -151,7 +156,7 @@ class Agent:
             write(result(message, {}))
         elif method == "session/new":
             params = message["params"]
-            needs_login = SCENARIO in ("env-auth", "auth-menu", "auth-hang")
+            needs_login = SCENARIO in ("env-auth", "auth-menu", "auth-hang", "auth-menu-hang")
             if needs_login and not self.authenticated:
                 write(error(message, -32000, "Authentication required"))
                 return
