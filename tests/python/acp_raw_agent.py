@@ -17,7 +17,8 @@ Scenarios:
   error-data           session/prompt fails with -32603 and a data member
   prompt-fails         session/prompt fails with -32603 (no data)
   ignore-cancel        session/prompt is never answered, session/cancel is ignored
-  mcp-start            starts the injected MCP server, talks MCP initialize to it, and reports pids
+  mcp-start            starts the injected MCP server and talks MCP initialize to it
+  sigkill              mcp-start, then a turn that never ends; ignores the end of its input
   mcp-skip             ignores the injected MCP server
 """
 
@@ -203,6 +204,9 @@ def main():
         line = line.strip()
         if line:
             agent.handle(json.loads(line))
+    if SCENARIO == "sigkill":
+        # Like agents that do not stop at the end of their input (and keep their MCP servers).
+        time.sleep(600)
 
 
 if __name__ == "__main__":
