@@ -1,5 +1,5 @@
 //! A real third-party ACP agent under `termsprawlctl acp` (issue 16): fast-agent (`fast-agent-mcp`
-//! on PyPI, pinned in `tests/python/requirements-fast-agent.txt`) runs as an ACP agent
+//! on `PyPI`, pinned in `tests/python/requirements-fast-agent.txt`) runs as an ACP agent
 //! (`fast-agent acp`) with its `passthrough` model, which needs no API key and turns a prompt
 //! `***CALL_TOOL <server>__<tool> {json}` into a real MCP tool call. The calls go through the
 //! bridge the front end injects (`termsprawlctl mcp`) to a real `termsprawl-headless serve` with
