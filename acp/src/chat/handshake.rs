@@ -211,7 +211,12 @@ impl Chat {
             .filter_map(|method| Login::of(method, self.stdin_tty))
             .collect();
         let ready = logins.iter().find_map(|login| match login {
-            Login::EnvVar { method, missing } if missing.is_empty() => Some(*method),
+            Login::EnvVar { method, missing }
+                if missing.is_empty()
+                    && method.vars.as_ref().is_some_and(|vars| !vars.is_empty()) =>
+            {
+                Some(*method)
+            }
             _ => None,
         });
         if let Some(method) = ready {
