@@ -3,6 +3,9 @@
 //! methods used at once when their variables are set, `terminal` methods run in the person's
 //! terminal. Every wait can be interrupted with Ctrl-C (or, on a terminal, Ctrl-D).
 
+#[cfg(test)]
+mod tests;
+
 use std::path::Path;
 use std::time::Duration;
 
