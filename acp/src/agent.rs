@@ -1,6 +1,8 @@
 //! The agent process: spawned directly (no shell) in its own process group with piped stdin and
 //! stdout, and stopped by closing stdin, then SIGTERM, then SIGKILL to its group (`acp.md` §2.2,
-//! §2.11).
+//! §2.11). It dies with the front end even when the front end is killed with SIGKILL: the kernel
+//! sends it SIGKILL when we die (Linux's parent-death signal, set between fork and exec), and the
+//! MCP bridge it started then reads the end of its stdin and exits.
 
 use std::ffi::OsString;
 use std::io;
@@ -32,15 +34,24 @@ impl Agent {
         let Some((program, arguments)) = argv.split_first() else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no agent command"));
         };
-        let mut child = Command::new(program)
+        let parent = rustix::process::getpid();
+        let mut command = Command::new(program);
+        command
             .args(arguments)
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .process_group(0)
-            .kill_on_drop(true)
-            .spawn()?;
+            .kill_on_drop(true);
+        // SAFETY: the closure runs in the child between fork and exec and calls only `prctl` and
+        // `getppid`, which are async-signal-safe system calls; it allocates nothing and takes no
+        // lock.
+        #[expect(unsafe_code, reason = "pre_exec is the only way to set the parent-death signal")]
+        unsafe {
+            command.pre_exec(move || die_with_parent(parent));
+        }
+        let mut child = command.spawn()?;
         let group = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -81,6 +92,16 @@ impl Agent {
     pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
+}
+
+/// In the child before exec: SIGKILL when the front end dies, and an exit at once if it already
+/// died before the signal was set (then the parent is no longer `parent`).
+fn die_with_parent(parent: Pid) -> io::Result<()> {
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+    if rustix::process::getppid() != Some(parent) {
+        return Err(io::Error::other("the front end exited before the agent started"));
+    }
+    Ok(())
 }
 
 /// Describes an exit status for a message: `exit code 3`, `signal 15`.

@@ -6,21 +6,21 @@
 mod tests;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::connection::{Connection, Inbound, RpcError, code};
 use crate::fs::{Roots, Written};
-use crate::options::PermissionMode;
-use crate::permission::{self, Ask, Decision};
-use crate::schema::{
+use crate::messages::{
     self, CancelRequestParams, CreateTerminalParams, ReadTextFileParams, RequestPermissionParams,
     SessionNotification, SessionUpdate, TerminalParams, WriteTextFileParams,
 };
+use crate::options::PermissionMode;
+use crate::permission::{self, Ask, Decision};
 use crate::terminal::{self, Terminals};
-use crate::wire::{Connection, Inbound, RpcError, code};
 
 /// What the chat loop hears from the connection.
 #[derive(Debug)]
@@ -54,11 +54,25 @@ pub(crate) struct Client {
     inner: Arc<Inner>,
 }
 
+/// Whose updates are ours: before `session/new` has answered, updates wait, because an agent may
+/// write its answer and the first update for the new session in one write (Gemini CLI does), and
+/// the reader sees both before the chat has read the answer.
+#[derive(Debug)]
+enum SessionState {
+    /// No session yet: the updates received so far, in order.
+    Waiting(Vec<SessionNotification>),
+    /// The session's id.
+    Known(String),
+}
+
+/// How many updates wait for the session id at most; later ones are skipped with a notice.
+const MAX_WAITING_UPDATES: usize = 10_000;
+
 #[derive(Debug)]
 struct Inner {
     connection: Connection,
     config: Config,
-    session_id: OnceLock<String>,
+    session: Mutex<SessionState>,
     events: mpsc::UnboundedSender<Event>,
     in_flight: Mutex<HashMap<String, oneshot::Sender<()>>>,
 }
@@ -74,16 +88,50 @@ impl Client {
             inner: Arc::new(Inner {
                 connection,
                 config,
-                session_id: OnceLock::new(),
+                session: Mutex::new(SessionState::Waiting(Vec::new())),
                 events,
                 in_flight: Mutex::new(HashMap::new()),
             }),
         }
     }
 
-    /// Accepts requests for this session from now on.
+    /// Accepts requests for this session from now on, and delivers the updates that arrived for
+    /// it before its id was known (in order, before any later one: the lock is held meanwhile).
     pub(crate) fn set_session(&self, session_id: &str) {
-        let _ = self.inner.session_id.set(session_id.to_owned());
+        let Ok(mut session) = self.inner.session.lock() else {
+            return;
+        };
+        let previous = std::mem::replace(&mut *session, SessionState::Known(session_id.to_owned()));
+        if let SessionState::Waiting(waiting) = previous {
+            for notification in waiting {
+                self.deliver(session_id, &notification);
+            }
+        }
+    }
+
+    /// The session's id, once known.
+    fn session_id(&self) -> Option<String> {
+        match &*self.inner.session.lock().ok()? {
+            SessionState::Known(id) => Some(id.clone()),
+            SessionState::Waiting(_) => None,
+        }
+    }
+
+    /// Sends an update of `session_id` to the chat, or a notice why it was skipped.
+    fn deliver(&self, session_id: &str, notification: &SessionNotification) {
+        if notification.session_id != session_id {
+            self.event(Event::Notice(format!(
+                "skipped a session/update for another session: {}",
+                notification.session_id
+            )));
+            return;
+        }
+        match messages::decode_update(&notification.update) {
+            Ok(update) => self.event(Event::Update(update)),
+            Err(error) => self.event(Event::Notice(format!(
+                "skipped a session/update that does not decode: {error}"
+            ))),
+        }
     }
 
     /// Handles one inbound message without blocking: requests are spawned, notifications queued.
@@ -123,7 +171,7 @@ impl Client {
     fn notification(&self, method: &str, params: Option<&Value>) {
         match method {
             "session/update" => {
-                let notification: SessionNotification = match schema::decode(params) {
+                let notification: SessionNotification = match messages::decode(params) {
                     Ok(notification) => notification,
                     Err(error) => {
                         self.event(Event::Notice(format!(
@@ -132,22 +180,24 @@ impl Client {
                         return;
                     }
                 };
-                if self.inner.session_id.get() != Some(&notification.session_id) {
-                    self.event(Event::Notice(format!(
-                        "skipped a session/update for another session: {}",
-                        notification.session_id
-                    )));
+                let Ok(mut session) = self.inner.session.lock() else {
                     return;
-                }
-                match schema::decode_update(&notification.update) {
-                    Ok(update) => self.event(Event::Update(update)),
-                    Err(error) => self.event(Event::Notice(format!(
-                        "skipped a session/update that does not decode: {error}"
-                    ))),
+                };
+                match &mut *session {
+                    SessionState::Known(session_id) => {
+                        let session_id = session_id.clone();
+                        self.deliver(&session_id, &notification);
+                    }
+                    SessionState::Waiting(waiting) if waiting.len() < MAX_WAITING_UPDATES => {
+                        waiting.push(notification);
+                    }
+                    SessionState::Waiting(_) => self.event(Event::Notice(
+                        "skipped a session/update sent before the session existed".to_owned(),
+                    )),
                 }
             }
             "$/cancel_request" => {
-                let Ok(params) = schema::decode::<CancelRequestParams>(params) else {
+                let Ok(params) = messages::decode::<CancelRequestParams>(params) else {
                     return;
                 };
                 let cancel = match self.inner.in_flight.lock() {
@@ -168,7 +218,7 @@ impl Client {
     }
 
     fn check_session(&self, session_id: &str) -> Result<(), RpcError> {
-        if self.inner.session_id.get().map(String::as_str) == Some(session_id) {
+        if self.session_id().as_deref() == Some(session_id) {
             return Ok(());
         }
         Err(RpcError::invalid_params(format!("unknown session: {session_id}")))
@@ -287,7 +337,7 @@ impl Client {
 }
 
 fn decode<T: for<'de> serde::Deserialize<'de>>(params: Option<&Value>) -> Result<T, RpcError> {
-    schema::decode(params)
+    messages::decode(params)
         .map_err(|error| RpcError::invalid_params(format!("invalid params: {error}")))
 }
 

@@ -15,7 +15,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::wire::{RpcError, code};
+use crate::connection::{RpcError, code};
 
 /// The largest file `fs/read_text_file` returns.
 pub(crate) const MAX_READ_BYTES: u64 = 10 * 1024 * 1024;

@@ -1,10 +1,10 @@
 //! `termsprawlctl acp`: an Agent Client Protocol (ACP v1) client that hosts any ACP agent inside a
 //! termsprawl terminal node as a line-oriented chat (spec: `acp.md`).
 //!
-//! This crate owns the whole front end: the option parser ([`run`]'s argv after the word `acp`), the
-//! agent process, the JSON-RPC connection, the chat loop and its rendering, the fail-closed permission
-//! asks, the confined file system and the tmux-backed terminals. The `cli` crate only dispatches the
-//! word `acp` to [`run`].
+//! This crate owns the whole front end: the agent process, the JSON-RPC connection, the chat loop
+//! and its rendering, the fail-closed permission asks, the confined file system and the
+//! tmux-backed terminals. The `cli` crate parses the command line (with its Go-style flag scanner,
+//! the workspace's one) into [`Options`] and calls [`run`].
 //!
 //! It must never: answer a permission ask `selected` with anything but the person's explicit choice
 //! (or a kind-based policy the person chose on the command line); touch a file outside the session
@@ -19,47 +19,46 @@
 //! bridge, which owns its loop the same way. Every inbound request runs in its own task, so the
 //! reader only decodes and dispatches.
 //!
-//! Where to start reading: [`run`] in this file, then `app.rs` (the handshake, turn loop and
-//! shutdown), `wire.rs` (framing and correlation) and `client.rs` (the agent's requests to us).
+//! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
+//! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the
+//! chat's jobs), `connection.rs` (the JSON-RPC connection: framing and correlation), `messages.rs`
+//! (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
-mod app;
+mod chat;
 mod client;
+mod connection;
 mod exit;
 mod fs;
+mod input;
+mod messages;
 mod options;
 mod permission;
 mod render;
-mod schema;
+mod startup;
 mod terminal;
 mod trace;
 mod ui;
-mod wire;
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub use exit::ExitStatus;
+pub use options::{
+    AgentLog, DEFAULT_PERMISSION_TIMEOUT, McpNarrowing, Options, PermissionMode, TerminalBackend,
+};
 
-/// Runs `termsprawlctl acp` and returns how it ended (`ExitStatus` converts into an
-/// `std::process::ExitCode`).
+/// The variable in the environment of the injected MCP server (`termsprawlctl mcp`) that names a
+/// file the bridge creates when it starts, so that the front end can tell a person whose agent
+/// never started it (issue 16 item 7). `cli`'s `mcp` mode creates it.
+pub const BRIDGE_MARK_VARIABLE: &str = "TERMSPRAWL_ACP_BRIDGE_MARK";
+
+/// Runs `termsprawlctl acp` with parsed options and returns how it ended (`ExitStatus` converts
+/// into an `std::process::ExitCode`).
 ///
-/// `args` are the arguments after the word `acp`: options, then `--`, then the agent's argv.
 /// `session_file` is the value of the program option `--session`, if given; without it the
 /// `TERMSPRAWL_SESSION_FILE` environment variable is used (empty means unset).
-pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitStatus {
+pub fn run(options: Options, session_file: Option<PathBuf>) -> ExitStatus {
     let mut ui = ui::Ui::new();
-    let options = match options::parse(args) {
-        Ok(options::Parsed::Run(options)) => options,
-        Ok(options::Parsed::Help) => {
-            ui.out(options::HELP);
-            return ExitStatus::Success;
-        }
-        Err(error) => {
-            ui.usage_error(&error.to_string());
-            return ExitStatus::Usage;
-        }
-    };
     let session_file = session_file.or_else(|| {
         std::env::var_os("TERMSPRAWL_SESSION_FILE")
             .filter(|value| !value.is_empty())
@@ -72,7 +71,7 @@ pub fn run(args: Vec<OsString>, session_file: Option<PathBuf>) -> ExitStatus {
             return ExitStatus::Failure;
         }
     };
-    let status = runtime.block_on(app::main(options, session_file, ui));
+    let status = runtime.block_on(startup::run(options, session_file, ui));
     // The person's input is read by a detached thread; do not wait for it.
     runtime.shutdown_background();
     status

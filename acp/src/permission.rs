@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use crate::messages::{PermissionOption, RequestPermissionParams};
 use crate::options::PermissionMode;
-use crate::schema::{PermissionOption, RequestPermissionParams};
 
 /// The answer to a permission ask.
 #[derive(Debug, Clone, PartialEq, Eq)]

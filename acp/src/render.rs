@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use similar::TextDiff;
 
-use crate::schema::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent};
+use crate::messages::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent};
 
 /// A piece of the transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep};
 
-use crate::wire::RpcError;
+use crate::connection::RpcError;
 
 /// The tmux socket name of the backend.
 pub(crate) const SOCKET_NAME: &str = "termsprawl-acp";

@@ -9,13 +9,14 @@ use std::io::{IsTerminal, Write};
 pub(crate) struct Ui {
     color: bool,
     at_line_start: bool,
+    writes: u64,
 }
 
 impl Ui {
     /// A UI on the process's stdout and stderr; dims thoughts only on a terminal without `NO_COLOR`.
     pub(crate) fn new() -> Ui {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-        Ui { color: std::io::stdout().is_terminal() && !no_color, at_line_start: true }
+        Ui { color: std::io::stdout().is_terminal() && !no_color, at_line_start: true, writes: 0 }
     }
 
     /// Writes transcript text as is.
@@ -27,6 +28,12 @@ impl Ui {
         let _ = stdout.write_all(text.as_bytes());
         let _ = stdout.flush();
         self.at_line_start = text.ends_with('\n');
+        self.writes += 1;
+    }
+
+    /// How many writes the UI has made so far (to tell whether anything was written since).
+    pub(crate) fn writes(&self) -> u64 {
+        self.writes
     }
 
     /// Writes text dimmed when colour is allowed (thoughts).
@@ -39,6 +46,7 @@ impl Ui {
             let _ = write!(stdout, "\x1b[2m{text}\x1b[0m");
             let _ = stdout.flush();
             self.at_line_start = text.ends_with('\n');
+            self.writes += 1;
         } else {
             self.out(text);
         }
@@ -70,6 +78,7 @@ impl Ui {
         self.finish_line();
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "termsprawlctl: acp: {message}");
+        self.writes += 1;
     }
 
     /// A usage error on stderr, with the pointer to the help.

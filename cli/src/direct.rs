@@ -7,11 +7,13 @@ use std::path::PathBuf;
 
 use termsprawl_protocol::{ExitStatus, ToolRequest};
 
+use crate::acp_command;
 use crate::catalog::catalog;
 use crate::convert::convert;
 use crate::describe::{Command, Scalar};
 use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
 use crate::generate::{SHELLS, completions, man_page};
+use crate::mode_help;
 use crate::operation_args::{OperationArgs, parse_operation};
 use crate::output::print_result;
 use crate::quote::go_quote;
@@ -150,7 +152,7 @@ fn dispatch(
         b"call" | b"doctor" | b"mcp" => Err(Stop::Usage(
             "call, doctor and mcp take only --session FILE, written as two arguments".to_owned(),
         )),
-        b"acp" => Ok(termsprawl_acp::run(rest.to_vec(), options.session.map(PathBuf::from)).into()),
+        b"acp" => Ok(acp_command::run(rest, options.session, streams)),
         _ => match find_command(word) {
             Some(command) => operation(&command, rest, &options, session_env, streams),
             None => Err(unknown_command(word).into()),
@@ -182,6 +184,16 @@ fn help_command(rest: &[OsString], streams: &mut Streams<'_>) -> Result<ExitStat
     match rest {
         [] => Ok(print_help(streams)),
         [word] => {
+            let mode = match word.as_bytes() {
+                b"acp" => Some(acp_command::HELP),
+                b"mcp" => Some(mode_help::MCP),
+                b"doctor" => Some(mode_help::DOCTOR),
+                b"call" => Some(mode_help::CALL),
+                _ => None,
+            };
+            if let Some(text) = mode {
+                return Ok(print_stdout(streams, text));
+            }
             let command = find_command(word).ok_or_else(|| unknown_command(word))?;
             Ok(print_stdout(streams, &section(&command)))
         }

@@ -15,6 +15,7 @@ use crate::quote::go_quote;
 pub(crate) struct Scanner<'a> {
     args: &'a [OsString],
     next: usize,
+    ended_at_double_dash: bool,
 }
 
 /// One step of the scanner.
@@ -34,7 +35,7 @@ pub(crate) enum Step<'a> {
 impl<'a> Scanner<'a> {
     /// A scanner at the start of `args`.
     pub(crate) fn new(args: &'a [OsString]) -> Scanner<'a> {
-        Scanner { args, next: 0 }
+        Scanner { args, next: 0, ended_at_double_dash: false }
     }
 
     /// The next flag, or the end of the flags: at the first argument that is not a flag (a lone
@@ -50,6 +51,7 @@ impl<'a> Scanner<'a> {
             dashes = 2;
             if bytes.len() == 2 {
                 self.next += 1;
+                self.ended_at_double_dash = true;
                 return Ok(Step::Done);
             }
         }
@@ -69,6 +71,11 @@ impl<'a> Scanner<'a> {
         let value = self.args.get(self.next)?;
         self.next += 1;
         Some(value.as_bytes())
+    }
+
+    /// Whether the flags ended with `--` (rather than at an argument that is not a flag).
+    pub(crate) fn ended_at_double_dash(&self) -> bool {
+        self.ended_at_double_dash
     }
 
     /// The arguments not read yet.

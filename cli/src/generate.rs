@@ -62,7 +62,12 @@ pub(crate) fn clap_command(commands: &[Command]) -> clap::Command {
     }
     root.subcommand(
         clap::Command::new("help").about("Print the help, or the usage of one operation").arg(
-            Arg::new("operation").value_parser(PossibleValuesParser::new(operation_names.clone())),
+            Arg::new("operation").value_parser(PossibleValuesParser::new(
+                operation_names
+                    .iter()
+                    .cloned()
+                    .chain(["acp", "mcp", "doctor", "call"].map(str::to_owned)),
+            )),
         ),
     )
     .subcommand(
@@ -94,24 +99,78 @@ pub(crate) fn clap_command(commands: &[Command]) -> clap::Command {
             )
             .arg(Arg::new("json_args").value_name("JSON_ARGS")),
     )
-    .subcommand(
-        clap::Command::new("mcp")
-            .about("Serve the operations to an MCP host over stdio")
-            .arg(
-                Arg::new("read-only")
-                    .long("read-only")
-                    .action(ArgAction::SetTrue)
-                    .help("Serve only the read-only operations"),
-            )
-            .arg(
-                Arg::new("tools")
-                    .long("tools")
-                    .value_name("NAME,NAME...")
-                    .value_delimiter(',')
-                    .value_parser(PossibleValuesParser::new(operation_names.clone()))
-                    .help("Serve only the named operations"),
-            ),
-    )
+    .subcommand(mcp_command(&operation_names))
+    .subcommand(acp_command())
+}
+
+/// `mcp` with its narrowing flags.
+fn mcp_command(operation_names: &[String]) -> clap::Command {
+    clap::Command::new("mcp")
+        .about("Serve the operations to an MCP host over stdio")
+        .arg(
+            Arg::new("read-only")
+                .long("read-only")
+                .action(ArgAction::SetTrue)
+                .help("Serve only the read-only operations"),
+        )
+        .arg(
+            Arg::new("tools")
+                .long("tools")
+                .value_name("NAME,NAME...")
+                .value_delimiter(',')
+                .value_parser(PossibleValuesParser::new(operation_names.to_vec()))
+                .help("Serve only the named operations"),
+        )
+}
+
+/// `acp` with its options (`termsprawlctl acp --help` is the reference).
+fn acp_command() -> clap::Command {
+    let value = |name: &'static str, value_name: &'static str, help: &'static str| {
+        Arg::new(name).long(name).value_name(value_name).help(help).action(ArgAction::Set)
+    };
+    clap::Command::new("acp")
+        .about("Run an ACP agent as a chat in this terminal, with termsprawl's tools")
+        .arg(value("cwd", "DIR", "The session's working directory").value_hint(ValueHint::DirPath))
+        .arg(value("prompt", "TEXT", "Send one prompt and exit by its stop reason"))
+        .arg(
+            value("permission", "MODE", "Who answers permission asks")
+                .value_parser(PossibleValuesParser::new(["ask", "allow-once", "deny"])),
+        )
+        .arg(value("permission-timeout", "SECONDS", "How long a permission ask waits"))
+        .arg(
+            value("terminals", "BACKEND", "Where agent terminals run")
+                .value_parser(PossibleValuesParser::new(["auto", "tmux"])),
+        )
+        .arg(
+            Arg::new("no-mcp")
+                .long("no-mcp")
+                .action(ArgAction::SetTrue)
+                .help("Do not hand the agent termsprawl's MCP bridge"),
+        )
+        .arg(
+            Arg::new("mcp-read-only")
+                .long("mcp-read-only")
+                .action(ArgAction::SetTrue)
+                .help("Hand the agent only the read-only termsprawl tools"),
+        )
+        .arg(value("mcp-tools", "NAME,...", "Hand the agent only these termsprawl tools"))
+        .arg(
+            value("trace", "FILE", "Append every wire message as a JSON line")
+                .value_hint(ValueHint::FilePath),
+        )
+        .arg(
+            value("agent-log", "FILE", "Where the agent's stderr goes; - copies it to stderr")
+                .value_hint(ValueHint::FilePath),
+        )
+        .arg(
+            Arg::new("agent")
+                .value_name("AGENT")
+                .num_args(1..)
+                .last(true)
+                .required(true)
+                .value_hint(ValueHint::CommandWithArguments)
+                .help("The agent's command line, after --"),
+        )
 }
 
 fn add_flags(mut sub: clap::Command, params: &[Param], names: &mut Vec<String>) -> clap::Command {

@@ -21,6 +21,7 @@
 //! `generate` render the Markdown, skills, completions and man page. The exit statuses are
 //! [`ExitStatus`], `protocol`'s, shared with the `mcp` and `acp` modes.
 
+mod acp_command;
 mod catalog;
 mod compat;
 mod convert;
@@ -30,6 +31,7 @@ mod flags;
 mod generate;
 mod image;
 mod json_arg;
+mod mode_help;
 mod operation_args;
 mod output;
 mod quote;
@@ -67,13 +69,26 @@ pub fn main() -> ExitCode {
 pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams<'_>) -> ExitCode {
     let removed = session::remove_session_flag(args);
     if let Some(mode) = removed.rest.first().and_then(compat::Mode::from_word) {
+        if mode == compat::Mode::Mcp && removed.rest.get(1).is_some_and(asks_for_help) {
+            // Help needs no session (issue 16 item 8).
+            let _ = streams.write_stdout(mode_help::MCP.as_bytes());
+            return ExitCode::SUCCESS;
+        }
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
             compat::Outcome::Done(status) => status.into(),
-            compat::Outcome::Bridge(session, tools) => termsprawl_mcp::run_stdio(&session, tools),
+            compat::Outcome::Bridge(session, tools) => {
+                acp_command::mark_bridge_started();
+                termsprawl_mcp::run_stdio(&session, tools)
+            }
         };
     }
     direct::run(args, session_env, streams).into()
+}
+
+/// Whether a word is `-h`, `--h`, `-help` or `--help`.
+fn asks_for_help(word: &OsString) -> bool {
+    matches!(word.as_encoded_bytes(), b"-h" | b"--h" | b"-help" | b"--help")
 }
 
 #[cfg(test)]

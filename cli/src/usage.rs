@@ -14,6 +14,7 @@ pub(crate) fn usage(commands: &[Command]) -> String {
         out.push('\n');
         out.push_str(&section(command));
     }
+    out.push_str(PROGRAM_COMMANDS);
     out
 }
 
@@ -33,7 +34,7 @@ pub(crate) fn help(commands: &[Command]) -> String {
 const PROGRAM_COMMANDS: &str = "
 ## Program commands
 
-- `termsprawlctl help [OPERATION]`: this help, or the usage of one operation.
+- `termsprawlctl help [OPERATION | acp | mcp | doctor | call]`: this help, or the usage of one operation or mode.
 - `termsprawlctl schema OPERATION`: the JSON Schema of an operation's arguments.
 - `termsprawlctl usage`: the usage of every operation, as Markdown.
 - `termsprawlctl skills --out DIR`: write one skill file per guide topic into `DIR`.
@@ -42,6 +43,7 @@ const PROGRAM_COMMANDS: &str = "
 - `termsprawlctl doctor`: check the connection to termsprawl and print the whole result.
 - `termsprawlctl call OPERATION [JSON_ARGS]`: run an operation and print the whole result as JSON.
 - `termsprawlctl mcp [--read-only] [--tools NAME,NAME...]`: serve the operations to an MCP host over stdin and stdout; `--read-only` keeps the read-only ones, `--tools` only those named.
+- `termsprawlctl acp [OPTIONS] -- AGENT [ARG]...`: run an ACP agent (Gemini CLI, Codex, Claude, OpenCode, fast-agent, ...) as a chat in this terminal, with termsprawl's tools.
 - `termsprawlctl --version`: the program's version.
 ";
 

@@ -14,7 +14,8 @@ use anyhow::{Context as _, bail};
 use serde_json::Value;
 
 /// Folder names that are never searched: version control, build output, tool environments.
-pub const SKIPPED_DIRS: &[&str] = &[".git", "target", ".venv", "node_modules", "__pycache__"];
+pub const SKIPPED_DIRS: &[&str] =
+    &[".git", "target", ".venv", ".venv-acp", ".venv-fast-agent", "node_modules", "__pycache__"];
 
 /// What one workspace package depends on inside the workspace, exactly, and what it may use
 /// outside it.

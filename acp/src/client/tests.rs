@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{Client, Config, Event};
+use crate::connection::{Connection, Inbound};
 use crate::fs::Roots;
+use crate::messages::{ContentBlock, SessionUpdate};
 use crate::options::PermissionMode;
-use crate::schema::SessionUpdate;
 use crate::terminal::{Server, Terminals};
-use crate::wire::{Connection, Inbound};
 
 struct Fixture {
     directory: tempfile::TempDir,
@@ -249,4 +249,45 @@ async fn updates_of_our_session_reach_the_chat_and_others_are_skipped() {
     assert!(matches!(f.event().await, Event::Update(SessionUpdate::Ignored(_))));
     assert!(f.events.try_recv().is_err());
     assert!(f.lines.try_recv().is_err(), "notifications are never answered");
+}
+
+/// Issue 16 item 1: an update that arrives before the session id is known (the agent wrote its
+/// `session/new` answer and the update in one write) is delivered once the id is set, in order.
+#[tokio::test]
+async fn updates_before_the_session_id_is_known_wait_for_it() {
+    let directory = tempfile::tempdir().unwrap();
+    let (connection, _lines) = Connection::new(None);
+    let (sender, mut events) = mpsc::unbounded_channel();
+    let terminals =
+        Terminals::new(Server::Socket(directory.path().join("t.sock")), directory.path().into())
+            .unwrap();
+    let config = Config {
+        roots: Roots::new(directory.path()).unwrap(),
+        terminals: Arc::new(terminals),
+        permission: PermissionMode::Ask,
+        permission_timeout: Duration::from_secs(5),
+    };
+    let client = Client::new(connection, config, sender);
+    let chunk = |session: &str, text: &str| Inbound::Notification {
+        method: "session/update".to_owned(),
+        params: Some(
+            json!({"sessionId": session, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}),
+        ),
+    };
+    client.dispatch(chunk("new-1", "first"));
+    client.dispatch(chunk("other", "not ours"));
+    client.dispatch(chunk("new-1", "second"));
+    assert!(events.try_recv().is_err(), "nothing is decided before the id is known");
+    client.set_session("new-1");
+    client.dispatch(chunk("new-1", "third"));
+    let text = |event: Event| match event {
+        Event::Update(SessionUpdate::AgentMessage(ContentBlock::Text(text))) => text,
+        other => panic!("not a message chunk: {other:?}"),
+    };
+    assert_eq!(text(events.recv().await.unwrap()), "first");
+    assert!(
+        matches!(events.recv().await.unwrap(), Event::Notice(notice) if notice.contains("another session: other"))
+    );
+    assert_eq!(text(events.recv().await.unwrap()), "second");
+    assert_eq!(text(events.recv().await.unwrap()), "third");
 }

@@ -71,7 +71,7 @@ fn writes_create_files_and_directories_and_read_back() {
 #[test]
 fn errors_carry_the_spec_codes() {
     let f = fixture();
-    let code = |result: Result<String, crate::wire::RpcError>| result.unwrap_err().code;
+    let code = |result: Result<String, crate::connection::RpcError>| result.unwrap_err().code;
     assert_eq!(code(f.roots.read_text_file(&text(&f.root.join("missing")), None, None)), -32002);
     assert_eq!(
         code(f.roots.read_text_file(&text(&f.root.join("missing/deeper")), None, None)),
@@ -103,7 +103,7 @@ fn symlinks_out_of_the_root_are_refused_both_ways() {
     symlink(&f.outside, f.root.join("dir-link")).unwrap();
     symlink(f.outside.join("secret.txt"), f.root.join("file-link")).unwrap();
     symlink(f.outside.join("not-yet"), f.root.join("dangling-dir")).unwrap();
-    let code = |result: Result<String, crate::wire::RpcError>| result.unwrap_err().code;
+    let code = |result: Result<String, crate::connection::RpcError>| result.unwrap_err().code;
     assert_eq!(
         code(f.roots.read_text_file(&text(&f.root.join("dir-link/secret.txt")), None, None)),
         -32602

@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Decision, ask_lines, by_policy, choose_prompt, parse_choice};
+use crate::messages::{PermissionOption, RequestPermissionParams, decode};
 use crate::options::PermissionMode;
-use crate::schema::{PermissionOption, RequestPermissionParams, decode};
 
 fn option(id: &str, kind: &str) -> PermissionOption {
     PermissionOption {

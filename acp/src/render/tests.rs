@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{Piece, Renderer, diff, stop_line};
-use crate::schema::decode_update;
+use crate::messages::decode_update;
 
 fn render(renderer: &mut Renderer, update: &serde_json::Value) -> Vec<Piece> {
     let update = decode_update(update).unwrap();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::acp::{ACP_SERVER, Peer, Place, eventually, marker, peer, processes_with};
+use crate::acp_agent_orders::raw_agent;
 use crate::support::BIN;
 
 /// A front end running in the pane of a private tmux server.
@@ -21,8 +22,26 @@ impl Node {
     /// Starts `termsprawlctl acp` in a 200x50 pane; the wrapper prints `[exit N]` when it ends
     /// (and ignores SIGINT itself, so Ctrl-C reaches only the front end's handler).
     fn start(options: &[&str], env: &[(&str, &str)]) -> Option<Node> {
+        Node::start_agent(None, options, env)
+    }
+
+    /// Starts the front end on the scripted agent `acp_raw_agent.py` with `scenario`; the place
+    /// is its state directory.
+    fn start_raw(scenario: &str, options: &[&str]) -> Option<Node> {
+        Node::start_agent(Some(scenario), options, &[])
+    }
+
+    fn start_agent(
+        raw_scenario: Option<&str>,
+        options: &[&str],
+        env: &[(&str, &str)],
+    ) -> Option<Node> {
         let peer = peer()?;
         let place = Place::new();
+        let agent = match raw_scenario {
+            Some(_) => raw_agent(),
+            None => peer.agent.clone(),
+        };
         let mut script = vec![
             "sh".to_owned(),
             "-c".to_owned(),
@@ -43,7 +62,7 @@ impl Node {
         script.extend([
             "--".to_owned(),
             peer.python.to_string_lossy().into_owned(),
-            peer.agent.to_string_lossy().into_owned(),
+            agent.to_string_lossy().into_owned(),
         ]);
         let mut command = place.tmux(&Node::server(&place));
         command
@@ -67,6 +86,9 @@ impl Node {
             .env("NO_COLOR", "1");
         for (name, value) in env {
             command.env(name, value);
+        }
+        if let Some(scenario) = raw_scenario {
+            command.env("ACP_RAW_SCENARIO", scenario).env("ACP_RAW_STATE", place.path());
         }
         assert!(command.status().unwrap().success());
         Some(Node { place, peer })
@@ -270,4 +292,78 @@ fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
         "orphaned processes: {:?}",
         processes_with(&marker)
     );
+}
+
+/// Issue 16 item 9: updates that arrive while idle show what they carry and never repeat the
+/// prompt by themselves (three bookkeeping updates used to print three more `> `).
+#[test]
+fn idle_updates_are_shown_without_extra_prompts() {
+    let Some(node) = Node::start_raw("idle-updates", &[]) else { return };
+    node.wait_for("IDLE NOTE from the agent", 1);
+    std::thread::sleep(Duration::from_millis(500));
+    let screen = node.screen();
+    let prompts = screen.lines().filter(|line| line.trim_end() == ">").count();
+    assert_eq!(prompts, 2, "one prompt before the note and one after it:\n{screen}");
+    assert!(!screen.contains("> >"), "{screen}");
+    node.type_line("hello");
+    node.wait_for("TURN hello", 1);
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}
+
+/// Issue 16 item 9: an out-of-range choice in the login menu says why it asks again.
+#[test]
+fn an_out_of_range_login_choice_says_why() {
+    let Some(node) = Node::start_raw("auth-menu", &[]) else { return };
+    node.wait_for("choose 1-2: ", 1);
+    node.type_line("7");
+    node.wait_for("answer with a number from 1 to 2", 1);
+    node.type_line("2");
+    node.wait_for("connected to", 1);
+    let authenticate: Value = serde_json::from_str(
+        &std::fs::read_to_string(node.place.path().join("authenticate.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(authenticate["methodId"], "second");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}
+
+/// Issue 16 item 2: a `terminal` login runs the agent's login in the person's terminal (the
+/// keyboard reaches it), then the session starts.
+#[test]
+fn a_terminal_login_runs_in_the_persons_terminal() {
+    let Some(node) = Node::start_raw("terminal-auth", &[]) else { return };
+    let screen = node.wait_for("choose 1-1: ", 1);
+    assert!(
+        screen.contains("  1. Log in here (tui-login): runs the agent's login in this terminal"),
+        "{screen}"
+    );
+    let initialize: Value = serde_json::from_str(
+        &std::fs::read_to_string(node.place.path().join("initialize.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(initialize["clientCapabilities"]["auth"], json!({"terminal": true}));
+    node.type_line("1");
+    node.wait_for("LOGIN UI: type ok", 1);
+    node.type_line("ok");
+    node.wait_for("LOGIN DONE", 1);
+    node.wait_for("[auth] the login finished", 1);
+    node.wait_for("connected to", 1);
+    node.type_line("hello");
+    node.wait_for("TURN hello", 1);
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}
+
+/// Issue 16 item 3: Ctrl-C ends a login that is never answered, cleanly.
+#[test]
+fn ctrl_c_ends_a_login_wait() {
+    let Some(node) = Node::start_raw("auth-menu-hang", &[]) else { return };
+    node.wait_for("choose 1-2: ", 1);
+    node.type_line("1");
+    node.wait_for("[auth] waiting for the login to finish (Ctrl-C stops)", 1);
+    node.key("C-c");
+    let screen = node.wait_for("[exit 1]", 1);
+    assert!(screen.contains("stopped waiting for authenticate (Ctrl-C)"), "{screen}");
 }

@@ -52,11 +52,16 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     assert_eq!(report["cwd"], json!(place.root()));
     assert_eq!(report["prompt"], json!([{"type": "text", "text": "caps"}]));
     let program = std::fs::canonicalize(BIN).unwrap();
+    // The one variable names the file the bridge leaves when it starts, in a private directory
+    // the front end removes when it ends.
+    let mark = report["mcpServers"][0]["env"][0]["value"].as_str().unwrap().to_owned();
+    assert!(mark.ends_with("/started"), "{mark}");
+    assert!(!std::path::Path::new(&mark).parent().unwrap().exists(), "{mark}");
     let expected = json!([{
         "name": "termsprawl",
         "command": program,
         "args": ["--session", place.path().join("session.json"), "mcp"],
-        "env": [],
+        "env": [{"name": "TERMSPRAWL_ACP_BRIDGE_MARK", "value": mark}],
     }]);
     assert_eq!(report["mcpServers"], expected);
     // The exact wire shape, member for member: no `type` member in v1.

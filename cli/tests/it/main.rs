@@ -5,6 +5,9 @@
 //! under the official MCP Python SDK.
 
 mod acp;
+mod acp_agent_orders;
+mod acp_discovery;
+mod acp_fast_agent;
 mod acp_interactive;
 mod acp_scripted;
 mod commands;

@@ -1,13 +1,17 @@
-//! Tests of the option parser: Go `flag` tokenising and the messages of shell-conventions.md §3.
+//! Tests of the `acp` command line: Go `flag` tokenising through the one scanner, and the
+//! messages of shell-conventions.md §3.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{AgentLog, Options, Parsed, PermissionMode, TerminalBackend, parse};
+use termsprawl_acp::{AgentLog, McpNarrowing, Options, PermissionMode, TerminalBackend};
+
+use super::{HELP, Parsed, parse};
 
 fn check(args: &[&str]) -> Result<Parsed, String> {
-    parse(args.iter().map(OsString::from).collect()).map_err(|error| error.to_string())
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    parse(&args).map_err(|error| error.message)
 }
 
 fn options(args: &[&str]) -> Options {
@@ -26,6 +30,7 @@ fn defaults_and_the_agent_argv_after_the_double_dash() {
     assert_eq!(parsed.permission_timeout, Duration::from_mins(10));
     assert_eq!(parsed.terminals, TerminalBackend::Auto);
     assert!(parsed.mcp);
+    assert_eq!(parsed.mcp_narrowing, McpNarrowing::default());
     assert_eq!(parsed.trace, None);
     assert_eq!(parsed.agent_log, AgentLog::Temporary);
     let agent: Vec<OsString> = ["agent", "--flag", "-x", "--"].iter().map(OsString::from).collect();
@@ -44,6 +49,9 @@ fn every_option_in_every_spelling() {
         "1.5",
         "--terminals=tmux",
         "-no-mcp",
+        "--mcp-read-only",
+        "--mcp-tools",
+        "terminal_open,terminal_read",
         "--trace",
         "t.jsonl",
         "--agent-log",
@@ -57,6 +65,13 @@ fn every_option_in_every_spelling() {
     assert_eq!(parsed.permission_timeout, Duration::from_millis(1500));
     assert_eq!(parsed.terminals, TerminalBackend::Tmux);
     assert!(!parsed.mcp);
+    assert_eq!(
+        parsed.mcp_narrowing,
+        McpNarrowing {
+            read_only: true,
+            tools: Some(vec!["terminal_open".to_owned(), "terminal_read".to_owned()])
+        }
+    );
     assert_eq!(parsed.trace, Some(PathBuf::from("t.jsonl")));
     assert_eq!(parsed.agent_log, AgentLog::Inherit);
     assert_eq!(
@@ -70,17 +85,23 @@ fn every_option_in_every_spelling() {
 fn a_value_flag_takes_the_next_argument_even_when_it_looks_like_a_flag() {
     assert_eq!(options(&["--prompt", "--cwd", "--", "a"]).prompt.as_deref(), Some("--cwd"));
     assert_eq!(options(&["--prompt", "--", "--", "a"]).prompt.as_deref(), Some("--"));
+    assert_eq!(
+        check(&["--prompt", "--", "agent"]),
+        Err("the agent command goes after --: termsprawlctl acp [OPTIONS] -- agent ...".to_owned())
+    );
 }
 
 #[test]
-fn booleans_use_go_spellings() {
+fn booleans_use_the_one_set_of_go_spellings() {
     assert!(!options(&["--no-mcp=true", "--", "a"]).mcp);
     assert!(!options(&["--no-mcp=T", "--", "a"]).mcp);
     assert!(options(&["--no-mcp=false", "--", "a"]).mcp);
     assert!(options(&["--no-mcp=0", "--", "a"]).mcp);
+    assert!(options(&["--mcp-read-only=1", "--", "a"]).mcp_narrowing.read_only);
+    assert!(!options(&["--mcp-read-only=False", "--", "a"]).mcp_narrowing.read_only);
     assert_eq!(
         check(&["--no-mcp=yes", "--", "a"]),
-        Err(r#"invalid value "yes" for flag -no-mcp: "yes" is not true or false"#.to_owned())
+        Err(r#"invalid boolean value "yes" for -no-mcp: "yes" is not true or false"#.to_owned())
     );
 }
 
@@ -90,6 +111,16 @@ fn help_wherever_no_flag_of_that_name_exists() {
         assert_eq!(check(&[help]), Ok(Parsed::Help));
         assert_eq!(check(&["--cwd", "/", help, "--", "a"]), Ok(Parsed::Help));
     }
+}
+
+#[test]
+fn session_after_acp_gets_a_hint() {
+    let args: Vec<OsString> = ["--session", "f", "--", "a"].iter().map(OsString::from).collect();
+    let error = parse(&args).unwrap_err();
+    assert_eq!(error.message, "flag provided but not defined: -session");
+    assert!(error.hint.unwrap().contains("termsprawlctl --session FILE acp"));
+    let args: Vec<OsString> = ["--bogus", "--", "a"].iter().map(OsString::from).collect();
+    assert_eq!(parse(&args).unwrap_err().hint, None);
 }
 
 #[test]
@@ -138,6 +169,14 @@ fn usage_errors_follow_go_wording() {
             r#"invalid value "inf" for flag -permission-timeout: "inf" is not a positive number of seconds"#,
         ),
         (&["--cwd=", "--", "a"], r#"invalid value "" for flag -cwd: "" is empty"#),
+        (
+            &["--mcp-tools", "terminal_open,nope", "--", "a"],
+            r#"invalid value "terminal_open,nope" for flag -mcp-tools: "terminal_open,nope" names an unknown tool "nope""#,
+        ),
+        (
+            &["--mcp-tools", "terminal_open,", "--", "a"],
+            r#"invalid value "terminal_open," for flag -mcp-tools: "terminal_open," is not a comma-separated list of tool names"#,
+        ),
     ];
     for (args, message) in cases {
         assert_eq!(check(args), Err((*message).to_owned()), "for {args:?}");
@@ -153,9 +192,11 @@ fn the_help_names_every_option() {
         "--permission-timeout",
         "--terminals",
         "--no-mcp",
+        "--mcp-read-only",
+        "--mcp-tools",
         "--trace",
         "--agent-log",
     ] {
-        assert!(super::HELP.contains(option), "{option}");
+        assert!(HELP.contains(option), "{option}");
     }
 }

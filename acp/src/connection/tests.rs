@@ -160,3 +160,20 @@ async fn the_trace_records_both_directions() {
     assert_eq!(lines[1]["msg"], json!({"jsonrpc": "2.0", "method": "m"}));
     assert!(lines[1]["time"].as_str().unwrap().ends_with('Z'));
 }
+
+/// Issue 16 item 4: an error's `data` is shown with its message, whatever its type.
+#[test]
+fn an_error_shows_its_data() {
+    let error =
+        |data: Option<Value>| RpcError { code: -32603, message: "Internal error".to_owned(), data };
+    assert_eq!(error(None).to_string(), "Internal error (code -32603)");
+    assert_eq!(error(Some(Value::Null)).to_string(), "Internal error (code -32603)");
+    assert_eq!(
+        error(Some(json!("stream disconnected before completion: /v1/responses\n"))).to_string(),
+        "Internal error (code -32603): stream disconnected before completion: /v1/responses"
+    );
+    assert_eq!(
+        error(Some(json!({"details": "Query closed before response received"}))).to_string(),
+        r#"Internal error (code -32603): {"details":"Query closed before response received"}"#
+    );
+}

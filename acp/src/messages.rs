@@ -41,6 +41,25 @@ pub(crate) struct AuthMethod {
     pub(crate) description: Option<String>,
     #[serde(default, rename = "type")]
     pub(crate) kind: Option<String>,
+    /// `env_var`: the variables the agent reads.
+    #[serde(default)]
+    pub(crate) vars: Option<Vec<AuthVariable>>,
+    /// `terminal`: arguments added to the agent's argv for the login run.
+    #[serde(default)]
+    pub(crate) args: Option<Vec<String>>,
+    /// `terminal`: variables set for the login run (string values only are used).
+    #[serde(default)]
+    pub(crate) env: Option<serde_json::Map<String, Value>>,
+}
+
+/// A variable of an `env_var` authentication method.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AuthVariable {
+    pub(crate) name: String,
+    /// An optional variable need not be set.
+    #[serde(default)]
+    pub(crate) optional: Option<bool>,
 }
 
 /// `agentInfo`.

@@ -9,6 +9,7 @@
 mod tests;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,13 +39,26 @@ pub(crate) mod code {
     pub(crate) const RESOURCE_NOT_FOUND: i64 = ErrorCode::RESOURCE_NOT_FOUND.0;
 }
 
-/// A JSON-RPC error object.
+/// A JSON-RPC error object. It shows as `message (code N)`, followed by `: data` when the error
+/// has a `data` member: agents put the cause there (codex-acp `stream disconnected … /v1/responses`
+/// under `Internal error`), so it is never hidden.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message} (code {code})")]
 pub(crate) struct RpcError {
     pub(crate) code: i64,
     pub(crate) message: String,
     pub(crate) data: Option<Value>,
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)?;
+        match &self.data {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::String(data)) if data.trim().is_empty() => Ok(()),
+            Some(Value::String(data)) => write!(f, ": {}", data.trim()),
+            Some(data) => write!(f, ": {data}"),
+        }
+    }
 }
 
 impl RpcError {

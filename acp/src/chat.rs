@@ -1,0 +1,223 @@
+//! The chat: the state one front end keeps while it talks to its agent, and how it runs to an
+//! exit status. Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
+//! MCP bridge, authentication), `turn` (the prompt loop, Ctrl-C and cancellation) and `ask_queue`
+//! (the permission asks shown to the person one at a time).
+
+mod ask_queue;
+mod handshake;
+mod turn;
+
+use std::collections::VecDeque;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use crate::agent::{self, Agent};
+use crate::client::{Client, Event};
+use crate::connection::{Connection, RpcError};
+use crate::exit::ExitStatus;
+use crate::input::{Input, InputReader, Signals};
+use crate::messages::SessionUpdate;
+use crate::options::Options;
+use crate::permission::Ask;
+use crate::render::{Piece, Renderer};
+use crate::terminal::Terminals;
+use crate::ui::Ui;
+use turn::CANCEL_TIMEOUT;
+
+/// How a turn ended.
+#[derive(Debug)]
+enum TurnEnd {
+    /// The agent answered with this stop reason.
+    Stopped(String),
+    /// The prompt request failed with this error.
+    Failed(RpcError),
+}
+
+/// Why the front end must stop at once.
+#[derive(Debug)]
+enum Fatal {
+    /// The agent closed or broke the connection.
+    Disconnected(String),
+    /// The agent did not answer the prompt in time after a cancel.
+    IgnoredCancel,
+    /// The person stopped waiting for a cancelled turn (a second Ctrl-C, or `/quit`).
+    Forced,
+}
+
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts the chat loop consults: input ended, input is a terminal, the person left, the agent left"
+)]
+pub(crate) struct Chat {
+    ui: Ui,
+    connection: Connection,
+    client: Client,
+    terminals: Arc<Terminals>,
+    events: mpsc::UnboundedReceiver<Event>,
+    input: InputReader,
+    /// Input that arrived during a turn and waits for it to end.
+    queued: VecDeque<Input>,
+    input_closed: bool,
+    stdin_tty: bool,
+    /// Permission asks shown one at a time, the first one on screen.
+    asks: VecDeque<Ask>,
+    renderer: Renderer,
+    signals: Signals,
+    session_id: String,
+    /// The person asked to leave (end of input on a terminal, SIGTERM, SIGHUP) during a turn.
+    quit_requested: bool,
+    /// The agent closed or broke the connection.
+    disconnected: bool,
+    /// The file the agent's stderr goes to, named after a failure.
+    agent_log: Option<PathBuf>,
+    /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
+    bridge: Option<BridgeMark>,
+}
+
+/// A private directory where the injected bridge, started by the agent, leaves a file (the
+/// `TERMSPRAWL_ACP_BRIDGE_MARK` variable of its MCP server entry names it).
+#[derive(Debug)]
+struct BridgeMark {
+    _directory: tempfile::TempDir,
+    path: PathBuf,
+    checked: bool,
+}
+
+impl Chat {
+    /// A chat on a started connection; the person's input is read from now on.
+    pub(crate) fn new(
+        ui: Ui,
+        connection: Connection,
+        client: Client,
+        terminals: Arc<Terminals>,
+        events: mpsc::UnboundedReceiver<Event>,
+        signals: Signals,
+        agent_log: Option<PathBuf>,
+    ) -> Chat {
+        Chat {
+            ui,
+            connection,
+            client,
+            terminals,
+            events,
+            input: InputReader::spawn(),
+            queued: VecDeque::new(),
+            input_closed: false,
+            stdin_tty: std::io::stdin().is_terminal(),
+            asks: VecDeque::new(),
+            renderer: Renderer::default(),
+            signals,
+            session_id: String::new(),
+            quit_requested: false,
+            disconnected: false,
+            agent_log,
+            bridge: None,
+        }
+    }
+
+    pub(crate) async fn run(
+        &mut self,
+        options: &Options,
+        cwd: &Path,
+        session_file: Option<&Path>,
+    ) -> ExitStatus {
+        let status = match self.handshake(options, cwd, session_file).await {
+            Ok(()) => match &options.prompt {
+                Some(prompt) => self.one_shot(prompt).await,
+                None => self.interactive().await,
+            },
+            Err(message) => {
+                self.ui.error(&message);
+                self.log_hint();
+                return ExitStatus::Failure;
+            }
+        };
+        match status {
+            Ok(status) => status,
+            Err(Fatal::Disconnected(reason)) => {
+                self.disconnected = true;
+                self.ui.error(&format!("{reason}; stopping"));
+                self.log_hint();
+                ExitStatus::Failure
+            }
+            Err(Fatal::IgnoredCancel) => {
+                self.ui.error(&format!(
+                    "the agent did not answer within {} s of the cancel; stopping it",
+                    CANCEL_TIMEOUT.as_secs()
+                ));
+                self.log_hint();
+                ExitStatus::Failure
+            }
+            Err(Fatal::Forced) => {
+                self.ui.error("stopped waiting for the cancelled turn; stopping the agent");
+                ExitStatus::Failure
+            }
+        }
+    }
+
+    /// After a failure: where the agent's stderr went, if to a file (`acp.md` §2.1).
+    fn log_hint(&mut self) {
+        if let Some(path) = &self.agent_log {
+            let line = format!("the agent's stderr is in {}", path.display());
+            self.ui.error(&line);
+        }
+    }
+
+    fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
+        match event {
+            Event::Update(update) => {
+                for piece in self.render_update(&update) {
+                    self.piece(piece);
+                }
+            }
+            Event::Ask(ask) => self.queue_ask(ask, cancelled),
+            Event::Line(line) => self.ui.line(&line),
+            Event::Wrote(written) => {
+                let what = if written.created { "created" } else { "wrote" };
+                self.ui.line(&format!(
+                    "[file] {what} {} ({} bytes)",
+                    written.path.display(),
+                    written.bytes
+                ));
+            }
+            Event::Notice(notice) => self.ui.error(&notice),
+            Event::Disconnected(reason) => return Err(Fatal::Disconnected(reason)),
+        }
+        Ok(())
+    }
+
+    /// What an update shows.
+    fn render_update(&mut self, update: &SessionUpdate) -> Vec<Piece> {
+        let terminals = Arc::clone(&self.terminals);
+        let attach = move |id: &str| terminals.attach_command(id);
+        self.renderer.update(update, &attach)
+    }
+
+    fn piece(&mut self, piece: Piece) {
+        match piece {
+            Piece::Text(text) => self.ui.out(&text),
+            Piece::Dim(text) => self.ui.out_dim(&text),
+            Piece::Line(line) => self.ui.line(&line),
+        }
+    }
+
+    /// Shutdown (`acp.md` §2.11): asks cancelled, terminals released, the agent's stdin closed, then
+    /// SIGTERM and SIGKILL.
+    pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
+        self.asks.clear();
+        self.terminals.shutdown().await;
+        self.connection.close_output();
+        let exit = match agent.try_status() {
+            Some(exit) => Some(exit),
+            None => agent.stop().await,
+        };
+        self.connection.fail_pending();
+        if self.disconnected {
+            self.ui.error(&format!("the agent exited with {}", agent::describe(exit)));
+        }
+        status
+    }
+}

@@ -1,0 +1,439 @@
+//! The handshake (`acp.md` §2.3 to §2.5): `initialize`, `session/new` with the MCP bridge, and
+//! authentication when the agent asks for it: `agent` methods through `authenticate`, `env_var`
+//! methods used at once when their variables are set, `terminal` methods run in the person's
+//! terminal. Every wait can be interrupted with Ctrl-C (or, on a terminal, Ctrl-D).
+
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::timeout;
+
+use super::{BridgeMark, Chat, Input};
+use crate::BRIDGE_MARK_VARIABLE;
+use crate::agent;
+use crate::connection::{RpcError, code};
+use crate::input::termination;
+use crate::messages::{self, AuthMethod, InitializeResult, NewSessionResult};
+use crate::options::{McpNarrowing, Options};
+
+/// The protocol version we speak.
+const PROTOCOL_VERSION: u64 = 1;
+/// How long `initialize` may take.
+const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `session/new` may take (the agent connects its MCP servers meanwhile).
+const NEW_SESSION_TIMEOUT: Duration = Duration::from_mins(2);
+/// How long `authenticate` (a browser login, for example) may take.
+const AUTHENTICATE_TIMEOUT: Duration = Duration::from_mins(10);
+
+/// What can be done with one `authMethods` entry.
+enum Login<'a> {
+    /// `agent` (or no type): `authenticate` does it.
+    Agent(&'a AuthMethod),
+    /// `env_var`: the agent reads variables; `missing` are those unset or empty here.
+    EnvVar { method: &'a AuthMethod, missing: Vec<String> },
+    /// `terminal`: the agent's argv with the entry's `args` and `env`, run in the person's terminal.
+    Terminal(&'a AuthMethod),
+}
+
+impl Login<'_> {
+    /// The login an entry offers; `None` for a kind this client cannot use (a `terminal` entry
+    /// without a terminal, an unknown kind).
+    fn of(method: &AuthMethod, terminal: bool) -> Option<Login<'_>> {
+        match method.kind.as_deref() {
+            None | Some("agent") => Some(Login::Agent(method)),
+            Some("env_var") => {
+                let missing = method
+                    .vars
+                    .iter()
+                    .flatten()
+                    .filter(|variable| variable.optional != Some(true))
+                    .filter(|variable| {
+                        std::env::var_os(&variable.name).is_none_or(|value| value.is_empty())
+                    })
+                    .map(|variable| variable.name.clone())
+                    .collect();
+                Some(Login::EnvVar { method, missing })
+            }
+            Some("terminal") if terminal => Some(Login::Terminal(method)),
+            Some(_) => None,
+        }
+    }
+
+    fn method(&self) -> &AuthMethod {
+        match self {
+            Login::Agent(method) | Login::Terminal(method) | Login::EnvVar { method, .. } => method,
+        }
+    }
+}
+
+/// `Name (id)` of a method.
+fn label(method: &AuthMethod) -> String {
+    format!("{} ({})", method.name.as_deref().unwrap_or(&method.id), method.id)
+}
+
+impl Chat {
+    pub(super) async fn handshake(
+        &mut self,
+        options: &Options,
+        cwd: &Path,
+        session_file: Option<&Path>,
+    ) -> Result<(), String> {
+        let mut capabilities = json!({
+            "fs": {"readTextFile": true, "writeTextFile": true},
+            "terminal": true,
+        });
+        if self.stdin_tty {
+            // A person is at a terminal: the agent may offer a login run there.
+            capabilities["auth"] = json!({"terminal": true});
+        }
+        let initialize = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": capabilities,
+            "clientInfo": {"name": "termsprawl", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let answer = self
+            .wait_answer("initialize", initialize, INITIALIZE_TIMEOUT)
+            .await?
+            .map_err(|error| format!("initialize failed: {error}"))?;
+        let initialized: InitializeResult = messages::decode(Some(&answer))
+            .map_err(|error| format!("the agent's initialize answer does not decode: {error}"))?;
+        if initialized.protocol_version.as_u64() != Some(PROTOCOL_VERSION) {
+            return Err(format!(
+                "the agent speaks ACP protocol version {}, this client only version 1",
+                initialized.protocol_version
+            ));
+        }
+        let mcp_servers = self.mcp_servers(options, session_file);
+        let new_session = json!({
+            "cwd": cwd.to_string_lossy(),
+            "mcpServers": mcp_servers,
+        });
+        let answer = match self
+            .wait_answer("session/new", new_session.clone(), NEW_SESSION_TIMEOUT)
+            .await?
+        {
+            Err(error) if error.code == code::AUTH_REQUIRED => {
+                self.authenticate(options, cwd, &initialized, &error).await?;
+                self.wait_answer("session/new", new_session, NEW_SESSION_TIMEOUT)
+                    .await?
+                    .map_err(|error| format!("session/new failed after authenticating: {error}"))?
+            }
+            Err(error) => return Err(format!("session/new failed: {error}")),
+            Ok(answer) => answer,
+        };
+        let session: NewSessionResult = messages::decode(Some(&answer))
+            .map_err(|error| format!("the agent's session/new answer does not decode: {error}"))?;
+        self.session_id.clone_from(&session.session_id);
+        self.client.set_session(&session.session_id);
+        let agent = initialized.agent_info.as_ref();
+        let name = agent
+            .and_then(|info| info.title.clone().or_else(|| info.name.clone()))
+            .unwrap_or_else(|| "the agent".to_owned());
+        let version = agent.and_then(|info| info.version.clone()).unwrap_or_default();
+        self.ui.error(&format!(
+            "connected to {name} {version} (session {}); /quit or Ctrl-D ends it",
+            session.session_id
+        ));
+        Ok(())
+    }
+
+    pub(super) fn mcp_servers(&mut self, options: &Options, session_file: Option<&Path>) -> Value {
+        if !options.mcp {
+            return json!([]);
+        }
+        let Some(session_file) = session_file else {
+            self.ui.error(
+                "no session file (--session or TERMSPRAWL_SESSION_FILE): the agent gets no termsprawl tools",
+            );
+            return json!([]);
+        };
+        let program = match std::env::current_exe() {
+            Ok(program) => program,
+            Err(error) => {
+                self.ui.error(&format!(
+                    "cannot find the path of termsprawlctl ({error}): the agent gets no termsprawl tools"
+                ));
+                return json!([]);
+            }
+        };
+        // The bridge leaves a file here when the agent starts it (checked after the first turn).
+        let mark = tempfile::Builder::new().prefix("termsprawl-acp-bridge-").tempdir().ok().map(
+            |directory| {
+                let path = directory.path().join("started");
+                BridgeMark { _directory: directory, path, checked: false }
+            },
+        );
+        let entry = mcp_entry(
+            &program,
+            session_file,
+            &options.mcp_narrowing,
+            mark.as_ref().map(|mark| mark.path.as_path()),
+        );
+        self.bridge = mark;
+        json!([entry])
+    }
+
+    /// After the first turn: one line if the agent never started the injected bridge, so that the
+    /// person does not believe termsprawl's tools are there (issue 16 item 7).
+    pub(super) fn check_bridge(&mut self) {
+        let Some(mark) = self.bridge.as_mut() else {
+            return;
+        };
+        if mark.checked {
+            return;
+        }
+        mark.checked = true;
+        if mark.path.exists() {
+            return;
+        }
+        self.ui.error(
+            "termsprawl's tools were not taken up: the agent never started the injected MCP server \
+             (termsprawlctl mcp). Agents skip MCP servers they do not trust or support; Gemini CLI, \
+             for example, starts none in a folder it does not trust (trust the folder, then start again)",
+        );
+    }
+
+    /// Logs in when `session/new` asked for it: an `env_var` method whose variables are all set is
+    /// used at once, without a menu; otherwise the person picks among every method this client can
+    /// use. Without a person this fails, naming the variables that would log in without one.
+    async fn authenticate(
+        &mut self,
+        options: &Options,
+        cwd: &Path,
+        initialized: &InitializeResult,
+        error: &RpcError,
+    ) -> Result<(), String> {
+        let logins: Vec<Login<'_>> = initialized
+            .auth_methods
+            .iter()
+            .flatten()
+            .filter_map(|method| Login::of(method, self.stdin_tty))
+            .collect();
+        let ready = logins.iter().find_map(|login| match login {
+            Login::EnvVar { method, missing }
+                if missing.is_empty()
+                    && method.vars.as_ref().is_some_and(|vars| !vars.is_empty()) =>
+            {
+                Some(*method)
+            }
+            _ => None,
+        });
+        if let Some(method) = ready {
+            self.ui
+                .line(&format!("[auth] logging in with {} (its variables are set)", label(method)));
+            return self.call_authenticate(method).await;
+        }
+        if !self.stdin_tty {
+            let hints: Vec<String> = logins
+                .iter()
+                .filter_map(|login| match login {
+                    Login::EnvVar { method, missing } => {
+                        Some(format!("set {} ({})", missing.join(" and "), label(method)))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let hint = if hints.is_empty() {
+                String::new()
+            } else {
+                format!("; to log in without one, {}", hints.join(", or "))
+            };
+            return Err(format!(
+                "the agent requires authentication ({error}), and there is no terminal to choose a method{hint}"
+            ));
+        }
+        if logins.is_empty() {
+            return Err(format!(
+                "the agent requires authentication ({error}) but offers no method this client supports"
+            ));
+        }
+        self.ui.line("[auth] the agent requires authentication:");
+        for (index, login) in logins.iter().enumerate() {
+            let method = login.method();
+            let detail = match login {
+                Login::Agent(_) => method.description.clone(),
+                Login::EnvVar { missing, .. } => {
+                    Some(format!("set {} in the environment and start again", missing.join(", ")))
+                }
+                Login::Terminal(_) => Some("runs the agent's login in this terminal".to_owned()),
+            };
+            let detail = detail.map(|text| format!(": {text}")).unwrap_or_default();
+            self.ui.line(&format!("  {}. {}{detail}", index + 1, label(method)));
+        }
+        let chosen = loop {
+            self.ui.finish_line();
+            self.ui.out(&format!("choose 1-{}: ", logins.len()));
+            let line = self.menu_input().await?;
+            let chosen = line
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .and_then(|number| logins.get(number.checked_sub(1)?));
+            match chosen {
+                Some(login) => break login,
+                None => self.ui.line(&format!("answer with a number from 1 to {}", logins.len())),
+            }
+        };
+        match chosen {
+            Login::Agent(method) => self.call_authenticate(method).await,
+            Login::EnvVar { method, missing } => Err(format!(
+                "set {} in the environment for {} and start termsprawlctl acp again",
+                missing.join(", "),
+                label(method)
+            )),
+            Login::Terminal(method) => self.terminal_login(options, cwd, method).await,
+        }
+    }
+
+    /// `authenticate` with a method, waiting as long as a browser login may take.
+    async fn call_authenticate(&mut self, method: &AuthMethod) -> Result<(), String> {
+        self.ui.line("[auth] waiting for the login to finish (Ctrl-C stops)");
+        self.wait_answer("authenticate", json!({"methodId": method.id}), AUTHENTICATE_TIMEOUT)
+            .await?
+            .map(|_| ())
+            .map_err(|error| format!("authentication failed: {error}"))
+    }
+
+    /// A `terminal` login: the agent's own argv with the method's `args` and `env`, run in this
+    /// terminal (our process group, so it can read the keyboard) until it exits; zero is success.
+    /// Then `session/new` is tried again on the running agent.
+    async fn terminal_login(
+        &mut self,
+        options: &Options,
+        cwd: &Path,
+        method: &AuthMethod,
+    ) -> Result<(), String> {
+        let Some((program, arguments)) = options.agent.split_first() else {
+            return Err("no agent command to run the login with".to_owned());
+        };
+        let mut command = tokio::process::Command::new(program);
+        command.args(arguments).args(method.args.iter().flatten()).current_dir(cwd);
+        for (name, value) in method.env.iter().flatten() {
+            if let Some(value) = value.as_str() {
+                command.env(name, value);
+            }
+        }
+        command.kill_on_drop(true);
+        self.ui.line(&format!("[auth] running the login of {} in this terminal", label(method)));
+        let mut child = command
+            .spawn()
+            .map_err(|error| format!("cannot start the login {}: {error}", program.display()))?;
+        let status = tokio::select! {
+            status = child.wait() => status.map_err(|error| format!("the login failed: {error}"))?,
+            _ = self.signals.interrupt.recv() => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                return Err("the terminal login was interrupted (Ctrl-C)".to_owned());
+            }
+            () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                return Err("the terminal login was interrupted by a signal".to_owned());
+            }
+        };
+        self.ui.input_echoed();
+        if !status.success() {
+            return Err(format!("the terminal login ended with {}", agent::describe(Some(status))));
+        }
+        self.ui.line("[auth] the login finished");
+        Ok(())
+    }
+
+    /// A line typed into the authentication menu; Ctrl-C, a termination signal or the end of
+    /// input stop the choice.
+    async fn menu_input(&mut self) -> Result<String, String> {
+        let input = match self.queued.pop_front() {
+            Some(input) => Some(input),
+            None if self.input_closed => Some(Input::Eof),
+            None => tokio::select! {
+                input = self.input.recv() => input,
+                _ = self.signals.interrupt.recv() => {
+                    return Err("authentication interrupted (Ctrl-C)".to_owned());
+                }
+                () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => {
+                    return Err("authentication interrupted by a signal".to_owned());
+                }
+            },
+        };
+        self.ui.input_echoed();
+        match input {
+            Some(Input::Line(line)) => Ok(line),
+            Some(Input::Eof) | None => {
+                self.input_closed = true;
+                Err("authentication was not chosen (end of input)".to_owned())
+            }
+        }
+    }
+
+    /// Sends a handshake request and waits for its answer within `limit`. The outer error stops
+    /// the front end: no answer in time, Ctrl-C, a termination signal, or the end of input typed
+    /// at a terminal (Ctrl-D). Lines typed meanwhile wait for the chat.
+    async fn wait_answer(
+        &mut self,
+        method: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Result<Value, RpcError>, String> {
+        let answer = timeout(limit, self.connection.request(method, &params));
+        tokio::pin!(answer);
+        loop {
+            tokio::select! {
+                answer = &mut answer => {
+                    return answer.map_err(|_| {
+                        format!("{method}: no answer within {} s", limit.as_secs())
+                    });
+                }
+                _ = self.signals.interrupt.recv() => {
+                    return Err(format!("stopped waiting for {method} (Ctrl-C)"));
+                }
+                () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => {
+                    return Err(format!("stopped waiting for {method} (a termination signal)"));
+                }
+                input = self.input.recv(), if self.stdin_tty && !self.input_closed => match input {
+                    Some(Input::Line(line)) => self.queued.push_back(Input::Line(line)),
+                    Some(Input::Eof) | None => {
+                        self.input_closed = true;
+                        return Err(format!("stopped waiting for {method} (end of input)"));
+                    }
+                },
+            }
+        }
+    }
+}
+
+/// The stdio MCP server entry that hands the agent termsprawl's tools (`acp.md` §2.5), narrowed
+/// by `--mcp-read-only` and `--mcp-tools` (the bridge's own `--read-only` and `--tools`); `mark`
+/// is the file the bridge leaves when it starts.
+pub(crate) fn mcp_entry(
+    program: &Path,
+    session_file: &Path,
+    narrowing: &McpNarrowing,
+    mark: Option<&Path>,
+) -> Value {
+    let mut args = vec![
+        Value::from("--session"),
+        Value::from(session_file.to_string_lossy()),
+        Value::from("mcp"),
+    ];
+    if narrowing.read_only {
+        args.push(Value::from("--read-only"));
+    }
+    if let Some(tools) = &narrowing.tools {
+        args.push(Value::from("--tools"));
+        args.push(Value::from(tools.join(",")));
+    }
+    let env: Vec<Value> = mark
+        .map(|mark| json!({"name": BRIDGE_MARK_VARIABLE, "value": mark.to_string_lossy()}))
+        .into_iter()
+        .collect();
+    json!({
+        "name": "termsprawl",
+        "command": program.to_string_lossy(),
+        "args": args,
+        "env": env,
+    })
+}

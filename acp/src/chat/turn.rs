@@ -1,0 +1,269 @@
+//! The turn loop (`acp.md` §2.6, §2.7): one prompt in flight at a time, interactive or one-shot,
+//! Ctrl-C that cancels a turn (and ends an idle session when pressed twice), and the deadline of a
+//! cancel the agent ignores.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::time::{Instant, sleep_until};
+
+use super::ask_queue::first_ask_closed;
+use super::{Chat, Fatal, TurnEnd};
+use crate::client::Event;
+use crate::connection::RpcError;
+use crate::exit::ExitStatus;
+use crate::input::{Input, termination};
+use crate::messages::{self, PromptResult};
+use crate::render::stop_line;
+
+/// How long the agent has to answer the prompt after a cancel.
+pub(super) const CANCEL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long shutdown waits for a cancelled turn's answer.
+const SHUTDOWN_CANCEL_WAIT: Duration = Duration::from_secs(5);
+/// The window for the second Ctrl-C that ends an idle session.
+const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);
+
+impl Chat {
+    pub(super) async fn one_shot(&mut self, prompt: &str) -> Result<ExitStatus, Fatal> {
+        Ok(match self.turn(prompt).await? {
+            TurnEnd::Stopped(reason) if reason == "end_turn" => ExitStatus::Success,
+            TurnEnd::Stopped(_) => ExitStatus::Failure,
+            TurnEnd::Failed(_) => {
+                self.log_hint();
+                ExitStatus::Failure
+            }
+        })
+    }
+
+    pub(super) async fn interactive(&mut self) -> Result<ExitStatus, Fatal> {
+        let mut last_interrupt: Option<Instant> = None;
+        let mut multi_line: Option<Vec<String>> = None;
+        // What the UI had written just after the prompt was shown: the prompt is shown again only
+        // after something else was written (or a line was typed), never once per idle update.
+        let mut prompt_shown_at: Option<u64> = None;
+        loop {
+            if self.quit_requested {
+                return Ok(ExitStatus::Success);
+            }
+            if self.asks.is_empty() && self.stdin_tty && prompt_shown_at != Some(self.ui.writes()) {
+                self.ui.finish_line();
+                self.ui.out(if multi_line.is_some() { "... " } else { "> " });
+                prompt_shown_at = Some(self.ui.writes());
+            }
+            let input = if let Some(input) = self.queued.pop_front() {
+                input
+            } else {
+                tokio::select! {
+                    input = self.input.recv() => input.unwrap_or(Input::Eof),
+                    event = self.events.recv() => {
+                        self.idle_event(event)?;
+                        continue;
+                    }
+                    () = first_ask_closed(&mut self.asks) => {
+                        self.ask_closed();
+                        continue;
+                    }
+                    _ = self.signals.interrupt.recv() => {
+                        let now = Instant::now();
+                        if last_interrupt.is_some_and(|last| now - last <= DOUBLE_INTERRUPT) {
+                            return Ok(ExitStatus::Success);
+                        }
+                        last_interrupt = Some(now);
+                        multi_line = None;
+                        self.ui.line("(press Ctrl-C again within 2 s, or type /quit, to leave)");
+                        continue;
+                    }
+                    () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => return Ok(ExitStatus::Success),
+                }
+            };
+            prompt_shown_at = None;
+            if self.stdin_tty {
+                self.ui.input_echoed();
+            }
+            let line = match input {
+                Input::Eof => {
+                    self.input_closed = true;
+                    self.asks.clear();
+                    return Ok(ExitStatus::Success);
+                }
+                Input::Line(line) => line,
+            };
+            if !self.asks.is_empty() {
+                self.answer_ask(&line);
+                continue;
+            }
+            if let Some(lines) = multi_line.as_mut() {
+                if line == "\"\"\"" {
+                    let prompt = lines.join("\n");
+                    multi_line = None;
+                    self.interactive_turn(&prompt).await?;
+                } else {
+                    lines.push(line);
+                }
+                continue;
+            }
+            match line.as_str() {
+                "\"\"\"" => multi_line = Some(Vec::new()),
+                "/quit" => return Ok(ExitStatus::Success),
+                text if text.trim().is_empty() => {}
+                text => {
+                    let text = text.to_owned();
+                    self.interactive_turn(&text).await?;
+                }
+            }
+        }
+    }
+
+    /// One turn of the interactive loop; a failed prompt is reported once, by the turn's own
+    /// `[prompt failed: …]` line, followed by where the agent's stderr is.
+    pub(super) async fn interactive_turn(&mut self, prompt: &str) -> Result<(), Fatal> {
+        if let TurnEnd::Failed(_) = self.turn(prompt).await? {
+            self.log_hint();
+        }
+        Ok(())
+    }
+
+    /// Handles an event while no turn runs. Updates are shown, never dropped (an agent may send
+    /// one for the new session before the first prompt); one that shows nothing writes nothing,
+    /// so that the prompt is not repeated.
+    pub(super) fn idle_event(&mut self, event: Option<Event>) -> Result<(), Fatal> {
+        match event {
+            None => Err(Fatal::Disconnected("the connection ended".to_owned())),
+            Some(Event::Update(update)) => {
+                let pieces = self.render_update(&update);
+                if !pieces.is_empty() {
+                    self.ui.finish_line();
+                    for piece in pieces {
+                        self.piece(piece);
+                    }
+                }
+                Ok(())
+            }
+            Some(event) => self.event(event, false),
+        }
+    }
+
+    /// Runs one prompt turn to its stop reason.
+    pub(super) async fn turn(&mut self, prompt: &str) -> Result<TurnEnd, Fatal> {
+        let params = json!({
+            "sessionId": self.session_id,
+            "prompt": [{"type": "text", "text": prompt}],
+        });
+        let mut response = Box::pin(self.connection.request("session/prompt", &params));
+        let mut cancelled = false;
+        let mut deadline: Option<Instant> = None;
+        let mut quit_deadline: Option<Instant> = None;
+        let far = Instant::now() + Duration::from_hours(24 * 365);
+        let result = loop {
+            tokio::select! {
+                biased;
+                event = self.events.recv() => match event {
+                    Some(event) => self.event(event, cancelled)?,
+                    None => return Err(Fatal::Disconnected("the connection ended".to_owned())),
+                },
+                result = &mut response => break result,
+                () = first_ask_closed(&mut self.asks) => self.ask_closed(),
+                input = self.input.recv(), if !self.input_closed => {
+                    if self.stdin_tty {
+                        self.ui.input_echoed();
+                    }
+                    match input.unwrap_or(Input::Eof) {
+                        Input::Line(line) if !self.asks.is_empty() => self.answer_ask(&line),
+                        Input::Line(line) if line == "/quit" => {
+                            if cancelled {
+                                return Err(Fatal::Forced);
+                            }
+                            self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
+                        }
+                        Input::Line(line) => self.queued.push_back(Input::Line(line)),
+                        Input::Eof => {
+                            self.input_closed = true;
+                            self.asks.clear();
+                            if self.stdin_tty && self.queued.is_empty() {
+                                // The person left.
+                                self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
+                            } else {
+                                self.queued.push_back(Input::Eof);
+                            }
+                        }
+                    }
+                }
+                _ = self.signals.interrupt.recv() => {
+                    if cancelled {
+                        return Err(Fatal::Forced);
+                    }
+                    self.cancel_turn(&mut cancelled, &mut deadline);
+                }
+                () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => {
+                    self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
+                }
+                () = sleep_until(quit_deadline.unwrap_or(far)), if quit_deadline.is_some() => {
+                    self.renderer.end_turn();
+                    return Ok(TurnEnd::Stopped("cancelled".to_owned()));
+                }
+                () = sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
+                    return Err(Fatal::IgnoredCancel);
+                }
+            }
+        };
+        // Updates the reader queued before the answer belong to this turn: show them first.
+        while let Ok(event) = self.events.try_recv() {
+            self.event(event, cancelled)?;
+        }
+        self.asks.clear();
+        if cancelled {
+            for piece in self.renderer.cancel_unfinished() {
+                self.piece(piece);
+            }
+        }
+        self.renderer.end_turn();
+        let end = match result {
+            Ok(answer) => match messages::decode::<PromptResult>(Some(&answer)) {
+                Ok(answer) => TurnEnd::Stopped(answer.stop_reason),
+                Err(error) => TurnEnd::Failed(RpcError::internal(format!(
+                    "the prompt answer does not decode: {error}"
+                ))),
+            },
+            Err(error) => TurnEnd::Failed(error),
+        };
+        match &end {
+            TurnEnd::Stopped(reason) => self.ui.line(&stop_line(reason)),
+            TurnEnd::Failed(error) => self.ui.line(&format!("[prompt failed: {error}]")),
+        }
+        self.check_bridge();
+        Ok(end)
+    }
+
+    /// Asks the agent to cancel the turn, once: `cancelled` is set and `deadline` is when an
+    /// ignored cancel becomes fatal.
+    pub(super) fn cancel_turn(&mut self, cancelled: &mut bool, deadline: &mut Option<Instant>) {
+        if !*cancelled {
+            *cancelled = true;
+            *deadline = Some(Instant::now() + CANCEL_TIMEOUT);
+            self.cancel();
+        }
+    }
+
+    /// Quits during a turn (the person left, or a termination signal): cancels the turn and sets
+    /// `quit_deadline`, the end of the brief wait for the turn to end.
+    pub(super) fn quit_turn(
+        &mut self,
+        quit_deadline: &mut Option<Instant>,
+        cancelled: &mut bool,
+        deadline: &mut Option<Instant>,
+    ) {
+        self.quit_requested = true;
+        *quit_deadline = Some(Instant::now() + SHUTDOWN_CANCEL_WAIT);
+        self.cancel_turn(cancelled, deadline);
+    }
+
+    /// Sends `session/cancel` and answers every pending permission ask `cancelled`.
+    pub(super) fn cancel(&mut self) {
+        self.connection.notify("session/cancel", &json!({"sessionId": self.session_id}));
+        if !self.asks.is_empty() {
+            self.ui.line("[permission] cancelled with the turn");
+        }
+        self.asks.clear();
+        self.ui.line("(cancelling the turn)");
+    }
+}

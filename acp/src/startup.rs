@@ -1,0 +1,152 @@
+//! Start-up (`acp.md` §2.1, §2.2): the options checked against the machine (cwd, trace file, agent
+//! log), the terminals prepared, the agent spawned, the connection's reader and writer started, and
+//! the chat run to its exit status and shut down.
+
+use std::fs::OpenOptions;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use tokio::io::BufReader;
+use tokio::sync::mpsc;
+
+use crate::agent::Agent;
+use crate::chat::Chat;
+use crate::client::{Client, Config, Event};
+use crate::connection::{self, Connection, ReadEnd};
+use crate::exit::ExitStatus;
+use crate::fs::{Roots, normalize};
+use crate::input::Signals;
+use crate::options::{AgentLog, Options};
+use crate::terminal::{self, Terminals};
+use crate::trace::Trace;
+use crate::ui::Ui;
+
+/// Runs the front end to its exit status.
+pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui: Ui) -> ExitStatus {
+    let current_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let cwd = normalize(&current_dir.join(options.cwd.clone().unwrap_or_default()));
+    if !cwd.is_dir() {
+        ui.usage_error(&format!("--cwd is not a directory: {}", cwd.display()));
+        return ExitStatus::Usage;
+    }
+    let roots = match Roots::new(&cwd) {
+        Ok(roots) => roots,
+        Err(error) => {
+            ui.usage_error(&format!("cannot use {} as the root: {error}", cwd.display()));
+            return ExitStatus::Usage;
+        }
+    };
+    let session_file = session_file.map(|file| normalize(&current_dir.join(file)));
+    let trace = match &options.trace {
+        Some(path) => match Trace::open(path) {
+            Ok(trace) => Some(Arc::new(trace)),
+            Err(error) => {
+                ui.usage_error(&format!("cannot open the trace file {}: {error}", path.display()));
+                return ExitStatus::Usage;
+            }
+        },
+        None => None,
+    };
+    let (agent_stderr, agent_log) = match agent_stderr(&options.agent_log) {
+        Ok(opened) => opened,
+        Err(error) => {
+            ui.usage_error(&error);
+            return ExitStatus::Usage;
+        }
+    };
+    let signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(error) => {
+            ui.error(&format!("cannot listen for signals: {error}"));
+            return ExitStatus::Failure;
+        }
+    };
+    // `--terminals auto` means the local tmux backend until the app can host them (acp.md §2.10).
+    let terminals =
+        match Terminals::new(terminal::Server::Name(terminal::SOCKET_NAME.to_owned()), cwd.clone())
+        {
+            Ok(terminals) => Arc::new(terminals),
+            Err(error) => {
+                ui.error(&format!("cannot prepare the terminals: {error}"));
+                return ExitStatus::Failure;
+            }
+        };
+    let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
+        Ok(started) => started,
+        Err(error) => {
+            if let Some(path) = agent_log.filter(|_| options.agent_log == AgentLog::Temporary) {
+                let _ = std::fs::remove_file(path);
+            }
+            let program = options.agent.first().map(|program| program.to_string_lossy());
+            ui.usage_error(&format!(
+                "cannot start the agent {}: {error}",
+                program.unwrap_or_default()
+            ));
+            return ExitStatus::Usage;
+        }
+    };
+    if let (Some(path), AgentLog::Temporary) = (&agent_log, &options.agent_log) {
+        ui.error(&format!("the agent's stderr goes to {}", path.display()));
+    }
+
+    let (connection, lines) = Connection::new(trace);
+    tokio::spawn(connection::write_loop(lines, stdin));
+    let (events_sender, events) = mpsc::unbounded_channel();
+    let config = Config {
+        roots,
+        terminals: Arc::clone(&terminals),
+        permission: options.permission,
+        permission_timeout: options.permission_timeout,
+    };
+    let client = Client::new(connection.clone(), config, events_sender.clone());
+    spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
+
+    let mut chat = Chat::new(ui, connection, client, terminals, events, signals, agent_log);
+    let status = chat.run(&options, &cwd, session_file.as_deref()).await;
+    chat.shutdown(&mut agent, status).await
+}
+
+/// Reads the agent's stdout until it ends, then reports why and fails what is still pending.
+fn spawn_reader(
+    stdout: tokio::process::ChildStdout,
+    connection: Connection,
+    client: Client,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    tokio::spawn(async move {
+        let mut dispatch = |inbound| client.dispatch(inbound);
+        let end = connection::read_loop(BufReader::new(stdout), &connection, &mut dispatch).await;
+        let reason = match end {
+            ReadEnd::Eof => "the agent closed its output".to_owned(),
+            ReadEnd::TooLong => "the agent sent a message longer than 16 MiB".to_owned(),
+            ReadEnd::Io(error) => format!("reading from the agent failed: {error}"),
+        };
+        // Before failing the pending requests, so the chat loop sees why they failed.
+        let _ = events.send(Event::Disconnected(reason));
+        connection.fail_pending();
+    });
+}
+
+/// Opens where the agent's stderr goes, and the file's path if it goes to one.
+fn agent_stderr(log: &AgentLog) -> Result<(Stdio, Option<PathBuf>), String> {
+    match log {
+        AgentLog::Inherit => Ok((Stdio::inherit(), None)),
+        AgentLog::File(path) => OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map(|file| (Stdio::from(file), Some(path.clone())))
+            .map_err(|error| format!("cannot open the agent log {}: {error}", path.display())),
+        AgentLog::Temporary => {
+            let file = tempfile::Builder::new()
+                .prefix("termsprawl-acp-agent-")
+                .suffix(".log")
+                .tempfile()
+                .map_err(|error| format!("cannot create the agent log: {error}"))?;
+            let (file, path) =
+                file.keep().map_err(|error| format!("cannot keep the agent log: {error}"))?;
+            Ok((Stdio::from(file), Some(path)))
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! A real third-party ACP agent under `termsprawlctl acp` (issue 16): fast-agent (`fast-agent-mcp`
+//! on `PyPI`, pinned in `tests/python/requirements-fast-agent.txt`) runs as an ACP agent
+//! (`fast-agent acp`) with its `passthrough` model, which needs no API key and turns a prompt
+//! `***CALL_TOOL <server>__<tool> {json}` into a real MCP tool call. The calls go through the
+//! bridge the front end injects (`termsprawlctl mcp`) to a real `termsprawl-headless serve` with
+//! real tmux: `terminal_open`, `terminal_submit`, `terminal_read`.
+//!
+//! fast-agent's Python is `TERMSPRAWL_FAST_AGENT_PYTHON`, else `<repo>/.venv-fast-agent/bin/python`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::acp::repo;
+use crate::support::BIN;
+
+/// fast-agent's Python, or `None` (said visibly) when `TERMSPRAWL_SKIP_PYTHON=1`.
+fn fast_agent_python() -> Option<PathBuf> {
+    let python = std::env::var_os("TERMSPRAWL_FAST_AGENT_PYTHON")
+        .filter(|value| !value.is_empty())
+        .map_or_else(|| repo().join(".venv-fast-agent/bin/python"), PathBuf::from);
+    if std::env::var_os("TERMSPRAWL_SKIP_PYTHON").is_some_and(|value| value == "1") {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: TERMSPRAWL_SKIP_PYTHON=1, so fast-agent did not run under termsprawlctl acp"
+        );
+        return None;
+    }
+    assert!(
+        python.exists(),
+        "{} is missing: set TERMSPRAWL_FAST_AGENT_PYTHON, or create it with Python 3.12 or newer \
+         (python3.12 -m venv .venv-fast-agent && \
+         .venv-fast-agent/bin/pip install -r tests/python/requirements-fast-agent.txt), \
+         or set TERMSPRAWL_SKIP_PYTHON=1 to skip the Python end-to-end tests",
+        python.display()
+    );
+    Some(python)
+}
+
+/// `termsprawl-headless`, built next to `termsprawlctl` by `cargo test --workspace`.
+fn headless_binary() -> Option<PathBuf> {
+    let path = Path::new(BIN).with_file_name("termsprawl-headless");
+    if path.is_file() {
+        return Some(path);
+    }
+    let message = format!(
+        "termsprawl-headless is not built next to termsprawlctl ({}): run `cargo build -p termsprawl-headless` first",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("CI").is_none_or(|value| value.is_empty()),
+        "{message} (CI is set, so this test fails instead of skipping)"
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {message}");
+    None
+}
+
+/// A running `termsprawl-headless serve` on a private data directory; stopped with its tmux
+/// server when dropped.
+struct Headless {
+    program: PathBuf,
+    child: Child,
+    data: PathBuf,
+}
+
+impl Headless {
+    fn start(program: PathBuf, data: &Path, project: &Path) -> Headless {
+        let mut child = Command::new(&program)
+            .arg("--data")
+            .arg(data)
+            .arg("serve")
+            .arg("--project")
+            .arg(project)
+            .arg("--ctl")
+            .arg(BIN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended early:\n{seen}");
+            seen.push_str(&line);
+            if line.trim_end().ends_with("ready") {
+                break;
+            }
+        }
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        Headless { program, child, data: data.to_path_buf() }
+    }
+
+    /// `launch --json -- /bin/sh`: a node's session file.
+    fn launch(&self) -> PathBuf {
+        let output = Command::new(&self.program)
+            .arg("--data")
+            .arg(&self.data)
+            .args(["launch", "--json", "--", "/bin/sh"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let launched: Value = serde_json::from_slice(&output.stdout).unwrap();
+        PathBuf::from(launched["sessionFile"].as_str().unwrap())
+    }
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(self.data.join("tmux-sockets/termsprawl"))
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .output();
+    }
+}
+
+/// Reads the transcript up to the end of the current turn.
+fn turn(stdout: &mut BufReader<ChildStdout>) -> String {
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let read = stdout.read_line(&mut line).unwrap();
+        assert!(read > 0, "the transcript ended inside a turn:\n{seen}");
+        seen.push_str(&line);
+        if line.starts_with("[stop reason: ") {
+            return seen;
+        }
+    }
+}
+
+/// A whole tool-calling session: fast-agent opens a terminal on the headless server, types a
+/// command into it and reads it back, every call through the injected bridge.
+#[test]
+fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
+    let Some(python) = fast_agent_python() else { return };
+    let Some(headless) = headless_binary() else { return };
+    let dir = TempDir::new().unwrap();
+    let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+    let (data, project, home) =
+        (dir_path.join("data"), dir_path.join("project"), dir_path.join("fast-agent-home"));
+    for path in [&data, &project, &home] {
+        std::fs::create_dir(path).unwrap();
+    }
+    let server = Headless::start(headless, &data, &project);
+    let session = server.launch();
+    let trace = dir_path.join("trace.jsonl");
+    let log = dir_path.join("agent.log");
+    let mut front_end = Command::new(BIN)
+        .arg("--session")
+        .arg(&session)
+        .arg("acp")
+        .arg("--cwd")
+        .arg(&project)
+        .args(["--permission", "allow-once"])
+        .arg("--trace")
+        .arg(&trace)
+        .arg("--agent-log")
+        .arg(&log)
+        .arg("--")
+        .arg(&python)
+        .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
+        .arg("--home")
+        .arg(&home)
+        .current_dir(&project)
+        .env("TMUX_TMPDIR", &dir_path)
+        .env_remove("TERMSPRAWL_SESSION_FILE")
+        .env_remove("TMUX")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = front_end.stdin.take().unwrap();
+    let mut stdout = BufReader::new(front_end.stdout.take().unwrap());
+    let mut prompt = |line: String| {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        turn(&mut stdout)
+    };
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+
+    let opened = prompt(
+        r#"***CALL_TOOL termsprawl__terminal_open {"title": "opened by fast-agent"}"#.to_owned(),
+    );
+    assert!(opened.contains("[tool] termsprawl/terminal_open"), "{opened}\n{}", log_text());
+    assert!(opened.contains("[stop reason: end_turn]"), "{opened}");
+    let node_id = opened
+        .split(r#""nodeId":""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no nodeId in:\n{opened}"))
+        .to_owned();
+    assert!(node_id.starts_with("terminal-"), "{node_id}");
+
+    let submit = serde_json::json!({"nodeId": node_id, "command": "echo fast-agent-was-$((40+2))"});
+    let submitted = prompt(format!("***CALL_TOOL termsprawl__terminal_submit {submit}"));
+    assert!(submitted.contains(r#""ok":true"#), "{submitted}");
+
+    let read = serde_json::json!({"nodeId": node_id});
+    let mut last = String::new();
+    for _ in 0..20 {
+        last = prompt(format!("***CALL_TOOL termsprawl__terminal_read {read}"));
+        assert!(last.contains("[tool] termsprawl/terminal_read"), "{last}");
+        if last.contains("fast-agent-was-42") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert!(last.contains("fast-agent-was-42"), "the read never showed the output:\n{last}");
+    drop(stdin);
+    front_end.stdout = Some(stdout.into_inner());
+    let finished = crate::acp::finish(front_end, std::time::Duration::from_mins(1));
+    assert_eq!(finished.code(), Some(0), "{}\n{}", finished.stderr, log_text());
+    assert!(!finished.stderr.contains("were not taken up"), "{}", finished.stderr);
+    // The calls went through the bridge of the session/new entry, not any other path.
+    let new_session = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|record| record["dir"] == "out" && record["msg"]["method"] == "session/new")
+        .unwrap();
+    assert_eq!(
+        new_session["msg"]["params"]["mcpServers"][0]["args"],
+        serde_json::json!(["--session", session, "mcp"])
+    );
+}

@@ -1,0 +1,213 @@
+"""A scripted ACP agent that writes exact bytes, for the message orders real agents produce.
+
+The SDK agent (acp_agent.py) cannot put two messages into one write or leave a request unanswered
+on purpose; the registry agents do both (Gemini CLI writes its session/new answer and a
+session/update for the new session in one write; a browser login never answers). This agent reads
+JSON-RPC lines with the standard library only and answers as the scenario in ACP_RAW_SCENARIO says.
+ACP_RAW_STATE is a directory for files the test reads back (the login marker, pids).
+
+Scenarios:
+  update-with-session  session/new answer + an update for that session in one write
+  idle-updates         three bookkeeping updates and one message after session/new, while idle
+  env-auth             authMethods env_var (ACP_RAW_TEST_KEY) and agent; session/new needs a login
+  terminal-auth        authMethods terminal (args --login); the login run writes a marker
+  auth-menu            two agent methods; session/new needs a login
+  auth-hang            env_var method whose authenticate is never answered
+  auth-menu-hang       two agent methods whose authenticate is never answered
+  error-data           session/prompt fails with -32603 and a data member
+  prompt-fails         session/prompt fails with -32603 (no data)
+  ignore-cancel        session/prompt is never answered, session/cancel is ignored
+  mcp-start            starts the injected MCP server and talks MCP initialize to it
+  sigkill              mcp-start, then a turn that never ends; ignores the end of its input
+  mcp-skip             ignores the injected MCP server
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+SCENARIO = os.environ.get("ACP_RAW_SCENARIO", "")
+STATE = os.environ.get("ACP_RAW_STATE", "/tmp")
+SESSION = "raw-1"
+
+
+def write(*messages):
+    data = b"".join(json.dumps(message).encode() + b"\n" for message in messages)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view):]
+
+
+def result(request, value):
+    return {"jsonrpc": "2.0", "id": request["id"], "result": value}
+
+
+def error(request, code, message, data=None):
+    body = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": request["id"], "error": body}
+
+
+def update(kind, **members):
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": SESSION, "update": dict(sessionUpdate=kind, **members)},
+    }
+
+
+def say(text):
+    return update("agent_message_chunk", content={"type": "text", "text": text})
+
+
+def record(name, value):
+    with open(os.path.join(STATE, name), "w") as handle:
+        json.dump(value, handle)
+
+
+AUTH_METHODS = {
+    "env-auth": [
+        {"type": "env_var", "id": "test-key", "name": "Test API key",
+         "vars": [{"name": "ACP_RAW_TEST_KEY"}]},
+        {"id": "browser", "name": "Browser login", "description": "opens a browser"},
+    ],
+    "auth-hang": [
+        {"type": "env_var", "id": "test-key", "name": "Test API key",
+         "vars": [{"name": "ACP_RAW_TEST_KEY"}]},
+    ],
+    "terminal-auth": [
+        {"type": "terminal", "id": "tui-login", "name": "Log in here", "args": ["--login"],
+         "env": {"ACP_RAW_LOGIN": "yes"}},
+    ],
+    "auth-menu": [
+        {"id": "first", "name": "First login"},
+        {"id": "second", "name": "Second login"},
+    ],
+    "auth-menu-hang": [
+        {"id": "browser", "name": "Browser login", "description": "never finishes"},
+        {"id": "second", "name": "Second login"},
+    ],
+}
+
+
+def logged_in():
+    return os.path.exists(os.path.join(STATE, "logged-in"))
+
+
+def terminal_login():
+    """The agent rerun by the client for a terminal login: a tiny TUI on the person's terminal."""
+    print("LOGIN UI: type ok", flush=True)
+    line = sys.stdin.readline().strip()
+    if line != "ok" or os.environ.get("ACP_RAW_LOGIN") != "yes":
+        print("LOGIN FAILED", flush=True)
+        sys.exit(3)
+    open(os.path.join(STATE, "logged-in"), "w").close()
+    print("LOGIN DONE", flush=True)
+    sys.exit(0)
+
+
+class Agent:
+    def __init__(self):
+        self.authenticated = False
+        self.mcp = None
+        self.pending_prompt = None
+
+    def start_mcp(self, servers):
+        server = servers[0]
+        env = dict(os.environ)
+        env.update({entry["name"]: entry["value"] for entry in server.get("env", [])})
+        self.mcp = subprocess.Popen(
+            [server["command"], *server["args"]],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "acp-raw-agent", "version": "1"}}}
+        self.mcp.stdin.write(json.dumps(initialize).encode() + b"\n")
+        self.mcp.stdin.flush()
+        # As real agents do: session/new is answered once the MCP server has answered.
+        answer = self.mcp.stdout.readline()
+        record("mcp-initialize.json", json.loads(answer) if answer else None)
+
+    def handle(self, message):
+        method = message.get("method")
+        if "id" not in message or method is None:
+            return
+        if method == "initialize":
+            record("initialize.json", message.get("params"))
+            record("agent-pid.json", os.getpid())
+            write(result(message, {
+                "protocolVersion": 1,
+                "agentCapabilities": {"loadSession": False},
+                "authMethods": AUTH_METHODS.get(SCENARIO, []),
+                "agentInfo": {"name": "acp-raw-agent", "version": "1.0"},
+            }))
+        elif method == "authenticate":
+            method_id = message["params"]["methodId"]
+            record("authenticate.json", message["params"])
+            if SCENARIO in ("auth-hang", "auth-menu-hang"):
+                return
+            if SCENARIO == "env-auth" and method_id == "test-key" and not os.environ.get("ACP_RAW_TEST_KEY"):
+                write(error(message, -32000, "Authentication required", "ACP_RAW_TEST_KEY is not set"))
+                return
+            self.authenticated = True
+            write(result(message, {}))
+        elif method == "session/new":
+            params = message["params"]
+            needs_login = SCENARIO in ("env-auth", "auth-menu", "auth-hang", "auth-menu-hang")
+            if needs_login and not self.authenticated:
+                write(error(message, -32000, "Authentication required"))
+                return
+            if SCENARIO == "terminal-auth" and not logged_in():
+                write(error(message, -32000, "Authentication required"))
+                return
+            if SCENARIO in ("mcp-start", "sigkill") and params["mcpServers"]:
+                self.start_mcp(params["mcpServers"])
+            answer = result(message, {"sessionId": SESSION})
+            if SCENARIO == "update-with-session":
+                write(answer, say("EARLY UPDATE for the new session\n"))
+            elif SCENARIO == "idle-updates":
+                write(answer)
+                time.sleep(0.3)
+                for _ in range(3):
+                    write(update("available_commands_update", availableCommands=[]))
+                    time.sleep(0.1)
+                write(say("IDLE NOTE from the agent\n"))
+            else:
+                write(answer)
+        elif method == "session/prompt":
+            text = "".join(block.get("text", "") for block in message["params"]["prompt"])
+            if SCENARIO == "error-data":
+                write(error(message, -32603, "Internal error",
+                            "stream disconnected before completion: /v1/responses"))
+            elif SCENARIO == "prompt-fails":
+                write(error(message, -32603, "Internal error"))
+            elif SCENARIO in ("ignore-cancel", "sigkill"):
+                pids = {"agent": os.getpid(), "mcp": self.mcp.pid if self.mcp else None}
+                record("pids.json", pids)
+                write(say("WAITING " + json.dumps(pids) + "\n"))
+                self.pending_prompt = message
+            else:
+                write(say("TURN " + text + "\n"), result(message, {"stopReason": "end_turn"}))
+        else:
+            write(error(message, -32601, "Method not found: " + method))
+
+
+def main():
+    if "--login" in sys.argv[1:]:
+        terminal_login()
+    agent = Agent()
+    for line in sys.stdin.buffer:
+        line = line.strip()
+        if line:
+            agent.handle(json.loads(line))
+    if SCENARIO == "sigkill":
+        # Like agents that do not stop at the end of their input (and keep their MCP servers).
+        time.sleep(600)
+
+
+if __name__ == "__main__":
+    main()
