@@ -31,7 +31,10 @@ use crate::support::BIN;
 const INSPECTOR_VERSION: &str = "0.15.0";
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli sits in the repository").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli sits in the repository")
+        .to_path_buf()
 }
 
 /// The `node_modules` folder that holds the pinned Inspector.
@@ -42,10 +45,9 @@ fn node_modules() -> PathBuf {
             let given = PathBuf::from(given);
             vec![given.join("node_modules"), given]
         }
-        None => vec![
-            root.join("target/peers/node/node_modules"),
-            root.join("tests/node/node_modules"),
-        ],
+        None => {
+            vec![root.join("target/peers/node/node_modules"), root.join("tests/node/node_modules")]
+        }
     };
     let found = candidates
         .iter()
@@ -65,7 +67,8 @@ fn node_modules() -> PathBuf {
     )
     .unwrap();
     assert_eq!(
-        manifest["version"], INSPECTOR_VERSION,
+        manifest["version"],
+        INSPECTOR_VERSION,
         "{} holds another Inspector version: run `npm ci` again with tests/node/package-lock.json",
         found.display()
     );
@@ -143,8 +146,7 @@ impl Headless {
             session_file: PathBuf::new(),
             agent_node: String::new(),
         };
-        let launched =
-            headless.run(&["launch", "--agent", "inspector", "--json", "--", "/bin/sh"]);
+        let launched = headless.run(&["launch", "--agent", "inspector", "--json", "--", "/bin/sh"]);
         assert!(launched.status.success(), "{}", String::from_utf8_lossy(&launched.stderr));
         let value: Value = serde_json::from_slice(&launched.stdout).unwrap();
         headless.session_file = PathBuf::from(value["sessionFile"].as_str().unwrap());
@@ -228,7 +230,9 @@ impl Inspector {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|error| panic!("node does not run ({error}); install Node 20 or later"));
+            .unwrap_or_else(|error| {
+                panic!("node does not run ({error}); install Node 20 or later")
+            });
         let mut stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
         let out = std::thread::spawn(move || {
@@ -256,9 +260,8 @@ impl Inspector {
         if !status.success() {
             return Err(format!("{status}\nstdout:\n{stdout}\nstderr:\n{stderr}"));
         }
-        serde_json::from_str(&stdout).map_err(|error| {
-            format!("stdout is not JSON ({error}):\n{stdout}\nstderr:\n{stderr}")
-        })
+        serde_json::from_str(&stdout)
+            .map_err(|error| format!("stdout is not JSON ({error}):\n{stdout}\nstderr:\n{stderr}"))
     }
 
     /// A run that must succeed.
@@ -407,8 +410,7 @@ fn the_mcp_inspector_sees_only_what_the_narrowing_flags_keep() {
     let failure = refused.expect_err("a tool the flags drop is unknown to the host");
     assert!(failure.contains("Unknown tool: terminal_open"), "{failure}");
     // What the flags keep still works: read the agent's own terminal.
-    let read = tool_result(
-        &inspector.call("terminal_read", &[&format!("nodeId={}", server.agent_node)]),
-    );
+    let read =
+        tool_result(&inspector.call("terminal_read", &[&format!("nodeId={}", server.agent_node)]));
     assert!(read["value"]["output"].is_string(), "{read}");
 }
