@@ -150,7 +150,7 @@ impl Headless {
         assert!(launched.status.success(), "{}", String::from_utf8_lossy(&launched.stderr));
         let value: Value = serde_json::from_slice(&launched.stdout).unwrap();
         headless.session_file = PathBuf::from(value["sessionFile"].as_str().unwrap());
-        headless.agent_node = value["nodeId"].as_str().unwrap().to_owned();
+        value["nodeId"].as_str().unwrap().clone_into(&mut headless.agent_node);
         headless
     }
 
@@ -243,7 +243,7 @@ impl Inspector {
             let mut text = String::new();
             stderr.read_to_string(&mut text).map(|_| text)
         });
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_mins(1);
         let status = loop {
             if let Some(status) = child.try_wait().unwrap() {
                 break status;
