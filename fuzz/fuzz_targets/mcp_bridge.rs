@@ -1,22 +1,29 @@
 //! Fuzz target: the MCP bridge's input side, whole (`termsprawl_mcp::serve_with`, `spec/mcp.md`
-//! §3.1 – §3.8), on a current-thread runtime per input with a fake tool caller.
+//! §3.1 – §3.8 and both eras of `docs/mcp-eras.md`), on a current-thread runtime per input with a
+//! fake tool caller.
 //!
 //! Input: the first byte sets the knobs (what `session_info` answers, how many bytes one read
 //! returns, the call limit, whether the reader pauses before every read so that call tasks run
-//! between lines); the second picks the operations `session_info` lists; the rest is stdin. In
+//! between lines); the second picks the operations `session_info` lists (low four bits) and the
+//! narrowing flags (bit 4 `--read-only`, bits 5 – 7 a `--tools` list); the rest is stdin. In
 //! stdin, the five bytes `00 FF hi lo b` stand for `(hi·256 + lo) · 64` copies of byte `b` (up to
 //! 4 MiB, 8 MiB per input; for an LF, `(hi·256 + lo) mod 4097` empty lines), so that lines far
 //! over the 256 KiB cap cost the fuzzer five bytes.
 //!
-//! Oracles, written from the spec:
+//! Oracles, written from the spec and `docs/mcp-eras.md` (the protocol crate gives only data: the
+//! table's catalog entries and titles, the guide texts and the short `instructions`):
 //! - every output line is one compact JSON-RPC response with the strict envelope of §3.8
 //!   (`jsonrpc`, `id`, then exactly one of `result` (an object) or `error` (`code`, `message`,
 //!   maybe `data`), no `null`, id a string or an i64 integer), at most 8 MiB, LF-terminated;
-//! - the answers are exactly the ones the spec allows: a model of §3.1 – §3.5 splits stdin into
-//!   lines and classifies each one; every answer must match one expected answer with the same id
-//!   (never an answer to an unusable id, to a notification, to a line that is not answered), every
-//!   expected answer must come, except `tools/call`s that a later `notifications/cancelled` may
-//!   have cancelled (at most one per cancellation);
+//! - the answers are exactly the ones the documents allow: a model splits stdin into lines,
+//!   classifies each one and follows the connection's era (legacy until a `server/discover` or a
+//!   modern `_meta`, legacy again after an `initialize`); every answer must match one expected
+//!   answer with the same id (never an answer to an unusable id, to a notification, to a line that
+//!   is not answered), every expected answer must come, except answers that wait for a task
+//!   (`tools/call`, `server/discover`, a modern `tools/list`, a legacy one that may have been held
+//!   for a handshake) that a later `notifications/cancelled` may have cancelled (at most one per
+//!   cancellation); where the scheduler decides which handshake finished first, the answer must be
+//!   one of those the finished handshakes allow;
 //! - memory is bounded for long lines: while a repeated run longer than the cap is read, the
 //!   bridge allocates at most the cap plus slack, and never one block larger than the cap plus
 //!   slack (a counting global allocator measures it);
@@ -38,10 +45,12 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value, json};
-use termsprawl_fuzz::spec::{OPERATIONS, arguments};
+use termsprawl_fuzz::spec::{OPERATIONS, READ_ONLY, TOPICS, arguments};
 use termsprawl_fuzz::take_byte;
-use termsprawl_mcp::{MAX_LINE_BYTES, MAX_RESPONSE_BYTES, Options, ToolCaller, serve_with};
-use termsprawl_protocol::{ToolRequest, ToolResult, Topic, guide, operations};
+use termsprawl_mcp::{
+    MAX_LINE_BYTES, MAX_RESPONSE_BYTES, Options, ToolCaller, ToolFilter, serve_with,
+};
+use termsprawl_protocol::{ToolRequest, ToolResult, Topic, guide, instructions, operations};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 // ---------------------------------------------------------------------------------------------
@@ -326,12 +335,12 @@ fn fake_result(operation: &str, args: &Value) -> Value {
     json!({"ok": true, "value": {"operation": operation, "members": members}})
 }
 
-/// What `session_info` answers, from the first knob and the operations byte.
+/// What `session_info` answers, from the first knob and the low four bits of the operations byte.
 fn session_info(mode: u8, pick: u8) -> Value {
     let mut listed: Vec<Value> = OPERATIONS
         .iter()
         .enumerate()
-        .filter(|(index, _)| (index + usize::from(pick)) % 3 != 0)
+        .filter(|(index, _)| (index + usize::from(pick & 0x0F)) % 3 != 0)
         .map(|(_, (name, _))| json!(name))
         .collect();
     listed.extend([json!("not_an_operation"), json!(7), json!("canvas_list")]);
@@ -343,8 +352,68 @@ fn session_info(mode: u8, pick: u8) -> Value {
     }
 }
 
+/// The `--tools` lists that bits 5 – 7 of the operations byte choose: 0 is no `--tools`, 7 is every
+/// operation in reverse table order (the list is still in table order).
+const NAME_SETS: [&[&str]; 7] = [
+    &[],
+    &["terminal_open", "terminal_read", "terminal_submit"],
+    &["session_info"],
+    &["sticky_open", "guide_read", "agent_send", "browser_screenshot", "canvas_list"],
+    &["browser_screenshot"],
+    &["terminal_read", "context_read", "terminal_read"],
+    &["artifact_open", "agent_reply", "canvas_move"],
+];
+
+/// The narrowing flags of `termsprawlctl mcp` (`--read-only`, bit 4 of the operations byte, and
+/// `--tools`), as `docs/mcp-eras.md` says they act.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Narrowing {
+    read_only: bool,
+    names: Option<Vec<&'static str>>,
+}
+
+impl Narrowing {
+    fn from_byte(pick: u8) -> Narrowing {
+        let names = match pick >> 5 {
+            0 => None,
+            7 => Some(OPERATIONS.iter().rev().map(|(name, _)| *name).collect()),
+            set => Some(NAME_SETS[usize::from(set)].to_vec()),
+        };
+        Narrowing { read_only: pick & 0x10 != 0, names }
+    }
+
+    /// Whether the bridge lists and serves `name`: both flags keep it.
+    fn keeps(&self, name: &str) -> bool {
+        (!self.read_only || READ_ONLY.contains(&name))
+            && self.names.as_ref().is_none_or(|names| names.contains(&name))
+    }
+
+    /// The same flags as the bridge takes them (its input, not the oracle).
+    fn filter(&self) -> ToolFilter {
+        ToolFilter::new(self.read_only, self.names.as_deref()).expect("the sets name operations")
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
-// The model of §3.1 – §3.5.
+// The model of `spec/mcp.md` §3.1 – §3.6 and `docs/mcp-eras.md`.
+
+/// The handshake-era revisions, oldest first (`spec/mcp.md` §3.3).
+const LEGACY_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// What `initialize` answers for a version it does not speak, and what is assumed before one.
+const NEWEST_LEGACY: &str = "2025-11-25";
+/// The stateless revision.
+const MODERN_VERSION: &str = "2026-07-28";
+/// `supportedVersions`, newest first.
+const SUPPORTED: [&str; 5] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+const GUIDE_PREFIX: &str = "termsprawl://guides/";
+
+/// Whether `revision` is `since` or later (the dates compare as strings).
+fn from(revision: &str, since: &str) -> bool {
+    revision >= since
+}
 
 /// An id as the spec compares them: same JSON type and value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -369,40 +438,69 @@ fn usable_id(value: &Value) -> Option<Id> {
     }
 }
 
-/// What one answer with a given id must be: the compact JSON of its `result` or `error` member.
+/// What one answer with a given id must be.
 #[derive(Debug, Clone, PartialEq)]
 enum Expect {
-    /// Exactly this.
+    /// Exactly this compact `result:…` or `error:…` part (member order is contract).
     Exact(String),
-    /// One of these (a `tools/list` that may see a finished handshake or not).
-    OneOf(Vec<String>),
+    /// One of these `{"result": …}` values, compared as JSON values (member order free): the lists,
+    /// whose entries' member order no document fixes, and answers that depend on which handshake
+    /// had finished.
+    Json(Vec<Arc<Value>>),
     /// An `error` with code -32602 and a message starting `Invalid params: ` (the detail is not
     /// contract).
     InvalidParams,
 }
 
+impl Expect {
+    /// The order answers are matched in, so that a greedy match is a match: exact ones first, then
+    /// the choices (fewest first; the choice sets only grow along the input), then any error.
+    fn rank(&self) -> usize {
+        match self {
+            Expect::Exact(_) => 0,
+            Expect::Json(choices) => choices.len(),
+            Expect::InvalidParams => usize::MAX,
+        }
+    }
+
+    fn matches(&self, answer: &Answer) -> bool {
+        match self {
+            Expect::Exact(exact) => answer.part == *exact,
+            Expect::Json(choices) => choices.iter().any(|choice| **choice == answer.value),
+            Expect::InvalidParams => {
+                let error = &answer.value["error"];
+                error["code"] == json!(-32602)
+                    && error["message"]
+                        .as_str()
+                        .is_some_and(|message| message.starts_with("Invalid params: "))
+            }
+        }
+    }
+}
+
 /// The answers stdin calls for.
 #[derive(Default)]
 struct Expected {
-    /// Answers that must come, by id.
-    must: HashMap<Id, Vec<Expect>>,
-    /// `tools/call` answers, by id, in line order; a cancellation may remove some.
-    calls: HashMap<Id, Vec<String>>,
-    /// How many calls with an id later cancellations may have removed.
+    /// By id, in line order: each answer and whether a later cancellation may remove it.
+    by_id: HashMap<Id, Vec<(Expect, bool)>>,
+    /// How many answers with an id later cancellations may have removed.
     cancellable: HashMap<Id, usize>,
 }
 
-/// The model's view of one input: the session it was given.
+/// The model's view of one input: the session and flags it was given, and what the lines so far
+/// did to the connection.
 struct Model {
     session_info: Value,
-    full_list: Option<String>,
-    filtered_list: Option<String>,
-    initialize_seen: bool,
+    narrowing: Narrowing,
+    /// In the 2026-07-28 era (a `server/discover` or a modern `_meta`, no `initialize` since).
+    modern: bool,
+    /// The revisions the `initialize` requests so far negotiated, without repeats.
+    initialized: Vec<&'static str>,
 }
 
 impl Model {
-    fn new(session_info: Value) -> Model {
-        Model { session_info, full_list: None, filtered_list: None, initialize_seen: false }
+    fn new(session_info: Value, narrowing: Narrowing) -> Model {
+        Model { session_info, narrowing, modern: false, initialized: Vec::new() }
     }
 
     /// Splits stdin into lines as §3.1 says and classifies each one.
@@ -476,8 +574,11 @@ impl Model {
                     .and_then(|params| params.get("requestId"))
                     .and_then(usable_id)
             {
-                // At most one call with this id that came before is not answered.
-                let before = expected.calls.get(&id).map_or(0, Vec::len);
+                // At most one cancellable request with this id that came before is not answered.
+                let before = expected
+                    .by_id
+                    .get(&id)
+                    .map_or(0, |answers| answers.iter().filter(|(_, may)| *may).count());
                 let cancellable = expected.cancellable.entry(id).or_default();
                 if *cancellable < before {
                     *cancellable += 1;
@@ -490,123 +591,334 @@ impl Model {
             return;
         }
         let Some(method) = method else { return };
-        let params = match message.get("params") {
-            None => None,
-            Some(Value::Object(params)) => Some(params),
-            Some(_) => {
-                expected.must.entry(id).or_default().push(Expect::InvalidParams);
-                return;
-            }
+        let answer = match message.get("params") {
+            None => self.request(method, None),
+            Some(Value::Object(params)) => self.request(method, Some(params)),
+            Some(_) => (Expect::InvalidParams, false),
         };
-        let member = |name: &str| params.and_then(|params| params.get(name));
-        let answer = match method {
-            "initialize" => self.initialize(member("protocolVersion")),
-            "ping" => Expect::Exact(result("{}")),
-            "tools/list" if member("cursor").is_some() => Expect::InvalidParams,
-            "tools/list" => self.tools_list(),
-            "tools/call" => {
-                let Some(Value::String(name)) = member("name") else {
-                    expected.must.entry(id).or_default().push(Expect::InvalidParams);
-                    return;
-                };
-                if arguments(name).is_none() {
-                    let message = format!("Unknown tool: {name}");
-                    expected.must.entry(id).or_default().push(error(-32602, &message));
-                    return;
-                }
-                let args = match member("arguments") {
-                    None | Some(Value::Null) => json!({}),
-                    Some(args @ Value::Object(_)) => args.clone(),
-                    Some(_) => {
-                        expected.must.entry(id).or_default().push(Expect::InvalidParams);
-                        return;
-                    }
-                };
-                let answer = if name == "session_info" {
-                    call_answer(&self.session_info)
-                } else {
-                    call_answer(&fake_result(name, &args))
-                };
-                expected.calls.entry(id).or_default().push(answer);
-                return;
-            }
-            _ => error(-32601, "Method not found"),
-        };
-        expected.must.entry(id).or_default().push(answer);
+        expected.by_id.entry(id).or_default().push(answer);
     }
 
-    /// §3.3.
-    fn initialize(&mut self, requested: Option<&Value>) -> Expect {
-        self.initialize_seen = true;
-        let versions = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-        let version = match requested {
-            Some(Value::String(requested)) if versions.contains(&requested.as_str()) => {
-                requested.as_str()
-            }
-            _ => "2025-11-25",
-        };
-        if self.session_info["ok"] == json!(false) {
-            return error(-32603, self.session_info["error"].as_str().unwrap_or_default());
+    /// A request: its answer and whether a cancellation may remove it (the answers that wait for
+    /// a task: calls, `server/discover`, a modern `tools/list`, a legacy one held for a handshake).
+    fn request(&mut self, method: &str, params: Option<&Map<String, Value>>) -> (Expect, bool) {
+        let member = |name: &str| params.and_then(|params| params.get(name));
+        if method == "initialize" {
+            // Whatever `_meta` it has, and from either era: the connection is legacy again.
+            self.modern = false;
+            return (self.initialize(member("protocolVersion")), false);
         }
-        let app_version = match &self.session_info["value"]["appVersion"] {
-            Value::String(version) if !version.is_empty() => version.clone(),
+        let meta = member("_meta");
+        let enveloped =
+            meta.and_then(Value::as_object).is_some_and(|meta| meta.contains_key(VERSION_KEY));
+        if method == "server/discover" || enveloped {
+            self.modern = true;
+            return self.modern_request(method, params);
+        }
+        if self.modern {
+            return (Expect::InvalidParams, false);
+        }
+        let immediate = |expect: Expect| (expect, false);
+        match method {
+            "ping" => immediate(Expect::Exact(result(&json!({})))),
+            "tools/list" | "resources/list" if member("cursor").is_some() => {
+                immediate(Expect::InvalidParams)
+            }
+            "tools/list" => self.legacy_tools_list(),
+            "tools/call" => self.tools_call(member("name"), member("arguments"), false),
+            "resources/list" => immediate(self.legacy_resources_list()),
+            "resources/read" => immediate(resources_read(member("uri"), false)),
+            _ => immediate(error(-32601, "Method not found", None)),
+        }
+    }
+
+    /// A request of the 2026-07-28 era: the `_meta` rules first, then the method.
+    fn modern_request(&self, method: &str, params: Option<&Map<String, Value>>) -> (Expect, bool) {
+        let member = |name: &str| params.and_then(|params| params.get(name));
+        let meta = member("_meta").and_then(Value::as_object);
+        let version = meta.and_then(|meta| meta.get(VERSION_KEY));
+        let capabilities = meta.and_then(|meta| meta.get(CAPABILITIES_KEY));
+        let (Some(Value::String(version)), Some(Value::Object(_))) = (version, capabilities) else {
+            return (Expect::InvalidParams, false);
+        };
+        if version != MODERN_VERSION {
+            let data = json!({"supported": SUPPORTED, "requested": version});
+            return (error(-32022, "Unsupported protocol version", Some(data)), false);
+        }
+        match method {
+            "server/discover" => (self.discover(), true),
+            "tools/list" | "resources/list" if member("cursor").is_some() => {
+                (Expect::InvalidParams, false)
+            }
+            "tools/list" => (self.modern_tools_list(), true),
+            "tools/call" => self.tools_call(member("name"), member("arguments"), true),
+            "resources/list" => {
+                let value = json!({
+                    "resultType": "complete",
+                    "resources": resources(true),
+                    "ttlMs": 3_600_000,
+                    "cacheScope": "public",
+                });
+                (Expect::Json(vec![Arc::new(json!({"result": value}))]), false)
+            }
+            "resources/read" => (resources_read(member("uri"), true), false),
+            // `ping` and `logging/setLevel` are removed in 2026-07-28.
+            _ => (error(-32601, "Method not found", None), false),
+        }
+    }
+
+    fn session_value(&self) -> Option<&Map<String, Value>> {
+        if self.session_info["ok"] == json!(true) {
+            self.session_info["value"].as_object()
+        } else {
+            None
+        }
+    }
+
+    /// The error that a request waiting for a failed `session_info` gets.
+    fn session_failure(&self) -> Option<Expect> {
+        (self.session_info["ok"] != json!(true))
+            .then(|| error(-32603, self.session_info["error"].as_str().unwrap_or_default(), None))
+    }
+
+    /// `session_info`'s `operations`, when it is an array: its strings.
+    fn listed(&self) -> Option<Vec<String>> {
+        match self.session_value()?.get("operations")? {
+            Value::Array(names) => {
+                Some(names.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            }
+            _ => None,
+        }
+    }
+
+    fn server_info(&self, titled: bool) -> Value {
+        let version = match self.session_value().and_then(|value| value.get("appVersion")) {
+            Some(Value::String(version)) if !version.is_empty() => version.clone(),
             _ => "unknown".to_owned(),
         };
-        let value = json!({
-            "protocolVersion": version,
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "termsprawl", "version": app_version},
-            "instructions": guide(Topic::Overview),
-        });
-        Expect::Exact(result(&value.to_string()))
-    }
-
-    /// §3.4: the whole table before a handshake has finished, else filtered by the handshake's
-    /// `operations`, when it listed them.
-    fn tools_list(&mut self) -> Expect {
-        let full = self.full_list.get_or_insert_with(|| tools_list_part(None)).clone();
-        let listed = match &self.session_info["value"]["operations"] {
-            Value::Array(names) if self.session_info["ok"] == json!(true) => names.clone(),
-            _ => return Expect::Exact(full),
-        };
-        if !self.initialize_seen {
-            return Expect::Exact(full);
+        if titled {
+            json!({"name": "termsprawl", "title": "termsprawl", "version": version})
+        } else {
+            json!({"name": "termsprawl", "version": version})
         }
-        let filtered =
-            self.filtered_list.get_or_insert_with(|| tools_list_part(Some(&listed))).clone();
-        Expect::OneOf(vec![full, filtered])
+    }
+
+    /// §3.3 with the titles and resources of `docs/mcp-eras.md`.
+    fn initialize(&mut self, requested: Option<&Value>) -> Expect {
+        let version = match requested {
+            Some(Value::String(requested)) => LEGACY_VERSIONS
+                .into_iter()
+                .find(|version| version == requested)
+                .unwrap_or(NEWEST_LEGACY),
+            _ => NEWEST_LEGACY,
+        };
+        if !self.initialized.contains(&version) {
+            self.initialized.push(version);
+        }
+        if let Some(failure) = self.session_failure() {
+            return failure;
+        }
+        // 2024-11-05 keeps the reference's shape: tools only, no title.
+        let capabilities = if version == "2024-11-05" {
+            json!({"tools": {}})
+        } else {
+            json!({"tools": {}, "resources": {}})
+        };
+        Expect::Exact(result(&json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": self.server_info(from(version, "2025-06-18")),
+            "instructions": instructions(),
+        })))
+    }
+
+    /// §3.4 and "no list that depends on timing": before any `initialize` (or when `session_info`
+    /// fails, which changes nothing) the narrowed table in the newest legacy shape; after one, the
+    /// list of a finished handshake, in the shape of one of the revisions negotiated so far (which
+    /// one finished last is up to the scheduler). A list after an `initialize` may have been held
+    /// for it, and a held list can be cancelled.
+    fn legacy_tools_list(&self) -> (Expect, bool) {
+        let held = !self.initialized.is_empty();
+        if self.session_failure().is_some() || !held {
+            return (Expect::Json(vec![self.tools_result(NEWEST_LEGACY, None)]), held);
+        }
+        let listed = self.listed();
+        let choices =
+            self.initialized.iter().map(|version| self.tools_result(version, listed.as_deref()));
+        (Expect::Json(choices.collect()), true)
+    }
+
+    /// `{"result":{"tools":[…]}}` in the shape of `revision`, cached (there are only a few
+    /// distinct lists, and building one costs more than running the bridge on a short input).
+    fn tools_result(&self, revision: &'static str, listed: Option<&[String]>) -> Arc<Value> {
+        let key = format!("legacy {revision} {listed:?} {:?}", self.narrowing);
+        cached(key, || json!({"result": {"tools": self.tool_entries(revision, listed)}}))
+    }
+
+    /// The entries of the table that the flags and `listed` keep, in table order: the protocol's
+    /// catalog entry (the 2024-11-05 shape), with `annotations.title` from 2025-03-26 on and
+    /// `title` from 2025-06-18 on.
+    fn tool_entries(&self, revision: &str, listed: Option<&[String]>) -> Vec<Value> {
+        operations()
+            .iter()
+            .filter(|op| self.narrowing.keeps(op.name()))
+            .filter(|op| listed.is_none_or(|listed| listed.iter().any(|name| name == op.name())))
+            .map(|op| {
+                let mut entry = op.tool_json();
+                if from(revision, "2025-03-26") {
+                    entry["annotations"]["title"] = json!(op.title());
+                }
+                if from(revision, "2025-06-18") {
+                    entry["title"] = json!(op.title());
+                }
+                entry
+            })
+            .collect()
+    }
+
+    /// A legacy `resources/list`, answered at once in the shape of the revision negotiated so far:
+    /// the newest before a handshake has finished, else one of those negotiated.
+    fn legacy_resources_list(&self) -> Expect {
+        let mut revisions = vec![NEWEST_LEGACY];
+        if self.session_failure().is_none() {
+            revisions.extend(&self.initialized);
+        }
+        let mut choices: Vec<Arc<Value>> = Vec::new();
+        for titled in [true, false] {
+            if revisions.iter().any(|revision| from(revision, "2025-06-18") == titled) {
+                choices.push(Arc::new(json!({"result": {"resources": resources(titled)}})));
+            }
+        }
+        Expect::Json(choices)
+    }
+
+    fn discover(&self) -> Expect {
+        if let Some(failure) = self.session_failure() {
+            return failure;
+        }
+        Expect::Exact(result(&json!({
+            "resultType": "complete",
+            "supportedVersions": SUPPORTED,
+            "capabilities": {"tools": {}, "resources": {}},
+            "_meta": {SERVER_INFO_KEY: self.server_info(true)},
+            "instructions": instructions(),
+            "ttlMs": 3_600_000,
+            "cacheScope": "public",
+        })))
+    }
+
+    /// A modern `tools/list`: its own `session_info` filters it.
+    fn modern_tools_list(&self) -> Expect {
+        if let Some(failure) = self.session_failure() {
+            return failure;
+        }
+        let listed = self.listed();
+        let key = format!("modern {listed:?} {:?} {}", self.narrowing, self.server_info(true));
+        Expect::Json(vec![cached(key, || {
+            json!({"result": {
+                "resultType": "complete",
+                "tools": self.tool_entries(MODERN_VERSION, listed.as_deref()),
+                "ttlMs": 60_000,
+                "cacheScope": "private",
+                "_meta": {SERVER_INFO_KEY: self.server_info(true)},
+            }})
+        })])
+    }
+
+    /// §3.5 (steps 1 – 3 here, the result mapping in [`call_answer`]), narrowed by the flags.
+    fn tools_call(
+        &self,
+        name: Option<&Value>,
+        given: Option<&Value>,
+        modern: bool,
+    ) -> (Expect, bool) {
+        let Some(Value::String(name)) = name else { return (Expect::InvalidParams, false) };
+        if arguments(name).is_none() || !self.narrowing.keeps(name) {
+            return (error(-32602, &format!("Unknown tool: {name}"), None), false);
+        }
+        let args = match given {
+            None | Some(Value::Null) => json!({}),
+            Some(args @ Value::Object(_)) => args.clone(),
+            Some(_) => return (Expect::InvalidParams, false),
+        };
+        let tool_result = if name == "session_info" {
+            self.session_info.clone()
+        } else {
+            fake_result(name, &args)
+        };
+        (Expect::Exact(call_answer(&tool_result, modern)), true)
     }
 }
 
-/// The `result:` part of a `tools/list` answer: the table's entries whose names `listed` has, or
-/// all of them. Cached: there are only a few distinct lists, and building one costs more than
-/// running the bridge on a short input.
-fn tools_list_part(listed: Option<&[Value]>) -> String {
-    static CACHE: Mutex<Vec<(Option<Vec<Value>>, String)>> = Mutex::new(Vec::new());
+fn cached(key: String, build: impl FnOnce() -> Value) -> Arc<Value> {
+    static CACHE: Mutex<Option<HashMap<String, Arc<Value>>>> = Mutex::new(None);
     let mut cache = CACHE.lock().unwrap();
-    if let Some((_, part)) = cache.iter().find(|(key, _)| key.as_deref() == listed) {
-        return part.clone();
-    }
-    let tools: Vec<Value> = operations()
-        .iter()
-        .filter(|op| listed.is_none_or(|listed| listed.contains(&json!(op.name()))))
-        .map(termsprawl_protocol::Operation::tool_json)
-        .collect();
-    let part = result(&json!({"tools": tools}).to_string());
-    cache.push((listed.map(<[Value]>::to_vec), part.clone()));
-    part
+    let cache = cache.get_or_insert_with(HashMap::new);
+    Arc::clone(cache.entry(key).or_insert_with(|| Arc::new(build())))
 }
 
-fn result(value: &str) -> String {
+/// The guides as resources (`docs/mcp-eras.md`), in the order of the `guide_read` enum.
+fn resources(titled: bool) -> Vec<Value> {
+    TOPICS
+        .iter()
+        .map(|topic| {
+            let mut entry = json!({
+                "uri": format!("{GUIDE_PREFIX}{topic}"),
+                "name": format!("guide_{topic}"),
+                "description": format!("The termsprawl {topic} guide: the text guide_read returns for topic {topic}."),
+                "mimeType": "text/markdown",
+            });
+            if titled {
+                let text = guide_text(topic);
+                let heading = text.lines().next().unwrap_or_default();
+                entry["title"] = json!(heading.strip_prefix("# ").unwrap_or(heading));
+            }
+            entry
+        })
+        .collect()
+}
+
+/// The guide text of `topic` (one of [`TOPICS`]), bundled in the protocol crate.
+fn guide_text(topic: &str) -> &'static str {
+    let topic = Topic::ALL.into_iter().find(|known| known.as_str() == topic);
+    guide(topic.expect("the spec's topics are the protocol's"))
+}
+
+/// `resources/read`: a string `uri` naming a guide exactly; an unknown one is `-32002` in the legacy
+/// era and `-32602` in the modern one.
+fn resources_read(uri: Option<&Value>, modern: bool) -> Expect {
+    let Some(Value::String(uri)) = uri else { return Expect::InvalidParams };
+    let topic = uri
+        .strip_prefix(GUIDE_PREFIX)
+        .and_then(|topic| TOPICS.iter().find(|known| **known == topic));
+    let Some(topic) = topic else {
+        let code = if modern { -32602 } else { -32002 };
+        return error(code, "Resource not found", Some(json!({"uri": uri})));
+    };
+    let contents = json!([{"uri": uri, "mimeType": "text/markdown", "text": guide_text(topic)}]);
+    let value = if modern {
+        json!({"resultType": "complete", "contents": contents, "ttlMs": 3_600_000, "cacheScope": "public"})
+    } else {
+        json!({"contents": contents})
+    };
+    Expect::Json(vec![Arc::new(json!({"result": value}))])
+}
+
+fn result(value: &Value) -> String {
     format!("result:{value}")
 }
 
-fn error(code: i64, message: &str) -> Expect {
-    Expect::Exact(format!("error:{}", json!({"code": code, "message": message})))
+fn error(code: i64, message: &str, data: Option<Value>) -> Expect {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    Expect::Exact(format!("error:{error}"))
 }
 
-/// §3.5 step 5: the answer to a call whose tool result is `result` (the fake's JSON).
-fn call_answer(tool_result: &Value) -> String {
+/// §3.5 step 5: the answer to a call whose tool result is `result` (the fake's JSON); in the modern
+/// era `resultType` comes first.
+fn call_answer(tool_result: &Value, modern: bool) -> String {
     let ok = tool_result["ok"] == json!(true);
     let value = &tool_result["value"];
     let block = match (&value["image"], ok && value.is_object()) {
@@ -619,19 +931,32 @@ fn call_answer(tool_result: &Value) -> String {
         }
         _ => json!({"type": "text", "text": tool_result.to_string()}),
     };
-    result(&json!({"isError": !ok, "content": [block]}).to_string())
+    if modern {
+        result(&json!({"resultType": "complete", "isError": !ok, "content": [block]}))
+    } else {
+        result(&json!({"isError": !ok, "content": [block]}))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Output checks.
 
-/// §3.8: one response with the strict envelope; its id and `result:`/`error:` part.
-fn envelope(line: &[u8]) -> (Id, String) {
+/// One answer line: its `result:…`/`error:…` part, and the same as `{"result"|"error": …}`.
+#[derive(Debug)]
+struct Answer {
+    part: String,
+    value: Value,
+}
+
+/// §3.8: one response with the strict envelope; its id and answer.
+fn envelope(line: &[u8]) -> (Id, Answer) {
     assert!(line.len() <= MAX_RESPONSE_BYTES, "a response line of {} bytes", line.len());
     let text = std::str::from_utf8(line).expect("stdout is UTF-8");
     let value: Value = serde_json::from_str(text).expect("every stdout line is JSON");
     assert_eq!(value.to_string(), text, "a stdout line is not compact JSON");
-    let Value::Object(members) = value else { panic!("a stdout line is not an object: {text}") };
+    let Value::Object(mut members) = value else {
+        panic!("a stdout line is not an object: {text}")
+    };
     let keys: Vec<&str> = members.keys().map(String::as_str).collect();
     assert!(
         keys == ["jsonrpc", "id", "result"] || keys == ["jsonrpc", "id", "error"],
@@ -645,8 +970,10 @@ fn envelope(line: &[u8]) -> (Id, String) {
         Value::String(id) => Id::String(id.clone()),
         other => panic!("id {other} is neither a string nor an integer"),
     };
-    let part = match (members.get("result"), members.get("error")) {
-        (Some(result @ Value::Object(_)), None) => format!("result:{result}"),
+    let answer = match (members.shift_remove("result"), members.shift_remove("error")) {
+        (Some(result @ Value::Object(_)), None) => {
+            Answer { part: format!("result:{result}"), value: json!({"result": result}) }
+        }
         (None, Some(Value::Object(error))) => {
             let keys: Vec<&str> = error.keys().map(String::as_str).collect();
             assert!(
@@ -656,63 +983,116 @@ fn envelope(line: &[u8]) -> (Id, String) {
             assert!(usable_id(&error["code"]).is_some(), "error code is not an integer: {text}");
             assert!(error["message"].is_string(), "error message is not a string: {text}");
             assert!(!error.get("data").is_some_and(Value::is_null), "data is null: {text}");
-            format!("error:{}", Value::Object(error.clone()))
+            let error = Value::Object(error);
+            Answer { part: format!("error:{error}"), value: json!({"error": error}) }
         }
         _ => panic!("neither a result object nor an error object: {text}"),
     };
-    (id, part)
+    (id, answer)
 }
 
 /// Matches the answers against what the model expects.
-fn check_answers(mut expected: Expected, answers: Vec<(Id, String)>) {
-    let mut by_id: HashMap<Id, Vec<String>> = HashMap::new();
-    for (id, part) in answers {
-        by_id.entry(id).or_default().push(part);
+fn check_answers(mut expected: Expected, answers: Vec<(Id, Answer)>) {
+    let mut by_id: HashMap<Id, Vec<Answer>> = HashMap::new();
+    for (id, answer) in answers {
+        by_id.entry(id).or_default().push(answer);
     }
-    for (id, mut parts) in by_id {
-        let mut must = expected.must.remove(&id).unwrap_or_default();
-        let mut calls = expected.calls.remove(&id).unwrap_or_default();
+    for (id, answers) in by_id {
+        let wanted = expected.by_id.remove(&id).unwrap_or_default();
         let cancellable = expected.cancellable.remove(&id).unwrap_or(0);
-        // Exact answers first, then the ones with a choice, so that a greedy match is a match.
-        must.sort_by_key(|expect| match expect {
-            Expect::Exact(_) => 0,
-            Expect::OneOf(_) => 1,
-            Expect::InvalidParams => 2,
-        });
-        for expect in must {
-            let found = parts.iter().position(|part| match &expect {
-                Expect::Exact(exact) => part == exact,
-                Expect::OneOf(choices) => choices.contains(part),
-                Expect::InvalidParams => {
-                    let error: Option<Value> = part
-                        .strip_prefix("error:")
-                        .and_then(|text| serde_json::from_str(text).ok());
-                    error.is_some_and(|error| {
-                        error["code"] == json!(-32602)
-                            && error["message"]
-                                .as_str()
-                                .is_some_and(|message| message.starts_with("Invalid params: "))
-                    })
-                }
-            });
-            let Some(found) = found else {
-                panic!("id {id:?}: no answer {expect:?} among {parts:?}");
-            };
-            parts.swap_remove(found);
+        if let Err(problem) = assign(wanted, &answers, cancellable) {
+            panic!("id {id:?}: {problem}");
         }
-        for part in parts {
-            let Some(found) = calls.iter().position(|call| *call == part) else {
-                panic!("id {id:?}: an answer nothing asked for: {part}");
-            };
-            calls.swap_remove(found);
-        }
-        assert!(calls.len() <= cancellable, "id {id:?}: calls not answered: {calls:?}");
     }
-    assert!(expected.must.is_empty(), "requests not answered: {:?}", expected.must);
-    for (id, calls) in expected.calls {
+    for (id, wanted) in expected.by_id {
         let cancellable = expected.cancellable.get(&id).copied().unwrap_or(0);
-        assert!(calls.len() <= cancellable, "id {id:?}: calls not answered: {calls:?}");
+        if let Err(problem) = assign(wanted, &[], cancellable) {
+            panic!("id {id:?}: {problem}");
+        }
     }
+}
+
+/// Whether the answers of one id can be assigned to its expected answers: each answer to one
+/// expectation it matches, every expectation that cannot be cancelled answered, at most
+/// `cancellable` of the others not.
+///
+/// A greedy pass (expectations that must be answered first, each group with the most specific
+/// first) settles every ordinary input at once; when it fails, a maximum bipartite matching that
+/// serves the must-be-answered expectations first decides (an answer shared by several
+/// expectations with overlapping choices can fool the greedy pass only).
+fn assign(
+    mut wanted: Vec<(Expect, bool)>,
+    answers: &[Answer],
+    cancellable: usize,
+) -> Result<(), String> {
+    wanted.sort_by_key(|(expect, may_be_cancelled)| (*may_be_cancelled, expect.rank()));
+    let mut free: Vec<&Answer> = answers.iter().collect();
+    let mut missing = 0;
+    let mut greedy = true;
+    for (expect, may_be_cancelled) in &wanted {
+        match free.iter().position(|answer| expect.matches(answer)) {
+            Some(found) => {
+                free.swap_remove(found);
+            }
+            None if *may_be_cancelled => missing += 1,
+            None => {
+                greedy = false;
+                break;
+            }
+        }
+    }
+    if greedy && free.is_empty() && missing <= cancellable {
+        return Ok(());
+    }
+    // Kuhn's augmenting paths; an expectation once matched stays matched, so the ones that must
+    // be answered, tried first, keep their answers.
+    let edges: Vec<Vec<usize>> = wanted
+        .iter()
+        .map(|(expect, _)| {
+            (0..answers.len()).filter(|&answer| expect.matches(&answers[answer])).collect()
+        })
+        .collect();
+    let mut owner: Vec<Option<usize>> = vec![None; answers.len()];
+    let mut unmatched = Vec::new();
+    for expectation in 0..wanted.len() {
+        let mut seen = vec![false; answers.len()];
+        if !augment(expectation, &edges, &mut owner, &mut seen) {
+            unmatched.push(expectation);
+        }
+    }
+    if let Some(&must) = unmatched.iter().find(|&&expectation| !wanted[expectation].1) {
+        return Err(format!("no answer {:?} among {answers:?}", wanted[must].0));
+    }
+    if let Some(answer) = owner.iter().position(Option::is_none) {
+        return Err(format!("an answer nothing asked for: {}", answers[answer].part));
+    }
+    if unmatched.len() > cancellable {
+        let missing: Vec<&Expect> =
+            unmatched.iter().map(|&expectation| &wanted[expectation].0).collect();
+        return Err(format!("not answered, with {cancellable} cancellations: {missing:?}"));
+    }
+    Ok(())
+}
+
+/// One augmenting path from `expectation` (Kuhn's algorithm); `owner` is the expectation each
+/// answer is assigned to.
+fn augment(
+    expectation: usize,
+    edges: &[Vec<usize>],
+    owner: &mut [Option<usize>],
+    seen: &mut [bool],
+) -> bool {
+    for &answer in &edges[expectation] {
+        if seen[answer] {
+            continue;
+        }
+        seen[answer] = true;
+        if owner[answer].is_none_or(|other| augment(other, edges, owner, seen)) {
+            owner[answer] = Some(expectation);
+            return true;
+        }
+    }
+    false
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -725,8 +1105,9 @@ fuzz_target!(|data: &[u8]| {
     let knobs = take_byte(&mut input);
     let pick = take_byte(&mut input);
     let session_info = session_info(knobs & 0b11, pick);
+    let narrowing = Narrowing::from_byte(pick);
     let segments = segments(input);
-    let expected = Model::new(session_info.clone()).expect(&segments);
+    let expected = Model::new(session_info.clone(), narrowing.clone()).expect(&segments);
 
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
@@ -737,7 +1118,8 @@ fuzz_target!(|data: &[u8]| {
             move |line: &str| logs.lock().unwrap().push(line.to_owned())
         })
         .eof_grace(Duration::from_secs(30))
-        .max_calls_in_flight(CALL_LIMITS[usize::from(knobs >> 5 & 0b11)]);
+        .max_calls_in_flight(CALL_LIMITS[usize::from(knobs >> 5 & 0b11)])
+        .tools(narrowing.filter());
     let mut feed = Feed {
         segments,
         index: 0,

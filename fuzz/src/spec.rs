@@ -1,5 +1,6 @@
-//! The operation table of `spec/protocol.md` §4.3, typed in again from the spec's table (not read
-//! from `termsprawl_protocol`), and the validation rules of §5 written straight from the spec.
+//! The operation table of `spec/protocol.md` §4.3 and the read-only rule of §4.2, typed in again
+//! from the spec (not read from `termsprawl_protocol`), and the validation rules of §5 written
+//! straight from the spec.
 
 use serde_json::Value;
 
@@ -20,7 +21,8 @@ pub enum Kind {
 pub type Arg = (&'static str, Kind, bool);
 
 const NODE: Arg = ("nodeId", Kind::String, true);
-const TOPICS: &[&str] =
+/// The guide topics, in the order of the `guide_read` enum.
+pub const TOPICS: &[&str] =
     &["overview", "browser", "terminal", "canvas", "context", "agents", "artifacts"];
 const AGENTS: &[&str] = &["claude", "codex", "gemini", "grok", "openclaude", "opencode", "custom"];
 
@@ -68,6 +70,21 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
         "artifact_open",
         &[("path", Kind::String, true), ("view", Kind::Enum(&["editor", "diff"]), false)],
     ),
+];
+
+/// The operations whose `readOnlyHint` is true (§4.2), as the spec lists them.
+pub const READ_ONLY: &[&str] = &[
+    "session_info",
+    "guide_read",
+    "canvas_list",
+    "browser_list",
+    "browser_inspect",
+    "browser_screenshot",
+    "terminal_read",
+    "agent_status",
+    "context_read",
+    "agent_cards",
+    "agent_task",
 ];
 
 /// The arguments of the operation `name`, when the table has it.

@@ -1,8 +1,9 @@
 //! Black-box tests of `termsprawlctl`: the real binary, run as a process against a real loopback
 //! tool server (`termsprawl_transport::server::ToolServer`) in a temp dir, with transcripts of
 //! exit status, stdout, stderr and the requests the server received snapshotted after
-//! normalising paths and ports. The `mcp_*` modules drive `termsprawlctl mcp` over raw pipes and
-//! under the official MCP Python SDK.
+//! normalising paths and ports. The `mcp_*` modules drive `termsprawlctl mcp` over raw pipes,
+//! under the official MCP Python SDK, and under the MCP Inspector against a real
+//! `termsprawl-headless serve` (`mcp_inspector`).
 
 mod acp;
 mod acp_agent_orders;
@@ -14,6 +15,7 @@ mod commands;
 mod compat;
 mod direct;
 mod fuzz_regressions;
+mod mcp_inspector;
 mod mcp_interop;
 mod mcp_stdio;
 mod mcp_support;
