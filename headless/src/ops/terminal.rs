@@ -236,10 +236,7 @@ pub(super) async fn external(
     access::terminal(engine, caller, &args.node_id, Access::Attach)?;
     let options = termsprawl_external_term::OpenOptions {
         search_path: engine.config.search_path.clone(),
-        tmux: Some(termsprawl_external_term::TmuxLocation {
-            program: engine.tmux.program().to_path_buf(),
-            base_args: engine.tmux.base_args(),
-        }),
+        tmux: Some(engine.tmux.location().clone()),
         ..termsprawl_external_term::OpenOptions::default()
     };
     let user_data = engine.layout.user_data().to_path_buf();
