@@ -10,13 +10,15 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
+
+use termsprawl_test_support::serve::{Serve, serve_command};
 
 use crate::binaries::{self, Binaries};
 
@@ -40,18 +42,15 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
 
 /// Stops the server with SIGTERM and the tmux server with `kill-server` when dropped.
 struct Session {
-    serve: Option<Child>,
+    serve: Option<Serve>,
     tmux_socket: PathBuf,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(mut serve) = self.serve.take() {
-            let stopped = Command::new("kill").args(["-TERM", &serve.id().to_string()]).status();
-            if !stopped.is_ok_and(|status| status.success()) {
-                let _ = serve.kill();
-            }
-            let _ = serve.wait();
+        if let Some(serve) = self.serve.take() {
+            // SIGTERM and a wait; dropping the server instead kills it.
+            let _ = serve.terminate();
         }
         let _ = Command::new("tmux")
             .arg("-S")
@@ -64,36 +63,9 @@ impl Drop for Session {
     }
 }
 
-fn start_server(binaries: &Binaries, data: &Path, project: &Path) -> anyhow::Result<Child> {
-    let mut child = Command::new(&binaries.headless)
-        .arg("--data")
-        .arg(data)
-        .arg("serve")
-        .arg("--project")
-        .arg(project)
-        .arg("--ctl")
-        .arg(&binaries.ctl)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start termsprawl-headless serve")?;
-    let stderr = child.stderr.take().context("no stderr")?;
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            eprintln!("  [serve] {line}");
-            if line == "termsprawl-headless: ready" {
-                let _ = sender.send(());
-            }
-        }
-    });
-    if receiver.recv_timeout(TIMEOUT).is_err() {
-        let _ = child.kill();
-        bail!("termsprawl-headless serve did not become ready");
-    }
-    Ok(child)
+fn start_server(binaries: &Binaries, data: &Path, project: &Path) -> anyhow::Result<Serve> {
+    let mut command = serve_command(&binaries.headless, data, project, &binaries.ctl);
+    Ok(Serve::start(&mut command, TIMEOUT, |line| eprintln!("  [serve] {line}"))?)
 }
 
 fn tour(binaries: &Binaries, data: &Path, project: &Path) -> anyhow::Result<()> {

@@ -36,6 +36,12 @@ const MCP: &str = "termsprawl-mcp";
 const EXTERNAL_TERM: &str = "termsprawl-external-term";
 const ACP: &str = "termsprawl-acp";
 const HEADLESS: &str = "termsprawl-headless";
+const TEST_SUPPORT: &str = "termsprawl-test-support";
+
+/// Workspace packages that any package may have as a dev-dependency, and as a normal or build
+/// dependency only where its rule names them: the shared test fixtures (`xtask` uses them in its
+/// bench server, demo and soak; no published crate ships them).
+pub const DEV_ONLY: &[&str] = &[TEST_SUPPORT];
 
 /// The dependency rules of `STYLE.md` §1, one row per workspace package (rows of packages that do
 /// not exist yet are harmless). A package without a row fails the check: add its row here.
@@ -86,6 +92,14 @@ pub const CRATE_RULES: &[CrateRule] = &[
         workspace_deps: Some(&[PROTOCOL, TRANSPORT, EXTERNAL_TERM]),
         external_deps: None,
         anyhow: true,
+    },
+    // The shared test fixtures (publish = false): the fake app on the transport's server half,
+    // the MCP driver, `serve`, Xvfb and program lookup, the peer locator.
+    CrateRule {
+        package: TEST_SUPPORT,
+        workspace_deps: Some(&[PROTOCOL, TRANSPORT, EXTERNAL_TERM]),
+        external_deps: None,
+        anyhow: false,
     },
     CrateRule { package: "xtask", workspace_deps: None, external_deps: None, anyhow: true },
 ];
@@ -168,7 +182,8 @@ pub fn cargo_metadata(root: &Path) -> anyhow::Result<Value> {
 
 /// Violations of `rules` by the packages of `metadata` (the output of [`cargo_metadata`]):
 /// a package without a rule, a workspace dependency the rule does not allow (a package's
-/// dependency on itself, for features in tests, is fine), an external normal or build dependency
+/// dependency on itself, for features in tests, is fine, and so is a dev-dependency on a
+/// [`DEV_ONLY`] package), an external normal or build dependency
 /// outside the rule's list, and `anyhow` where the rule forbids it.
 pub fn dependency_violations(metadata: &Value, rules: &[CrateRule]) -> Vec<String> {
     let members = member_names(metadata);
@@ -186,6 +201,7 @@ pub fn dependency_violations(metadata: &Value, rules: &[CrateRule]) -> Vec<Strin
             let kind = dependency_kind(dependency);
             if members.contains(&dependency_name) {
                 let allowed = dependency_name == name
+                    || (kind == "dev" && DEV_ONLY.contains(&dependency_name))
                     || rule.workspace_deps.is_none_or(|allowed| allowed.contains(&dependency_name));
                 if !allowed {
                     violations

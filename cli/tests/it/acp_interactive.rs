@@ -20,8 +20,8 @@ struct Node {
 impl Node {
     /// Starts `termsprawlctl acp` in a 200x50 pane; the wrapper prints `[exit N]` when it ends
     /// (and ignores SIGINT itself, so Ctrl-C reaches only the front end's handler).
-    fn start(options: &[&str], env: &[(&str, &str)]) -> Option<Node> {
-        let peer = peer()?;
+    fn start(options: &[&str], env: &[(&str, &str)]) -> Node {
+        let peer = peer();
         let place = Place::new();
         let mut script = vec![
             "sh".to_owned(),
@@ -73,7 +73,7 @@ impl Node {
             command.env(name, value);
         }
         assert!(command.status().unwrap().success());
-        Some(Node { place, peer })
+        Node { place, peer }
     }
 
     fn tmux(&self, args: &[&str]) -> String {
@@ -133,7 +133,7 @@ impl Drop for Node {
 
 #[test]
 fn permission_asks_are_answered_by_the_persons_choice_or_cancelled_after_the_timeout() {
-    let Some(node) = Node::start(&["--permission-timeout", "5"], &[]) else { return };
+    let node = Node::start(&["--permission-timeout", "5"], &[]);
     node.wait_for("connected to", 1);
     node.type_line("permission");
     let screen = node.wait_for("choose 1-4 (cancelled after 5 s): ", 1);
@@ -168,7 +168,7 @@ fn permission_asks_are_answered_by_the_persons_choice_or_cancelled_after_the_tim
 
 #[test]
 fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
-    let Some(node) = Node::start(&[], &[]) else { return };
+    let node = Node::start(&[], &[]);
     node.wait_for("connected to", 1);
     node.type_line("terminal");
     let screen = node.wait_for("[stop reason: end_turn]", 1);
@@ -197,7 +197,7 @@ fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
 
 #[test]
 fn ctrl_c_cancels_the_turn_and_its_ask_and_a_double_ctrl_c_quits() {
-    let Some(node) = Node::start(&[], &[]) else { return };
+    let node = Node::start(&[], &[]);
     let marker = marker();
     node.wait_for("connected to", 1);
     node.type_line(&format!("cancel {marker}"));
@@ -222,7 +222,7 @@ fn ctrl_c_cancels_the_turn_and_its_ask_and_a_double_ctrl_c_quits() {
 
 #[test]
 fn authentication_a_multi_line_prompt_and_end_of_input() {
-    let Some(node) = Node::start(&[], &[("ACP_TEST_REQUIRE_AUTH", "1")]) else { return };
+    let node = Node::start(&[], &[("ACP_TEST_REQUIRE_AUTH", "1")]);
     let screen = node.wait_for("choose 1-1: ", 1);
     assert!(screen.contains("[auth] the agent requires authentication:"), "{screen}");
     assert!(screen.contains("  1. Test login (test-login): always succeeds"), "{screen}");
@@ -259,7 +259,7 @@ fn authentication_a_multi_line_prompt_and_end_of_input() {
 
 #[test]
 fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
-    let Some(node) = Node::start(&[], &[]) else { return };
+    let node = Node::start(&[], &[]);
     let marker = marker();
     node.wait_for("connected to", 1);
     node.type_line(&format!("cancel {marker}"));

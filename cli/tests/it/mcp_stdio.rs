@@ -17,7 +17,7 @@ fn ping(id: Value) -> Value {
 #[test]
 fn ids_keep_their_type_and_ping_is_an_empty_object() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     // Nothing is written before the first request.
     mcp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n");
     assert_eq!(mcp.raw_line(), "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n");
@@ -38,7 +38,7 @@ fn ids_keep_their_type_and_ping_is_an_empty_object() {
 #[test]
 fn unknown_methods_and_server_discover_are_method_not_found_then_initialize_works() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let not_found = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}});
     assert_eq!(mcp.request(&request(json!(1), "resources/list", None)), not_found(json!(1)));
     assert_eq!(
@@ -65,7 +65,7 @@ fn unknown_methods_and_server_discover_are_method_not_found_then_initialize_work
 #[test]
 fn notifications_are_never_answered() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     mcp.send_json(
         &json!({"jsonrpc": "2.0", "method": "notifications/no_such_thing", "params": {"a": 1}}),
@@ -84,7 +84,7 @@ fn notifications_are_never_answered() {
 #[test]
 fn three_requests_in_one_chunk_and_crlf() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_bytes(
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}\n",
     );
@@ -100,7 +100,7 @@ fn three_requests_in_one_chunk_and_crlf() {
 #[test]
 fn bad_input_is_not_answered_and_service_continues() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"sticky_open","arguments":{"text":""#.to_vec();
     huge.resize(20 * 1024 * 1024, b'x');
     huge.extend_from_slice(b"\"}}}");
@@ -140,7 +140,7 @@ fn bad_input_is_not_answered_and_service_continues() {
 #[test]
 fn array_params_are_invalid_params() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     for (method, params) in [("ping", json!([])), ("tools/call", json!(["canvas_list", {}]))] {
         let response = mcp.request(&request(json!(1), method, Some(params)));
         assert_eq!(response["error"]["code"], -32602);
@@ -153,7 +153,7 @@ fn array_params_are_invalid_params() {
 #[test]
 fn a_cancelled_call_is_not_answered_while_a_ping_during_it_is() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_json(&call(json!(10), "terminal_read", json!({"nodeId": "slow"})));
     app.wait_for_slow_call();
     mcp.send_json(
@@ -172,7 +172,7 @@ fn a_cancelled_call_is_not_answered_while_a_ping_during_it_is() {
 #[test]
 fn tool_calls_reach_the_app() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let response = mcp.request(&call(json!(1), "canvas_list", json!({})));
     assert_eq!(
         response["result"],
@@ -196,7 +196,7 @@ fn tool_calls_reach_the_app() {
 #[test]
 fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_json(&call(json!(1), "terminal_read", json!({"nodeId": "slow"})));
     app.wait_for_slow_call();
     let closed = mcp.close();
@@ -205,7 +205,7 @@ fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
     assert!(closed.rest.is_empty());
     assert!(closed.stderr.contains("still in flight"), "{}", closed.stderr);
     // Without anything in flight the exit is immediate; no timing is asserted beyond the limit.
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.request(&ping(json!(1)));
     let closed = mcp.close();
     assert!(closed.status.success());
@@ -216,7 +216,7 @@ fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
 #[test]
 fn a_host_that_is_gone_ends_the_bridge_with_status_0() {
     let app = App::start();
-    let mut mcp = Mcp::start_without_stdout(&app);
+    let mut mcp = app.mcp().without_stdout();
     // stdin stays open: only the failed write can end the process.
     mcp.send_json(&ping(json!(1)));
     let closed = mcp.wait();

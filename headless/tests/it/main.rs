@@ -3,7 +3,6 @@
 
 mod agents;
 mod canvas;
-mod every_operation;
 mod messaging;
 mod queue;
 mod serve;

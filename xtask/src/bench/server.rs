@@ -19,7 +19,7 @@ use termsprawl_protocol::{
     IntegrationState, IntegrationStatus, Operation, ToolRequest, ToolResult, Topic, guide,
     operations,
 };
-use termsprawl_transport::server::fake::{self, FakeApp};
+use termsprawl_test_support::fake::{self, FakeApp};
 use termsprawl_transport::server::{Caller, ToolHandler, handler_fn};
 
 /// The node id of the bench's one session.

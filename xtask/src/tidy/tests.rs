@@ -168,7 +168,22 @@ fn dependency_rules_find_forbidden_edges_anyhow_and_unknown_packages() {
         package("termsprawl-cli", &[("termsprawl-mcp", None, "^0.1.0"), ("anyhow", None, "^1")]),
         package("termsprawl-external-term", &[("termsprawl-transport", None, "^0.1.0")]),
         package("termsprawl-newcomer", &[]),
-        package("xtask", &[("termsprawl-cli", None, "^0.1.0"), ("anyhow", None, "^1")]),
+        package("termsprawl-test-support", &[("termsprawl-transport", None, "^0.1.0")]),
+        package(
+            "termsprawl-acp",
+            &[
+                ("termsprawl-test-support", Some("dev"), "^0.1.0"),
+                ("termsprawl-test-support", None, "^0.1.0"),
+            ],
+        ),
+        package(
+            "xtask",
+            &[
+                ("termsprawl-cli", None, "^0.1.0"),
+                ("termsprawl-test-support", None, "^0.1.0"),
+                ("anyhow", None, "^1"),
+            ],
+        ),
     ]);
     assert_eq!(
         dependency_violations(&metadata, CRATE_RULES),
@@ -178,6 +193,7 @@ fn dependency_rules_find_forbidden_edges_anyhow_and_unknown_packages() {
             "termsprawl-mcp must not depend on anyhow (normal): libraries use thiserror",
             "termsprawl-external-term must not depend on termsprawl-transport (normal)",
             "termsprawl-newcomer: no dependency rule; add a row to CRATE_RULES in xtask/src/tidy.rs",
+            "termsprawl-acp must not depend on termsprawl-test-support (normal)",
         ]
     );
 }
