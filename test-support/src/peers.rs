@@ -103,7 +103,7 @@ pub fn peers(root: &Path) -> Vec<Peer> {
     folders.sort();
     for folder in folders {
         let below = folder.strip_prefix(root.join(NODE_PEERS)).unwrap_or(Path::new(""));
-        let name = Path::new("node").join(below).to_string_lossy().into_owned();
+        let name = npm_peer_name(&below.to_string_lossy());
         found.push(Peer {
             name,
             sources: vec![folder.join("package.json"), folder.join("package-lock.json")],
@@ -250,6 +250,13 @@ pub fn python(name: &str) -> PathBuf {
 ///
 /// As [`peer_dir`].
 pub fn node_modules(folder: &str) -> PathBuf {
-    let name = Path::new("node").join(folder).to_string_lossy().into_owned();
-    peer_dir(&name).join("node_modules")
+    peer_dir(&npm_peer_name(folder)).join("node_modules")
 }
+
+/// `node` for `tests/node` itself, `node/<folder>` for a folder below it.
+fn npm_peer_name(folder: &str) -> String {
+    if folder.is_empty() { "node".to_owned() } else { format!("node/{folder}") }
+}
+
+#[cfg(test)]
+mod tests;
