@@ -495,7 +495,7 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             assert_eq!(info["instanceId"], endpoint["instanceId"]);
             assert_eq!(info["host"], "local");
             assert_eq!(info["status"]["adapter"], "alpha-unverified");
-            assert_eq!(info["appVersion"], format!("headless-{}", env!("CARGO_PKG_VERSION")));
+            assert_eq!(info["appVersion"], headless_version());
             assert_eq!(info["browserEnabled"], false);
             assert_eq!(info["operations"], json!(served_operations()));
             d.fails("session_info", &json!({"verbose": "yes"}), &unknown_argument("verbose"));
