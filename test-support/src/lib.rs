@@ -6,6 +6,7 @@
 //! - [`mcp`]: the envelope check of every MCP stdout line (`spec/mcp.md` §3.1, §3.8), request
 //!   builders, and [`mcp::Mcp`], the driver of a real `termsprawlctl mcp` process;
 //! - [`serve`]: a `termsprawl-headless serve` process started and waited for until its ready line;
+//! - [`tmux`]: the guard that ends a private data directory's managed tmux server;
 //! - [`xvfb`]: a private X server, and the lookup of the system programs end-to-end tests need;
 //! - [`peers`]: where the pinned third-party peers (Python SDKs, npm packages) that
 //!   `cargo xtask test` provisions are found.
@@ -18,6 +19,7 @@ pub mod fake;
 pub mod mcp;
 pub mod peers;
 pub mod serve;
+pub mod tmux;
 pub mod xvfb;
 
 use std::path::{Path, PathBuf};

@@ -22,6 +22,8 @@ use anyhow::{Context as _, bail, ensure};
 use termsprawl_external_term::SearchPath;
 use termsprawl_test_support::peers::{self, Kind, PEERS_ENV, Peer, STAMP_FILE, Stamp};
 
+use crate::bench::machine::first_line_of;
+
 /// The name of the lock file in the peers directory.
 pub const LOCK_FILE: &str = ".lock";
 
@@ -381,16 +383,8 @@ pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 /// The first candidate that runs and reports a version of at least `min`; it and its version.
 pub fn find_python(min: (u32, u32), candidates: &[PathBuf]) -> Option<(PathBuf, String)> {
     candidates.iter().find_map(|candidate| {
-        let output = Command::new(candidate)
-            .args(["-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"])
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
-        if !output.status.success() {
-            return None;
-        }
-        let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let script = "import sys; print('%d.%d.%d' % sys.version_info[:3])";
+        let text = first_line_of(candidate.as_os_str(), &["-c", script])?;
         let (major, minor, _) = parse_version(&text)?;
         ((major, minor) >= min).then(|| (candidate.clone(), text))
     })

@@ -13,41 +13,7 @@ use termsprawl_headless::{Config, Server};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
-/// Kills the tmux server of a data directory when dropped.
-pub(crate) struct TmuxGuard {
-    socket: PathBuf,
-}
-
-impl TmuxGuard {
-    pub(crate) fn new(user_data: &Path) -> TmuxGuard {
-        TmuxGuard { socket: user_data.join("tmux-sockets").join("termsprawl") }
-    }
-
-    /// `tmux -S <socket> …`, for checks from outside the server.
-    pub(crate) fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for TmuxGuard {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-}
+pub(crate) use termsprawl_test_support::tmux::TmuxGuard;
 
 /// A data directory with a project folder. Fields drop in order: the server, then the tmux
 /// server (killed while its socket still exists), then the directory.

@@ -19,6 +19,7 @@ use tempfile::TempDir;
 use termsprawl_protocol::{Operation, Topic, guide, operations};
 use termsprawl_test_support::mcp::{Mcp, request};
 use termsprawl_test_support::serve::{Serve, serve_command};
+use termsprawl_test_support::tmux::TmuxGuard;
 use termsprawl_test_support::xvfb::{Xvfb, require};
 use xtask::binaries::{self, Binaries};
 
@@ -47,35 +48,6 @@ impl Agent {
         let session: Value =
             serde_json::from_slice(&std::fs::read(&self.session_file).unwrap()).unwrap();
         session["token"].as_str().unwrap().to_owned()
-    }
-}
-
-/// Kills the tmux server of a data directory when dropped.
-struct TmuxGuard {
-    socket: PathBuf,
-}
-
-impl TmuxGuard {
-    fn new(user_data: &Path) -> TmuxGuard {
-        TmuxGuard { socket: user_data.join("tmux-sockets").join("termsprawl") }
-    }
-
-    /// `tmux -S <socket> …`, for checks from outside the server.
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for TmuxGuard {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
     }
 }
 
