@@ -31,3 +31,11 @@ pub fn workspace_root() -> PathBuf {
         .expect("test-support sits in the workspace")
         .to_path_buf()
 }
+
+/// The node `node_id` of a `canvas_list` value, or `null`.
+pub fn canvas_node(list: &serde_json::Value, node_id: &str) -> serde_json::Value {
+    list.as_array()
+        .and_then(|nodes| nodes.iter().find(|node| node["nodeId"] == node_id))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null)
+}

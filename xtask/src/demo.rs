@@ -19,6 +19,7 @@ use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
 
 use termsprawl_test_support::serve::{Serve, serve_command};
+use termsprawl_test_support::tmux::TmuxGuard;
 
 use crate::binaries::{self, Binaries};
 
@@ -32,7 +33,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let data = temp.path().join("data");
     let project = temp.path().join("project");
     std::fs::create_dir(&project)?;
-    let mut session = Session { serve: None, tmux_socket: data.join("tmux-sockets/termsprawl") };
+    let mut session = Session { serve: None, tmux: Some(TmuxGuard::new(&data)) };
     session.serve = Some(start_server(&binaries, &data, &project)?);
     let result = tour(&binaries, &data, &project);
     drop(session);
@@ -43,7 +44,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
 /// Stops the server with SIGTERM and the tmux server with `kill-server` when dropped.
 struct Session {
     serve: Option<Serve>,
-    tmux_socket: PathBuf,
+    tmux: Option<TmuxGuard>,
 }
 
 impl Drop for Session {
@@ -52,13 +53,8 @@ impl Drop for Session {
             // SIGTERM and a wait; dropping the server instead kills it.
             let _ = serve.terminate();
         }
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.tmux_socket)
-            .arg("kill-server")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        // Dropping the guard runs `tmux kill-server` on the demo's socket.
+        drop(self.tmux.take());
         eprintln!("cleaned up: server stopped, tmux server killed, temporary directory removed");
     }
 }

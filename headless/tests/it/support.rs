@@ -168,15 +168,9 @@ pub(crate) async fn wait_for_output(agent: &Agent, node_id: &str, needle: &str) 
     }
 }
 
-/// A node of `canvas_list`.
+/// A node of `canvas_list`, or `null`.
 pub(crate) async fn node(agent: &Agent, node_id: &str) -> Value {
-    let list = ok(agent, "canvas_list", json!({})).await;
-    list.as_array()
-        .unwrap()
-        .iter()
-        .find(|node| node["nodeId"] == node_id)
-        .cloned()
-        .unwrap_or(Value::Null)
+    termsprawl_test_support::canvas_node(&ok(agent, "canvas_list", json!({})).await, node_id)
 }
 
 /// `termsprawlctl` as cargo builds it next to `termsprawl-headless` (the `cli` package's binary,

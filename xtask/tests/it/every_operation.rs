@@ -190,13 +190,10 @@ impl World {
 
     /// A node of `canvas_list`, or `null`.
     fn node(&self, node_id: &str) -> Value {
-        let list = self.setup(&self.alpha, "canvas_list", &json!({}));
-        list.as_array()
-            .unwrap()
-            .iter()
-            .find(|node| node["nodeId"] == node_id)
-            .cloned()
-            .unwrap_or(Value::Null)
+        termsprawl_test_support::canvas_node(
+            &self.setup(&self.alpha, "canvas_list", &json!({})),
+            node_id,
+        )
     }
 
     /// Reads `node_id` until its output contains `needle`.
