@@ -220,13 +220,14 @@ pub fn ensure(
     Ok(Outcome::Provisioned)
 }
 
+/// What makes a peer in its empty directory.
+type Installer = Box<dyn FnOnce(&Path) -> anyhow::Result<()>>;
+
 /// Provisions every peer of `peer_list` into `peers_dir`, saying what it did with each.
 fn provision_all(peers_dir: &Path, peer_list: &[Peer]) -> anyhow::Result<()> {
     for peer in peer_list {
         let sources = peers::sources_hash(&peer.sources);
-        let (runtime, install): (String, Box<dyn FnOnce(&Path) -> anyhow::Result<()>>) = match &peer
-            .kind
-        {
+        let (runtime, install): (String, Installer) = match &peer.kind {
             Kind::Python(python_peer) => {
                 let (python, version) = find_python(python_peer.min_python, &python_candidates())
                     .with_context(|| {
@@ -367,7 +368,7 @@ pub fn pyenv_versions(root: &Path) -> Vec<PathBuf> {
             python.is_file().then_some((version, python))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
     found.into_iter().map(|(_, python)| python).collect()
 }
 
