@@ -233,7 +233,7 @@ fn provision_all(peers_dir: &Path, peer_list: &[Peer]) -> anyhow::Result<()> {
                     .with_context(|| {
                     format!(
                         "the peer {} ({}) needs Python >= {}.{}, and none was found \
-                                 (python3, python3.N on PATH, or pyenv's versions)",
+                         (python3, python3.N on PATH, or pyenv's versions)",
                         peer.name,
                         python_peer.requirements,
                         python_peer.min_python.0,
