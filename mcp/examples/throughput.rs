@@ -20,7 +20,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use termsprawl_mcp::{SessionCaller, serve};
 use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolResult};
-use termsprawl_transport::server::fake::FakeApp;
+use termsprawl_test_support::fake::FakeApp;
 use termsprawl_transport::server::handler_fn;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

@@ -8,10 +8,8 @@
 //!   (CLI, MCP bridge) calls to reach the app, `spec/protocol.md` §7;
 //! - **the server half** (module `server`, cargo feature `server`): a loopback tool server with
 //!   the app's discovery layout and HTTP behaviour (`spec/protocol.md` §2, §6), used by tests of
-//!   every crate and as the base of the headless server; on it, the fake app
-//!   (`server::fake::FakeApp`) that the tests of every crate, the MCP example and the bench
-//!   server run against: `D` in a temp dir, a provisioned session, recorded requests, canned
-//!   answers.
+//!   every crate and as the base of the headless server (the fake app built on it lives in
+//!   `termsprawl-test-support`).
 //!
 //! It must never
 //! - send the session token anywhere but `http://127.0.0.1:<port>/call`;

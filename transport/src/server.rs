@@ -9,9 +9,8 @@
 //! handler sees it, together with the [`Caller`] the token belongs to. [`ToolServer::close`]
 //! removes the lock, and `endpoint.json` if it is still this server's.
 //!
-//! [`fake::FakeApp`] wraps a server into the fake app every test suite, example and benchmark
-//! uses: `D` in a temp dir, one provisioned session, a handler that records requests and answers
-//! canned results.
+//! The fake app that test suites, examples and the bench run against wraps this server; it lives
+//! in the `termsprawl-test-support` crate, so that nothing built on this half ships it.
 //!
 //! What the handler returns decides the HTTP status: a success is 200, a failure 400 (an empty
 //! error becomes `Tool failed`, and so does a panicking handler). The handler runs in a task of
@@ -41,7 +40,6 @@
 //! # Ok(()) }
 //! ```
 
-pub mod fake;
 mod files;
 mod http;
 mod lock;

@@ -10,13 +10,16 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
+
+use termsprawl_test_support::serve::{Serve, serve_command};
+use termsprawl_test_support::tmux::TmuxGuard;
 
 use crate::binaries::{self, Binaries};
 
@@ -30,7 +33,7 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let data = temp.path().join("data");
     let project = temp.path().join("project");
     std::fs::create_dir(&project)?;
-    let mut session = Session { serve: None, tmux_socket: data.join("tmux-sockets/termsprawl") };
+    let mut session = Session { serve: None, tmux: Some(TmuxGuard::new(&data)) };
     session.serve = Some(start_server(&binaries, &data, &project)?);
     let result = tour(&binaries, &data, &project);
     drop(session);
@@ -40,54 +43,25 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
 
 /// Stops the server with SIGTERM and the tmux server with `kill-server` when dropped.
 struct Session {
-    serve: Option<Child>,
-    tmux_socket: PathBuf,
+    serve: Option<Serve>,
+    tmux: Option<TmuxGuard>,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some(mut serve) = self.serve.take() {
-            let stopped = Command::new("kill").args(["-TERM", &serve.id().to_string()]).status();
-            if !stopped.is_ok_and(|status| status.success()) {
-                let _ = serve.kill();
-            }
-            let _ = serve.wait();
+        if let Some(serve) = self.serve.take() {
+            // SIGTERM and a wait; dropping the server instead kills it.
+            let _ = serve.terminate();
         }
-        binaries::kill_tmux_server(&self.tmux_socket);
+        // Dropping the guard runs `tmux kill-server` on the demo's socket.
+        drop(self.tmux.take());
         eprintln!("cleaned up: server stopped, tmux server killed, temporary directory removed");
     }
 }
 
-fn start_server(binaries: &Binaries, data: &Path, project: &Path) -> anyhow::Result<Child> {
-    let mut child = Command::new(&binaries.headless)
-        .arg("--data")
-        .arg(data)
-        .arg("serve")
-        .arg("--project")
-        .arg(project)
-        .arg("--ctl")
-        .arg(&binaries.ctl)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start termsprawl-headless serve")?;
-    let stderr = child.stderr.take().context("no stderr")?;
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            eprintln!("  [serve] {line}");
-            if line == "termsprawl-headless: ready" {
-                let _ = sender.send(());
-            }
-        }
-    });
-    if receiver.recv_timeout(TIMEOUT).is_err() {
-        let _ = child.kill();
-        bail!("termsprawl-headless serve did not become ready");
-    }
-    Ok(child)
+fn start_server(binaries: &Binaries, data: &Path, project: &Path) -> anyhow::Result<Serve> {
+    let mut command = serve_command(&binaries.headless, data, project, &binaries.ctl);
+    Ok(Serve::start(&mut command, TIMEOUT, |line| eprintln!("  [serve] {line}"))?)
 }
 
 fn tour(binaries: &Binaries, data: &Path, project: &Path) -> anyhow::Result<()> {

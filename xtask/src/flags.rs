@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use termsprawl_protocol::shell::shell_word;
 
 use crate::bench::command::Template;
-use crate::{bench, codegen, demo, fuzz, protocol_diff, soak};
+use crate::{bench, codegen, demo, fuzz, protocol_diff, soak, test};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -35,6 +35,18 @@ pub enum Command {
     /// Run the headless server and termsprawlctl under load while killing and restarting the
     /// server, check that no call is lost or run twice, and write docs/reliability.md.
     Soak(Soak),
+    /// Install the system packages and provision the pinned peers the tests need (into
+    /// target/peers/, reused while their pins are unchanged), then run
+    /// `cargo test --workspace --locked [ARGS]`.
+    Test(Test),
+}
+
+/// Options of `cargo xtask test`.
+#[derive(Debug, Args)]
+pub struct Test {
+    /// Passed on to `cargo test` (for example `-p termsprawl-cli --test it mcp`, or `-- NAME`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// Options of `cargo xtask codegen`.
@@ -152,6 +164,7 @@ impl Xtask {
             Command::Demo => demo::run(root).map(|()| true),
             Command::Fuzz(fuzz) => fuzz.exec(root),
             Command::Soak(soak) => soak.exec(root),
+            Command::Test(test) => test::run(root, &test.args),
         }
     }
 }

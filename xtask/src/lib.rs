@@ -14,11 +14,14 @@
 //! - `soak` ([`soak`]): the headless server and `termsprawlctl` (one-shot and MCP bridges) under
 //!   load while the server is killed and restarted and its endpoint file torn, with every call
 //!   matched against the server's execution log; figures written to `docs/reliability.md`;
+//! - `test` ([`test`]): the README's test command: the system packages and the pinned third-party
+//!   peers the tests need (provisioned into `target/peers/`, keyed by their pins), then
+//!   `cargo test --workspace --locked`;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
 //!   `cargo metadata`.
 //!
-//! It must never be a dependency of another crate, and it does not wrap `cargo fmt`, `clippy` or
-//! `test`: those stay plain cargo commands.
+//! It must never be a dependency of another crate, and it does not wrap `cargo fmt` or `clippy`
+//! (plain cargo commands); `cargo xtask test` adds only provisioning before a plain `cargo test`.
 //! Printing is this crate's job, so the print lints are allowed here once, for the whole crate.
 //!
 //! Start reading at [`flags`] (the command line), then [`codegen::generate`] and
@@ -41,6 +44,7 @@ pub mod flags;
 pub mod fuzz;
 pub mod protocol_diff;
 pub mod soak;
+pub mod test;
 pub mod tidy;
 
 use std::path::{Path, PathBuf};

@@ -44,6 +44,7 @@ const ACP: &str = "termsprawl-acp";
 const HEADLESS: &str = "termsprawl-headless";
 const CONFORMANCE: &str = "termsprawl-conformance";
 const XTASK: &str = "xtask";
+const TEST_SUPPORT: &str = "termsprawl-test-support";
 
 /// The crate graph of `STYLE.md` §1 and ARCHITECTURE.md, one row per workspace package, edges
 /// listed exactly. A package without a row, a row without a package, an edge not listed and a
@@ -124,6 +125,16 @@ pub const CRATE_RULES: &[CrateRule] = &[
         dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
+    },
+    // The shared test fixtures (publish = false): the fake app on the transport's server half,
+    // the MCP driver, `serve`, Xvfb and program lookup, the peer locator. Only tests and xtask
+    // use it.
+    CrateRule {
+        package: TEST_SUPPORT,
+        workspace_deps: &[PROTOCOL, TRANSPORT, EXTERNAL_TERM],
+        dev_workspace_deps: &[],
+        external_deps: None,
+        anyhow: false,
     },
 ];
 

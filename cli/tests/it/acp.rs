@@ -1,11 +1,11 @@
 //! Shared fixtures of the `termsprawlctl acp` end-to-end tests (acp.md §4): the deterministic
-//! peer agent on the pinned Python SDK in `<repo>/.venv-acp`, a private directory per run (session
-//! root, trace, and `TMUX_TMPDIR`, so the `termsprawl-acp` tmux server is private too), the REPORT
-//! line, and the wire-conformance check of a trace against the ACP v1 JSON Schema.
+//! peer agent on the pinned Python SDK (the `acp-sdk` peer that `cargo xtask test` provisions), a
+//! private directory per run (session root, trace, and `TMUX_TMPDIR`, so the `termsprawl-acp` tmux
+//! server is private too), the REPORT line, and the wire-conformance check of a trace against the ACP v1 JSON Schema.
 
 use std::ffi::OsStr;
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use crate::support::BIN;
 
 /// The repository root.
 pub(crate) fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    termsprawl_test_support::workspace_root()
 }
 
 /// The Python of the private ACP environment and the peer agent script.
@@ -25,27 +25,11 @@ pub(crate) struct Peer {
     pub(crate) agent: PathBuf,
 }
 
-/// The peer, or `None` (with a visible message) when `TERMSPRAWL_SKIP_PYTHON=1` asks to skip.
-/// Without the environment and without that variable the test fails, naming the install step.
-pub(crate) fn peer() -> Option<Peer> {
-    let python = repo().join(".venv-acp/bin/python");
-    if std::env::var_os("TERMSPRAWL_SKIP_PYTHON").is_some_and(|value| value == "1") {
-        // Written to the process's stderr directly: the test harness does not capture it, so the
-        // skip is visible in every run.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: TERMSPRAWL_SKIP_PYTHON=1, so this ACP end-to-end test did not run its Python peer"
-        );
-        return None;
-    }
-    assert!(
-        python.exists(),
-        "{} is missing: create it as .ci/run does \
-         (python3 -m venv .venv-acp && .venv-acp/bin/pip install -r tests/python/requirements-acp.txt), \
-         or set TERMSPRAWL_SKIP_PYTHON=1 to skip the ACP end-to-end tests",
-        python.display()
-    );
-    Some(Peer { python, agent: repo().join("tests/python/acp_agent.py") })
+/// The peer: the `acp-sdk` environment that `cargo xtask test` provisions (a test without it
+/// fails, naming that command).
+pub(crate) fn peer() -> Peer {
+    let python = termsprawl_test_support::peers::python("acp-sdk");
+    Peer { python, agent: repo().join("tests/python/acp_agent.py") }
 }
 
 /// The arguments that select the front end's private tmux server (under the place's

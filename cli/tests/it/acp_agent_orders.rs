@@ -80,7 +80,7 @@ fn read_until(stdout: &mut BufReader<std::process::ChildStdout>, needle: &str) -
 /// write; the update is shown, never skipped as "another session".
 #[test]
 fn an_update_written_with_the_session_new_answer_is_shown() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let finished = run(raw(
         &place,
@@ -99,7 +99,7 @@ fn an_update_written_with_the_session_new_answer_is_shown() {
 /// `OPENAI_API_KEY`), also with no terminal; without them the failure names what to set.
 #[test]
 fn an_env_var_login_is_used_when_its_variables_are_set_and_named_when_not() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let mut command = raw(&place, &peer, "env-auth", &[], &["--agent-log", "-", "--prompt", "hi"]);
     command.env("ACP_RAW_TEST_KEY", "sk-test");
@@ -132,7 +132,7 @@ fn an_env_var_login_is_used_when_its_variables_are_set_and_named_when_not() {
 /// stopped.
 #[test]
 fn a_login_wait_ends_at_ctrl_c_and_the_agent_with_it() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let mut command = raw(&place, &peer, "auth-hang", &[], &["--agent-log", "-", "--prompt", "hi"]);
     command.env("ACP_RAW_TEST_KEY", "sk-test");
@@ -160,7 +160,7 @@ fn a_login_wait_ends_at_ctrl_c_and_the_agent_with_it() {
 /// the agent's stderr went.
 #[test]
 fn failures_show_the_error_data_and_where_the_agent_log_is() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let log = place.path().join("agent.log");
     let log_option = log.to_string_lossy().into_owned();
@@ -205,7 +205,7 @@ fn ignored_cancel(
 /// after 30 s) and stops the agent.
 #[test]
 fn a_second_ctrl_c_stops_a_turn_whose_cancel_is_ignored() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (mut child, mut stdout, agent) =
         ignored_cancel(&place, &peer, &["--agent-log", "-", "--prompt", "hi"], Stdio::null());
@@ -229,7 +229,7 @@ fn a_second_ctrl_c_stops_a_turn_whose_cancel_is_ignored() {
 /// instead of waiting for the turn.
 #[test]
 fn quit_during_a_turn_ends_the_session_soon() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (mut child, stdout, agent) =
         ignored_cancel(&place, &peer, &["--agent-log", "-"], Stdio::piped());
@@ -247,7 +247,7 @@ fn quit_during_a_turn_ends_the_session_soon() {
 /// started from our `mcpServers` entry are gone.
 #[test]
 fn sigkill_of_the_front_end_takes_the_agent_and_its_mcp_server_with_it() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     std::fs::write(place.path().join("session.json"), "{}").unwrap();
     let mut child = raw(
@@ -280,7 +280,7 @@ fn sigkill_of_the_front_end_takes_the_agent_and_its_mcp_server_with_it() {
 /// CLI starts none in a folder it does not trust); one that does start it is not.
 #[test]
 fn an_agent_that_never_starts_the_bridge_is_named_after_the_first_turn() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let notice = "termsprawl's tools were not taken up";
     let check = |scenario: &str, options: &[&str]| -> Finished {
         let place = Place::new();
@@ -304,7 +304,7 @@ fn an_agent_that_never_starts_the_bridge_is_named_after_the_first_turn() {
 /// `termsprawlctl mcp` as its `--read-only` and `--tools`.
 #[test]
 fn the_bridge_flags_reach_the_injected_mcp_server() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     std::fs::write(place.path().join("session.json"), "{}").unwrap();
     let finished = run(raw(
@@ -350,7 +350,7 @@ fn the_bridge_flags_reach_the_injected_mcp_server() {
 /// Item 9: in interactive mode a failed prompt is reported once.
 #[test]
 fn a_failed_prompt_is_reported_once_in_interactive_mode() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let mut command = raw(&place, &peer, "prompt-fails", &[], &["--agent-log", "-"]);
     command.stdin(Stdio::piped());

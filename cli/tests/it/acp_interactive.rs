@@ -21,13 +21,13 @@ struct Node {
 impl Node {
     /// Starts `termsprawlctl acp` in a 200x50 pane; the wrapper prints `[exit N]` when it ends
     /// (and ignores SIGINT itself, so Ctrl-C reaches only the front end's handler).
-    fn start(options: &[&str], env: &[(&str, &str)]) -> Option<Node> {
+    fn start(options: &[&str], env: &[(&str, &str)]) -> Node {
         Node::start_agent(None, options, env)
     }
 
     /// Starts the front end on the scripted agent `acp_raw_agent.py` with `scenario`; the place
     /// is its state directory.
-    fn start_raw(scenario: &str, options: &[&str]) -> Option<Node> {
+    fn start_raw(scenario: &str, options: &[&str]) -> Node {
         Node::start_agent(Some(scenario), options, &[])
     }
 
@@ -35,8 +35,8 @@ impl Node {
         raw_scenario: Option<&str>,
         options: &[&str],
         env: &[(&str, &str)],
-    ) -> Option<Node> {
-        let peer = peer()?;
+    ) -> Node {
+        let peer = peer();
         let place = Place::new();
         let agent = match raw_scenario {
             Some(_) => raw_agent(),
@@ -91,7 +91,7 @@ impl Node {
             command.env("ACP_RAW_SCENARIO", scenario).env("ACP_RAW_STATE", place.path());
         }
         assert!(command.status().unwrap().success());
-        Some(Node { place, peer })
+        Node { place, peer }
     }
 
     /// The arguments that select the node's own tmux server.
@@ -150,7 +150,7 @@ impl Drop for Node {
 
 #[test]
 fn permission_asks_are_answered_by_the_persons_choice_or_cancelled_after_the_timeout() {
-    let Some(node) = Node::start(&["--permission-timeout", "5"], &[]) else { return };
+    let node = Node::start(&["--permission-timeout", "5"], &[]);
     node.wait_for("connected to", 1);
     node.type_line("permission");
     let screen = node.wait_for("choose 1-4 (cancelled after 5 s): ", 1);
@@ -185,7 +185,7 @@ fn permission_asks_are_answered_by_the_persons_choice_or_cancelled_after_the_tim
 
 #[test]
 fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
-    let Some(node) = Node::start(&[], &[]) else { return };
+    let node = Node::start(&[], &[]);
     node.wait_for("connected to", 1);
     node.type_line("terminal");
     let screen = node.wait_for("[stop reason: end_turn]", 1);
@@ -214,7 +214,7 @@ fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
 
 #[test]
 fn ctrl_c_cancels_the_turn_and_its_ask_and_a_double_ctrl_c_quits() {
-    let Some(node) = Node::start(&[], &[]) else { return };
+    let node = Node::start(&[], &[]);
     let marker = marker();
     node.wait_for("connected to", 1);
     node.type_line(&format!("cancel {marker}"));
@@ -239,7 +239,7 @@ fn ctrl_c_cancels_the_turn_and_its_ask_and_a_double_ctrl_c_quits() {
 
 #[test]
 fn authentication_a_multi_line_prompt_and_end_of_input() {
-    let Some(node) = Node::start(&[], &[("ACP_TEST_REQUIRE_AUTH", "1")]) else { return };
+    let node = Node::start(&[], &[("ACP_TEST_REQUIRE_AUTH", "1")]);
     let screen = node.wait_for("choose 1-1: ", 1);
     assert!(screen.contains("[auth] the agent requires authentication:"), "{screen}");
     assert!(screen.contains("  1. Test login (test-login): always succeeds"), "{screen}");
@@ -276,7 +276,7 @@ fn authentication_a_multi_line_prompt_and_end_of_input() {
 
 #[test]
 fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
-    let Some(node) = Node::start(&[], &[]) else { return };
+    let node = Node::start(&[], &[]);
     let marker = marker();
     node.wait_for("connected to", 1);
     node.type_line(&format!("cancel {marker}"));
@@ -298,7 +298,7 @@ fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
 /// prompt by themselves (three bookkeeping updates used to print three more `> `).
 #[test]
 fn idle_updates_are_shown_without_extra_prompts() {
-    let Some(node) = Node::start_raw("idle-updates", &[]) else { return };
+    let node = Node::start_raw("idle-updates", &[]);
     node.wait_for("IDLE NOTE from the agent", 1);
     std::thread::sleep(Duration::from_millis(500));
     let screen = node.screen();
@@ -314,7 +314,7 @@ fn idle_updates_are_shown_without_extra_prompts() {
 /// Issue 16 item 9: an out-of-range choice in the login menu says why it asks again.
 #[test]
 fn an_out_of_range_login_choice_says_why() {
-    let Some(node) = Node::start_raw("auth-menu", &[]) else { return };
+    let node = Node::start_raw("auth-menu", &[]);
     node.wait_for("choose 1-2: ", 1);
     node.type_line("7");
     node.wait_for("answer with a number from 1 to 2", 1);
@@ -333,7 +333,7 @@ fn an_out_of_range_login_choice_says_why() {
 /// keyboard reaches it), then the session starts.
 #[test]
 fn a_terminal_login_runs_in_the_persons_terminal() {
-    let Some(node) = Node::start_raw("terminal-auth", &[]) else { return };
+    let node = Node::start_raw("terminal-auth", &[]);
     let screen = node.wait_for("choose 1-1: ", 1);
     assert!(
         screen.contains("  1. Log in here (tui-login): runs the agent's login in this terminal"),
@@ -359,7 +359,7 @@ fn a_terminal_login_runs_in_the_persons_terminal() {
 /// Issue 16 item 3: Ctrl-C ends a login that is never answered, cleanly.
 #[test]
 fn ctrl_c_ends_a_login_wait() {
-    let Some(node) = Node::start_raw("auth-menu-hang", &[]) else { return };
+    let node = Node::start_raw("auth-menu-hang", &[]);
     node.wait_for("choose 1-2: ", 1);
     node.type_line("1");
     node.wait_for("[auth] waiting for the login to finish (Ctrl-C stops)", 1);

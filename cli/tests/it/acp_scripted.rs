@@ -32,7 +32,7 @@ fn ok(finished: &Finished) {
 
 #[test]
 fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     std::fs::write(place.path().join("session.json"), "{}").unwrap();
     let finished = run(place.command(&peer, &["--session", "session.json"], &["--prompt", "caps"]));
@@ -75,7 +75,7 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
 
 #[test]
 fn the_session_file_comes_from_the_environment_and_no_mcp_or_no_session_injects_nothing() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let session = place.path().join("env-session.json");
     let mut command = place.command(&peer, &[], &["--prompt", "caps"]);
@@ -99,7 +99,7 @@ fn the_session_file_comes_from_the_environment_and_no_mcp_or_no_session_injects_
 
 #[test]
 fn permission_policies_pick_by_kind_and_fail_closed() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let cases: &[(&[&str], &str, Value)] = &[
         (
@@ -141,7 +141,7 @@ fn permission_policies_pick_by_kind_and_fail_closed() {
 
 #[test]
 fn files_are_confined_to_the_session_root() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "fs");
     ok(&finished);
@@ -176,7 +176,7 @@ fn files_are_confined_to_the_session_root() {
 
 #[test]
 fn a_terminal_reports_exit_code_and_both_streams_in_a_visible_tmux_session() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &["--terminals", "tmux"], "terminal");
     ok(&finished);
@@ -212,7 +212,7 @@ fn a_terminal_reports_exit_code_and_both_streams_in_a_visible_tmux_session() {
 
 #[test]
 fn a_killed_command_reports_a_signal_within_seconds() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "kill");
     ok(&finished);
@@ -231,7 +231,7 @@ fn a_killed_command_reports_a_signal_within_seconds() {
 
 #[test]
 fn big_output_keeps_the_tail_within_the_byte_limit() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "bigoutput");
     ok(&finished);
@@ -258,7 +258,7 @@ fn big_output_keeps_the_tail_within_the_byte_limit() {
 
 #[test]
 fn odd_updates_leave_the_client_working_and_every_variant_renders() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "updates");
     ok(&finished);
@@ -290,7 +290,7 @@ fn odd_updates_leave_the_client_working_and_every_variant_renders() {
 
 #[test]
 fn unknown_methods_bad_params_and_cancelled_requests_get_their_codes() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let (finished, _) = check(&place, &peer, &[], "unknown-method");
     ok(&finished);
@@ -308,7 +308,7 @@ fn unknown_methods_bad_params_and_cancelled_requests_get_their_codes() {
 
 #[test]
 fn other_stop_reasons_exit_1() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     for reason in ["max_tokens", "max_turn_requests", "refusal"] {
         let (finished, _) = check(&place, &peer, &[], &format!("stop {reason}"));
@@ -319,7 +319,7 @@ fn other_stop_reasons_exit_1() {
 
 #[test]
 fn ctrl_c_cancels_the_turn_and_leaves_no_process_behind() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let marker = marker();
     let (_, transcript) =
@@ -392,7 +392,7 @@ fn assert_no_process_left(marker: &str) {
 
 #[test]
 fn an_agent_that_ignores_the_cancel_is_stopped_after_30_seconds() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let marker = marker();
     let (finished, _) =
@@ -407,7 +407,7 @@ fn an_agent_that_ignores_the_cancel_is_stopped_after_30_seconds() {
 
 #[test]
 fn agent_failures_exit_1_and_start_failures_exit_2() {
-    let Some(peer) = peer() else { return };
+    let peer = peer();
     let place = Place::new();
     let finished = run(place.command(&peer, &[], &["--prompt", "exit"]));
     assert_eq!(finished.code(), Some(1));

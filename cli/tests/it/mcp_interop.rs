@@ -1,10 +1,9 @@
 //! `termsprawlctl mcp` under an independent MCP client (`spec/mcp.md` §6): the official MCP
-//! Python SDK, pinned in `tests/python/requirements.txt` and installed by `.ci/run` into
-//! `<repo>/.venv`, runs `tests/python/mcp_interop.py` against the real binary and a fake app on a
+//! Python SDK, pinned in `tests/python/requirements.txt` and provisioned by `cargo xtask test` as
+//! the `mcp-sdk` peer, runs `tests/python/mcp_interop.py` against the real binary and a fake app on a
 //! real loopback tool server; the driver prints a JSON report that this test asserts.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
@@ -17,10 +16,7 @@ use crate::mcp_support::{APP_VERSION, App, PNG, all_operations};
 const VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("cli sits in the repository")
-        .to_path_buf()
+    termsprawl_test_support::workspace_root()
 }
 
 /// The version of `mcp` that `tests/python/requirements.txt` pins.
@@ -35,27 +31,10 @@ fn pinned_sdk_version() -> String {
         .to_owned()
 }
 
-/// Runs the driver; `None` when the environment asks to skip Python peers.
-fn interop_report(app: &App) -> Option<Value> {
-    let python = repo_root().join(".venv/bin/python");
-    if !python.exists() {
-        if std::env::var_os("TERMSPRAWL_SKIP_PYTHON").is_some_and(|value| value == "1") {
-            // Straight to the process's stderr, past the test harness's capture, so that the skip
-            // is visible in every run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED mcp_interop: {} is missing and TERMSPRAWL_SKIP_PYTHON=1",
-                python.display()
-            );
-            return None;
-        }
-        panic!(
-            "{} is missing: create it with the install step of .ci/run \
-             (python3 -m venv .venv && .venv/bin/pip install -r tests/python/requirements.txt, \
-             at the repository root), or set TERMSPRAWL_SKIP_PYTHON=1 to skip this test",
-            python.display()
-        );
-    }
+/// Runs the driver under the `mcp-sdk` peer that `cargo xtask test` provisions (a test without it
+/// fails, naming that command).
+fn interop_report(app: &App) -> Value {
+    let python = termsprawl_test_support::peers::python("mcp-sdk");
     let mut child = Command::new(&python)
         .arg(repo_root().join("tests/python/mcp_interop.py"))
         .arg("--binary")
@@ -80,15 +59,15 @@ fn interop_report(app: &App) -> Option<Value> {
         .expect("the interop driver did not finish within 5 minutes");
     let status = child.wait().unwrap();
     assert!(status.success(), "the driver failed ({status}):\n{stderr}");
-    Some(serde_json::from_str(&stdout).unwrap_or_else(|error| {
+    serde_json::from_str(&stdout).unwrap_or_else(|error| {
         panic!("the driver's report is not JSON ({error}):\n{stdout}\nstderr:\n{stderr}")
-    }))
+    })
 }
 
 #[test]
 fn the_official_python_sdk_speaks_to_the_bridge_in_every_protocol_version() {
     let app = App::start();
-    let Some(report) = interop_report(&app) else { return };
+    let report = interop_report(&app);
     assert_eq!(report["sdkVersion"], pinned_sdk_version(), "the venv does not hold the pinned SDK");
     let runs = report["runs"].as_array().unwrap();
     assert_eq!(runs.len(), VERSIONS.len());

@@ -17,7 +17,7 @@ fn ping(id: Value) -> Value {
 #[test]
 fn ids_keep_their_type_and_ping_is_an_empty_object() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     // Nothing is written before the first request.
     mcp.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n");
     assert_eq!(mcp.raw_line(), "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n");
@@ -38,7 +38,7 @@ fn ids_keep_their_type_and_ping_is_an_empty_object() {
 #[test]
 fn unknown_methods_are_method_not_found_and_a_discover_probe_then_initialize_works() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let not_found = |id: Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}});
     assert_eq!(mcp.request(&request(json!(1), "prompts/list", None)), not_found(json!(1)));
     // A dual-era host probes with server/discover first, then falls back to initialize.
@@ -79,7 +79,7 @@ fn modern(id: Value, method: &str, mut params: Value) -> Value {
 #[test]
 fn a_modern_session_over_the_pipe() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let discover = mcp.request(&modern(json!("d"), "server/discover", json!({})));
     assert_eq!(
         discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"],
@@ -130,9 +130,7 @@ fn a_modern_session_over_the_pipe() {
 #[test]
 fn read_only_and_tools_narrow_what_the_bridge_serves() {
     let app = App::start();
-    let mut mcp = Mcp::start_with(
-        &app,
-        &["--read-only", "--tools", "terminal_read,terminal_submit", "--tools=session_info"],
+    let mut mcp = app.mcp_with(&["--read-only", "--tools", "terminal_read,terminal_submit", "--tools=session_info"],
     );
     let list = mcp.request(&request(json!(1), "tools/list", None));
     let names: Vec<&str> = list["result"]["tools"]
@@ -163,7 +161,7 @@ fn a_bad_tools_flag_is_a_usage_error_before_any_output() {
         (&["--tools"][..], "Error: mcp --tools needs a value: NAME,NAME…\n"),
         (&["--tools=,"][..], "Error: mcp --tools needs at least one tool name\n"),
     ] {
-        let closed = Mcp::start_with(&app, flags).close_unchecked();
+        let closed = app.mcp_with(flags).close_unchecked();
         assert_eq!(closed.status.code(), Some(2), "{flags:?}");
         assert!(closed.rest.is_empty(), "{flags:?}");
         assert_eq!(closed.stderr, message, "{flags:?}");
@@ -173,7 +171,7 @@ fn a_bad_tools_flag_is_a_usage_error_before_any_output() {
 #[test]
 fn notifications_are_never_answered() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     mcp.send_json(
         &json!({"jsonrpc": "2.0", "method": "notifications/no_such_thing", "params": {"a": 1}}),
@@ -192,7 +190,7 @@ fn notifications_are_never_answered() {
 #[test]
 fn three_requests_in_one_chunk_and_crlf() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_bytes(
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}\n",
     );
@@ -208,7 +206,7 @@ fn three_requests_in_one_chunk_and_crlf() {
 #[test]
 fn bad_input_is_not_answered_and_service_continues() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"sticky_open","arguments":{"text":""#.to_vec();
     huge.resize(20 * 1024 * 1024, b'x');
     huge.extend_from_slice(b"\"}}}");
@@ -248,7 +246,7 @@ fn bad_input_is_not_answered_and_service_continues() {
 #[test]
 fn array_params_are_invalid_params() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     for (method, params) in [("ping", json!([])), ("tools/call", json!(["canvas_list", {}]))] {
         let response = mcp.request(&request(json!(1), method, Some(params)));
         assert_eq!(response["error"]["code"], -32602);
@@ -261,7 +259,7 @@ fn array_params_are_invalid_params() {
 #[test]
 fn a_cancelled_call_is_not_answered_while_a_ping_during_it_is() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_json(&call(json!(10), "terminal_read", json!({"nodeId": "slow"})));
     app.wait_for_slow_call();
     mcp.send_json(
@@ -280,7 +278,7 @@ fn a_cancelled_call_is_not_answered_while_a_ping_during_it_is() {
 #[test]
 fn tool_calls_reach_the_app() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     let response = mcp.request(&call(json!(1), "canvas_list", json!({})));
     assert_eq!(
         response["result"],
@@ -304,7 +302,7 @@ fn tool_calls_reach_the_app() {
 #[test]
 fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
     let app = App::start();
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.send_json(&call(json!(1), "terminal_read", json!({"nodeId": "slow"})));
     app.wait_for_slow_call();
     let closed = mcp.close();
@@ -313,7 +311,7 @@ fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
     assert!(closed.rest.is_empty());
     assert!(closed.stderr.contains("still in flight"), "{}", closed.stderr);
     // Without anything in flight the exit is immediate; no timing is asserted beyond the limit.
-    let mut mcp = Mcp::start(&app);
+    let mut mcp = app.mcp();
     mcp.request(&ping(json!(1)));
     let closed = mcp.close();
     assert!(closed.status.success());
@@ -324,7 +322,7 @@ fn end_of_input_exits_0_within_5_seconds_even_with_a_call_in_flight() {
 #[test]
 fn a_host_that_is_gone_ends_the_bridge_with_status_0() {
     let app = App::start();
-    let mut mcp = Mcp::start_without_stdout(&app);
+    let mut mcp = app.mcp().without_stdout();
     // stdin stays open: only the failed write can end the process.
     mcp.send_json(&ping(json!(1)));
     let closed = mcp.wait();

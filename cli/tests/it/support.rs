@@ -14,7 +14,7 @@ use std::thread::{self, JoinHandle};
 use serde_json::json;
 use tempfile::TempDir;
 use termsprawl_protocol::shell::shell_word;
-use termsprawl_transport::server::fake::{BlockingFakeApp, FakeApp};
+use termsprawl_test_support::fake::{BlockingFakeApp, FakeApp};
 
 /// The binary under test.
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_termsprawlctl");

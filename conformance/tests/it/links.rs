@@ -3,7 +3,7 @@
 //! into another without a link.
 
 use termsprawl_protocol::ToolIdentity;
-use termsprawl_transport::server::fake::{FakeApp, default_status};
+use termsprawl_test_support::fake::{FakeApp, default_status};
 
 use crate::support::{HandlerDefects, check, fake_app};
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use termsprawl_protocol::{IntegrationState, ToolRequest, ToolResult, operations};
-use termsprawl_transport::server::fake::{FakeApp, session_info};
+use termsprawl_test_support::fake::{FakeApp, session_info};
 use termsprawl_transport::server::{Caller, ServerConfig, ToolHandler, handler_fn};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -1,18 +1,17 @@
-//! Fixtures: fake emulators (scripts), a private tmux server, a private X server and a guard that
-//! kills a launched emulator's process group.
+//! Fixtures: fake emulators (scripts), a private tmux server and a guard that kills a launched
+//! emulator's process group; the private X server and the lookup of system programs are the shared
+//! ones of `termsprawl-test-support`.
 
-use std::ffi::OsString;
 use std::fs;
-use std::io::{self, BufRead, BufReader};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use termsprawl_external_term::{SearchPath, TmuxLocation, find_tmux, socket_path};
+pub(crate) use termsprawl_test_support::xvfb::{Xvfb, require};
 
 /// How long a test waits for something that should happen in well under a second.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
@@ -29,17 +28,6 @@ pub(crate) fn write_preferences(user_data: &Path, content: &str) {
     let dir = user_data.join("agent-tools");
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("preferences.json"), content).unwrap();
-}
-
-/// A system program, or a loud failure that says what to install.
-pub(crate) fn require(name: &str, package: &str) -> PathBuf {
-    SearchPath::from_env().find(name).unwrap_or_else(|| {
-        panic!(
-            "`{name}` is not installed, and this end-to-end test needs it: install the Debian \
-             packages xvfb, xterm and tmux (`apt-get install -y xvfb xterm tmux`; missing here: \
-             {package}). CI's .ci/run installs them."
-        )
-    })
 }
 
 /// The real tmux, found as the crate finds it.
@@ -138,53 +126,6 @@ impl TmuxServer {
 impl Drop for TmuxServer {
     fn drop(&mut self) {
         let _ = self.command(&["kill-server"]).stdout(Stdio::null()).stderr(Stdio::null()).status();
-    }
-}
-
-/// A private X server (`Xvfb -displayfd`), killed on drop.
-pub(crate) struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    /// Starts Xvfb on a free display number, which it reports on the pipe given as its stdout.
-    pub(crate) fn start() -> Xvfb {
-        let program = require("Xvfb", "xvfb");
-        let (reader, writer) = io::pipe().unwrap();
-        let mut command = Command::new(program);
-        command
-            .args(["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "800x600x24"])
-            .stdin(Stdio::null())
-            .stdout(writer)
-            .stderr(Stdio::null());
-        let child = command.spawn().unwrap();
-        // Only Xvfb holds the write end now: end of file means it died without a display.
-        drop(command);
-        let mut xvfb = Xvfb { child, display: String::new() };
-        let (sender, receiver) = mpsc::channel();
-        thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(reader).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        let line = receiver.recv_timeout(PATIENCE).expect("Xvfb did not report a display number");
-        let number = line.trim();
-        assert!(!number.is_empty(), "Xvfb exited without reporting a display number");
-        xvfb.display = format!(":{number}");
-        xvfb
-    }
-
-    /// `DISPLAY` for clients of this server.
-    pub(crate) fn display_env(&self) -> (OsString, OsString) {
-        (OsString::from("DISPLAY"), OsString::from(&self.display))
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

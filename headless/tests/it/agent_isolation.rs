@@ -10,7 +10,7 @@ use termsprawl_headless::control::ControlRequest;
 use termsprawl_headless::messages;
 use termsprawl_protocol::ToolResult;
 
-use crate::every_operation::{Xvfb, require};
+use termsprawl_test_support::xvfb::{Xvfb, require};
 use crate::support::{Agent, Fixture, call, fails, ok};
 
 /// The columns of the matrix, in the order they run on each target (closing last).
@@ -130,7 +130,7 @@ async fn the_matrix_of_callers_targets_and_operations() {
     // The external terminal is a real xterm on the private X server.
     let preferences = json!({"externalTerminal": {
         "executable": "/usr/bin/env",
-        "args": [format!("DISPLAY={}", xvfb.display), require("xterm"), "-e", "{command}"],
+        "args": [format!("DISPLAY={}", xvfb.display()), require("xterm", "xterm"), "-e", "{command}"],
     }});
     std::fs::write(fixture.agent_tools().join("preferences.json"), preferences.to_string())
         .unwrap();

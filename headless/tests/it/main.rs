@@ -4,7 +4,6 @@
 mod agent_isolation;
 mod agents;
 mod canvas;
-mod every_operation;
 mod messaging;
 mod queue;
 mod serve;

@@ -1,24 +1,24 @@
 //! The `termsprawl-headless` binary: `serve` with its files, lock and signals, `launch`, `link`,
 //! `info`, `close`, and a restart that keeps running agents' tokens working.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use termsprawl_test_support::serve::serve_command;
 
 use crate::support::{
     Agent, HEADLESS, TmuxGuard, built_termsprawlctl, fails, headless, ok, wait_for_output,
 };
 
-/// A `serve` process; killed when dropped.
-struct Serve {
-    child: Child,
-    lines: Vec<String>,
-    stderr: BufReader<ChildStderr>,
-}
+/// How long `serve` may take to print its ready line.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A `serve` process (the shared [`termsprawl_test_support::serve::Serve`]); killed when dropped.
+struct Serve(termsprawl_test_support::serve::Serve);
 
 impl Serve {
     /// Starts `serve` and waits for its `ready` line.
@@ -38,65 +38,31 @@ impl Serve {
         ctl: &Path,
         extra: &[&std::ffi::OsStr],
     ) -> Serve {
-        let mut child = Command::new(HEADLESS)
-            .args([
-                "--data".as_ref(),
-                user_data.as_os_str(),
-                "serve".as_ref(),
-                "--project".as_ref(),
-                project.as_os_str(),
-            ])
-            .arg("--ctl")
-            .arg(ctl)
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let lines = read_until_ready(&mut stderr);
-        Serve { child, lines, stderr }
+        let mut command = serve_command(Path::new(HEADLESS), user_data, project, ctl);
+        command.args(extra);
+        Serve(termsprawl_test_support::serve::Serve::start(&mut command, PATIENCE, |_| {}).unwrap())
+    }
+
+    /// The stderr lines up to the ready line.
+    fn lines(&self) -> &[String] {
+        self.0.lines()
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.pid()
     }
 
     fn url(&self) -> String {
-        let line = self.lines.iter().find(|line| line.contains("serving ")).unwrap();
+        let line = self.lines().iter().find(|line| line.contains("serving ")).unwrap();
         line.split_whitespace().nth(2).unwrap().to_owned()
     }
 
     /// Sends SIGTERM, waits for the exit status, and checks the last line.
-    fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let mut rest = String::new();
-        std::io::Read::read_to_string(&mut self.stderr, &mut rest).unwrap();
-        assert_eq!(rest, "termsprawl-headless: stopped\n");
-        self.child.wait().unwrap()
+    fn terminate(self) -> std::process::ExitStatus {
+        let (status, rest) = self.0.terminate().unwrap();
+        assert_eq!(rest, ["termsprawl-headless: stopped"]);
+        status
     }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub(crate) fn read_until_ready(stderr: &mut BufReader<ChildStderr>) -> Vec<String> {
-    let mut lines = Vec::new();
-    loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        let line = line.trim_end().to_owned();
-        let ready = line == "termsprawl-headless: ready";
-        lines.push(line);
-        if ready {
-            return lines;
-        }
-    }
-    panic!("serve ended before it was ready: {lines:#?}");
 }
 
 /// A data directory and a project folder. The guard comes first so that it kills the tmux
@@ -158,7 +124,7 @@ fn serve_writes_its_files_holds_the_lock_and_cleans_up_on_sigterm() {
     let endpoint = dirs.read_json("endpoint.json");
     assert_eq!(endpoint["url"], serve.url());
     let lock = dirs.read_json("server.lock");
-    assert_eq!(lock["pid"], serve.child.id());
+    assert_eq!(lock["pid"], serve.pid());
     assert_eq!(lock["instanceId"], endpoint["instanceId"]);
     assert_eq!(mode(&dirs.agent_tools()), 0o700);
     assert_eq!(mode(&dirs.agent_tools().join("headless.sock")), 0o600);
@@ -235,9 +201,9 @@ async fn tokens_of_running_agents_survive_a_restart() {
 
     let serve = Serve::start(&dirs.user_data(), &dirs.project());
     assert!(
-        serve.lines.iter().any(|line| line.contains("2 running agent sessions picked up again")),
+        serve.lines().iter().any(|line| line.contains("2 running agent sessions picked up again")),
         "{:?}",
-        serve.lines
+        serve.lines()
     );
     let info = ok(&alpha, "session_info", json!({})).await;
     let second = info["instanceId"].as_str().unwrap();

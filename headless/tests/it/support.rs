@@ -13,34 +13,7 @@ use termsprawl_headless::{Config, Server};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
-/// Kills the tmux server of a data directory when dropped.
-pub(crate) struct TmuxGuard {
-    socket: PathBuf,
-}
-
-impl TmuxGuard {
-    pub(crate) fn new(user_data: &Path) -> TmuxGuard {
-        TmuxGuard { socket: user_data.join("tmux-sockets").join("termsprawl") }
-    }
-
-    /// `tmux -S <socket> …`, for checks from outside the server: the one way these tests run tmux.
-    pub(crate) fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-}
-
-impl Drop for TmuxGuard {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
+pub(crate) use termsprawl_test_support::tmux::TmuxGuard;
 
 /// A data directory with a project folder. Fields drop in order: the server, then the tmux
 /// server (killed while its socket still exists), then the directory.
@@ -195,15 +168,9 @@ pub(crate) async fn wait_for_output(agent: &Agent, node_id: &str, needle: &str) 
     }
 }
 
-/// A node of `canvas_list`.
+/// A node of `canvas_list`, or `null`.
 pub(crate) async fn node(agent: &Agent, node_id: &str) -> Value {
-    let list = ok(agent, "canvas_list", json!({})).await;
-    list.as_array()
-        .unwrap()
-        .iter()
-        .find(|node| node["nodeId"] == node_id)
-        .cloned()
-        .unwrap_or(Value::Null)
+    termsprawl_test_support::canvas_node(&ok(agent, "canvas_list", json!({})).await, node_id)
 }
 
 /// `termsprawlctl` as cargo builds it next to `termsprawl-headless` (the `cli` package's binary,

@@ -1,5 +1,6 @@
 //! Fixtures: a scriptable fake [`ToolCaller`] and a harness that runs `serve_with` over in-memory
-//! pipes, checks the envelope of every line it reads, and collects the log.
+//! pipes, checks the envelope of every line it reads (with the shared check of
+//! `termsprawl-test-support`), and collects the log.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -15,6 +16,8 @@ use termsprawl_protocol::{ToolRequest, ToolResult};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+
+pub(crate) use termsprawl_test_support::mcp::{call, cancel, request};
 
 /// How long a test waits for something that must happen before declaring failure. Never used to
 /// wait for something that must not happen.
@@ -292,62 +295,11 @@ async fn read_line(output: &mut BufReader<DuplexStream>) -> Option<String> {
     Some(line)
 }
 
-/// Checks one output line against `spec/mcp.md` §3.1 and §3.8 and parses it.
+/// Checks one output line against `spec/mcp.md` §3.1 and §3.8 and parses it (the shared check;
+/// these tests hold no session token).
+#[track_caller]
 pub(crate) fn check_envelope(line: &str) -> Value {
-    let body = line.strip_suffix('\n').unwrap_or_else(|| panic!("line without LF: {line:?}"));
-    assert!(!body.contains('\n') && !body.contains('\r'), "raw line break inside {body:?}");
-    let message: Value =
-        serde_json::from_str(body).unwrap_or_else(|error| panic!("not JSON ({error}): {body}"));
-    assert_eq!(message.to_string(), body, "not compact JSON");
-    let object = message.as_object().expect("an object");
-    let keys: Vec<&str> = object.keys().map(String::as_str).collect();
-    assert!(
-        keys == ["jsonrpc", "id", "result"] || keys == ["jsonrpc", "id", "error"],
-        "envelope members {keys:?} in {body}"
-    );
-    assert_eq!(object["jsonrpc"], "2.0");
-    let id = &object["id"];
-    assert!(id.is_string() || id.is_i64(), "id {id} in {body}");
-    if let Some(error) = object.get("error") {
-        let error = error.as_object().expect("error is an object");
-        let keys: Vec<&str> = error.keys().map(String::as_str).collect();
-        assert!(
-            keys == ["code", "message"] || keys == ["code", "message", "data"],
-            "error members in {body}"
-        );
-        assert!(error["code"].is_i64() && error["message"].is_string(), "error types in {body}");
-    } else {
-        assert!(object["result"].is_object(), "result is not an object in {body}");
-    }
-    message
-}
-
-/// A request message.
-pub(crate) fn request(id: Value, method: &str, params: Option<Value>) -> Value {
-    let mut message = json!({"jsonrpc": "2.0", "id": null, "method": method});
-    message["id"] = id;
-    if let Some(params) = params {
-        message["params"] = params;
-    }
-    message
-}
-
-/// A `tools/call` request.
-pub(crate) fn call(id: Value, name: &str, arguments: Value) -> Value {
-    let mut params = json!({"name": name, "arguments": null});
-    params["arguments"] = arguments;
-    request(id, "tools/call", Some(params))
-}
-
-/// A `notifications/cancelled` for `request_id`.
-pub(crate) fn cancel(request_id: Value) -> Value {
-    let mut message = json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/cancelled",
-        "params": {"requestId": null, "reason": "test"}
-    });
-    message["params"]["requestId"] = request_id;
-    message
+    termsprawl_test_support::mcp::check_envelope(line, None)
 }
 
 /// Sends each line in turn and records what it caused, for a snapshot:

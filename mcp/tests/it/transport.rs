@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use termsprawl_mcp::SessionCaller;
 use termsprawl_protocol::{IntegrationStatus, ToolResult, operations};
-use termsprawl_transport::server::fake::{FakeApp, default_status, session_info};
+use termsprawl_test_support::fake::{FakeApp, default_status, session_info};
 use termsprawl_transport::server::handler_fn;
 
 use crate::support::{Bridge, call, request};

@@ -10,7 +10,7 @@ use std::thread;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use termsprawl_protocol::{IntegrationState, IntegrationStatus, ToolIdentity, ToolResult};
-use termsprawl_transport::server::fake::FakeApp;
+use termsprawl_test_support::fake::FakeApp;
 use termsprawl_transport::server::{ServerConfig, ToolHandler, handler_fn};
 
 /// The token of every fixture session: well-formed and easy to spot in any output.

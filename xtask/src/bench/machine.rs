@@ -50,8 +50,8 @@ impl Machine {
             memory_bytes: memory_total(&meminfo).unwrap_or(0),
             os: os_name(&os_release).unwrap_or_else(|| UNKNOWN.to_owned()),
             kernel,
-            rustc: first_line_of(rustc, "--version").unwrap_or_else(|| UNKNOWN.to_owned()),
-            curl: first_line_of("curl".as_ref(), "--version").map(|line| first_words(&line, 2)),
+            rustc: first_line_of(rustc, &["--version"]).unwrap_or_else(|| UNKNOWN.to_owned()),
+            curl: first_line_of("curl".as_ref(), &["--version"]).map(|line| first_words(&line, 2)),
         }
     }
 }
@@ -104,10 +104,10 @@ pub fn first_words(line: &str, count: usize) -> String {
     line.split_whitespace().take(count).collect::<Vec<_>>().join(" ")
 }
 
-/// The first line of `program argument`'s stdout, when it runs and succeeds.
-fn first_line_of(program: &OsStr, argument: &str) -> Option<String> {
+/// The first line of `program argument…`'s stdout, when it runs and succeeds and prints one.
+pub fn first_line_of(program: &OsStr, arguments: &[&str]) -> Option<String> {
     let output = Command::new(program)
-        .arg(argument)
+        .args(arguments)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()

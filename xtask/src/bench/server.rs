@@ -1,6 +1,6 @@
-//! The bench's tool server: the transport crate's fake app (`FakeApp`, a real `ToolServer`) with a
-//! handler that answers `guide_read` with the protocol crate's guide and `session_info` with the
-//! app's value shape.
+//! The bench's tool server: the shared fake app (`termsprawl_test_support::fake::FakeApp`, a real
+//! `ToolServer`) with a handler that answers `guide_read` with the protocol crate's guide and
+//! `session_info` with the app's value shape.
 //!
 //! It runs in a `bench-support serve DIR` process ([`serve`]), built in release like the program
 //! under test, so that its own cost is the same small share of every measured call. The xtask
@@ -19,7 +19,7 @@ use termsprawl_protocol::{
     IntegrationState, IntegrationStatus, Operation, ToolRequest, ToolResult, Topic, guide,
     operations,
 };
-use termsprawl_transport::server::fake::{self, FakeApp};
+use termsprawl_test_support::fake::{self, FakeApp};
 use termsprawl_transport::server::{Caller, ToolHandler, handler_fn};
 
 /// The node id of the bench's one session.

@@ -3,14 +3,15 @@
 //! a torn `endpoint.json`).
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail, ensure};
+
+use termsprawl_test_support::serve::{self as test_support, serve_command};
 
 use crate::binaries::Binaries;
 
@@ -52,7 +53,7 @@ impl Places {
 /// One `serve` process.
 #[derive(Debug)]
 pub struct Serve {
-    child: Child,
+    serve: test_support::Serve,
 }
 
 /// How a server was stopped.
@@ -68,83 +69,50 @@ impl Serve {
     /// Starts `serve --project <first project> --ctl <ctl> --exec-log <log>` and waits for its
     /// `ready` line; its stderr is appended to `logs/serve-<incarnation>.log`.
     pub fn start(binaries: &Binaries, places: &Places, incarnation: u32) -> anyhow::Result<Serve> {
-        let mut child = Command::new(&binaries.headless)
-            .arg("--data")
-            .arg(&places.data)
-            .arg("serve")
-            .arg("--project")
-            .arg(&places.projects[0])
-            .arg("--ctl")
-            .arg(&binaries.ctl)
-            .arg("--exec-log")
-            .arg(&places.exec_log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start termsprawl-headless serve")?;
-        let stderr = child.stderr.take().context("no stderr")?;
         let log_path = places.logs.join(format!("serve-{incarnation}.log"));
         let mut log = fs::File::create(&log_path)
             .with_context(|| format!("cannot create {}", log_path.display()))?;
-        let (ready, is_ready) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                let _ = writeln!(log, "{line}");
-                if line == "termsprawl-headless: ready" {
-                    let _ = ready.send(());
-                }
-            }
-        });
-        if is_ready.recv_timeout(START_TIMEOUT).is_err() {
-            let _ = child.kill();
-            let _ = child.wait();
-            let said = fs::read_to_string(&log_path).unwrap_or_default();
-            bail!("termsprawl-headless serve did not become ready; it said:\n{said}");
-        }
-        Ok(Serve { child })
+        let mut command =
+            serve_command(&binaries.headless, &places.data, &places.projects[0], &binaries.ctl);
+        command.arg("--exec-log").arg(&places.exec_log);
+        let serve = test_support::Serve::start(&mut command, START_TIMEOUT, move |line| {
+            let _ = writeln!(log, "{line}");
+        })?;
+        Ok(Serve { serve })
     }
 
     /// The process id.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.serve.pid()
     }
 
     /// Stops the server and reaps it. After SIGTERM it must exit 0 within [`START_TIMEOUT`];
     /// otherwise it is killed and the error says so.
     pub fn stop(mut self, how: Stop) -> anyhow::Result<()> {
         let pid =
-            rustix::process::Pid::from_raw(i32::try_from(self.child.id())?).context("pid 0")?;
+            rustix::process::Pid::from_raw(i32::try_from(self.serve.pid())?).context("pid 0")?;
         let signal = match how {
             Stop::Kill => rustix::process::Signal::KILL,
             Stop::Term => rustix::process::Signal::TERM,
         };
         rustix::process::kill_process(pid, signal).context("cannot signal the server")?;
+        let child = self.serve.child();
         if how == Stop::Kill {
-            self.child.wait().context("cannot reap the server")?;
+            child.wait().context("cannot reap the server")?;
             return Ok(());
         }
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
-            if let Some(status) = self.child.try_wait()? {
+            if let Some(status) = child.try_wait()? {
                 ensure!(status.success(), "serve exited with {status} after SIGTERM");
                 return Ok(());
             }
             if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                self.serve.kill();
                 bail!("serve did not stop within 30 s of SIGTERM");
             }
             thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod bench;
 mod codegen;
+mod every_operation;
 mod fuzz;
 mod protocol_diff;
 mod soak;

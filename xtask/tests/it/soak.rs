@@ -1,26 +1,13 @@
-//! `cargo xtask soak` end to end, for 20 seconds: the real server and termsprawlctl as cargo
-//! built them next to this crate's binary (present after `cargo test --workspace`), with faults.
-
-use std::path::{Path, PathBuf};
+//! `cargo xtask soak` end to end, for 20 seconds: the real server and termsprawlctl, built as the
+//! soak builds them, with faults.
 
 use super::xtask;
 
-/// A binary of another package of the workspace, next to the `xtask` binary.
-fn sibling(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_BIN_EXE_xtask")).with_file_name(name);
-    path.is_file().then_some(path)
-}
-
 #[test]
 fn a_short_soak_passes_with_restarts_and_writes_nothing() {
-    let (Some(ctl), Some(headless)) = (sibling("termsprawlctl"), sibling("termsprawl-headless"))
-    else {
-        let why = "termsprawlctl and termsprawl-headless are not built next to xtask (cargo test --workspace builds them)";
-        // Under CI a missing binary is a broken build, not a reason to pass.
-        assert!(std::env::var_os("CI").is_none_or(|value| value.is_empty()), "{why}");
-        eprintln!("skipped: {why}");
-        return;
-    };
+    let binaries =
+        xtask::binaries::build(&termsprawl_test_support::workspace_root(), false).unwrap();
+    let (ctl, headless) = (binaries.ctl, binaries.headless);
     let run = xtask(&[
         "soak",
         "--seconds",

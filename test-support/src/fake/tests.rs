@@ -1,4 +1,4 @@
-//! Unit tests of the fake app, over real loopback HTTP through the crate's own client.
+//! Unit tests of the fake app, over real loopback HTTP through the transport crate's client.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 
 use super::{DATA_DIR_NAME, FakeApp, NODE_ID, PROJECT_ID, Received, default_status, session_info};
-use crate::server::handler_fn;
-use crate::{call, call_blocking};
+use termsprawl_transport::server::handler_fn;
+use termsprawl_transport::{call, call_blocking};
 
 const PATIENCE: Duration = Duration::from_secs(30);
 

@@ -23,7 +23,7 @@
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use termsprawl_protocol::{ToolRequest, ToolResult};
-//! use termsprawl_transport::server::fake::FakeApp;
+//! use termsprawl_test_support::fake::FakeApp;
 //!
 //! let app = FakeApp::start().await?;
 //! app.answer("canvas_list", ToolResult::ok(serde_json::json!([])));
@@ -49,7 +49,7 @@ use termsprawl_protocol::{
 };
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::{
+use termsprawl_transport::server::{
     Caller, HandlerFuture, ProvisionError, ServerConfig, StartError, ToolHandler, ToolServer,
     handler_fn,
 };

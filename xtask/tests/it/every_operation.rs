@@ -1,5 +1,6 @@
-//! Every operation of the table, end to end and only through the real `termsprawlctl`: a real
-//! `termsprawl-headless serve` process on a private data directory (real tmux on its private
+//! Every operation of the table, end to end and only through the real `termsprawlctl` (cli, mcp,
+//! headless and external-term together, so it lives here beside the demo and the soak, with the
+//! two binaries built as they build them): a real `termsprawl-headless serve` process on a private data directory (real tmux on its private
 //! socket, a private Xvfb with a real xterm for `terminal_external`), two agents launched with
 //! `termsprawl-headless launch` and linked both ways, then each operation of
 //! `termsprawl_protocol::operations()` run through the `call` compatibility form (a sample also
@@ -8,23 +9,25 @@
 //! ways. An operation of the table without a case here fails the test.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write as _};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use termsprawl_external_term::SearchPath;
 use termsprawl_protocol::{Operation, Topic, guide, operations};
-
-use crate::serve::read_until_ready;
-use crate::support::{Agent, HEADLESS, TmuxGuard, built_termsprawlctl, headless};
+use termsprawl_test_support::mcp::{Mcp, request};
+use termsprawl_test_support::serve::{Serve, serve_command};
+use termsprawl_test_support::tmux::TmuxGuard;
+use termsprawl_test_support::xvfb::{Xvfb, require};
+use xtask::binaries::{self, Binaries};
 
 /// How long anything that should take well under a second may take.
 const PATIENCE: Duration = Duration::from_secs(15);
+
+/// How long an MCP answer may take.
+const MCP_PATIENCE: Duration = Duration::from_mins(1);
 
 const BROWSER: &str =
     "Browser nodes need the termsprawl desktop app; this headless server has no browser";
@@ -32,69 +35,26 @@ const OWN_NODE: &str =
     "Use a separate shell terminal instead of writing into or closing your own agent";
 const TERMINAL_NOT_FOUND: &str = "Local terminal not found in this project";
 
-/// A system program this module needs, or a failure that says what to install.
-pub(crate) fn require(name: &str) -> PathBuf {
-    SearchPath::from_env().find(name).unwrap_or_else(|| {
-        panic!(
-            "`{name}` is not installed, and the end-to-end tests of \
-             terminal_external need it: install the Debian packages xvfb and xterm (CI's .ci/run does)"
-        )
-    })
+/// An agent node: its id and session file.
+#[derive(Debug, Clone)]
+struct Agent {
+    node_id: String,
+    session_file: PathBuf,
 }
 
-/// A private X server (`Xvfb -displayfd`), killed on drop.
-pub(crate) struct Xvfb {
-    child: Child,
-    pub(crate) display: String,
-}
-
-impl Xvfb {
-    pub(crate) fn start() -> Xvfb {
-        let (reader, writer) = std::io::pipe().unwrap();
-        let mut command = Command::new(require("Xvfb"));
-        command
-            .args(["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "800x600x24"])
-            .stdin(Stdio::null())
-            .stdout(writer)
-            .stderr(Stdio::null());
-        let child = command.spawn().unwrap();
-        // Only Xvfb holds the write end now: end of file means it died without a display.
-        drop(command);
-        let mut xvfb = Xvfb { child, display: String::new() };
-        let (sender, receiver) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(reader).read_line(&mut line);
-            let _ = sender.send(line);
-        });
-        let line = receiver.recv_timeout(PATIENCE).expect("Xvfb did not report a display number");
-        assert!(!line.trim().is_empty(), "Xvfb exited without reporting a display number");
-        xvfb.display = format!(":{}", line.trim());
-        xvfb
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The `serve` process; killed when dropped (a passing test stops it with SIGTERM first).
-struct ServeProcess(Child);
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+impl Agent {
+    /// Its session token, read back from its session file, to prove that it appears nowhere.
+    fn token(&self) -> String {
+        let session: Value =
+            serde_json::from_slice(&std::fs::read(&self.session_file).unwrap()).unwrap();
+        session["token"].as_str().unwrap().to_owned()
     }
 }
 
 /// The running server and what the cases share. Fields drop in order: the server, the tmux
 /// server (which ends the xterm clients attached to it), the X server, the directory.
 struct World {
-    serve: ServeProcess,
+    serve: Serve,
     guard: TmuxGuard,
     _xvfb: Xvfb,
     dir: TempDir,
@@ -109,8 +69,9 @@ struct World {
 }
 
 impl World {
-    fn start(ctl: PathBuf) -> World {
-        let xterm = require("xterm");
+    fn start(binaries: &Binaries) -> World {
+        let ctl = binaries.ctl.clone();
+        let xterm = require("xterm", "xterm");
         let xvfb = Xvfb::start();
         let dir = TempDir::new().unwrap();
         let project = dir.path().join("project");
@@ -119,30 +80,16 @@ impl World {
         std::fs::create_dir(&home).unwrap();
         let user_data = dir.path().join("data");
         let guard = TmuxGuard::new(&user_data);
-        let mut child = Command::new(HEADLESS)
-            .arg("--data")
-            .arg(&user_data)
-            .arg("serve")
-            .arg("--project")
-            .arg(&project)
-            .arg("--ctl")
-            .arg(&ctl)
-            .env("DISPLAY", &xvfb.display)
+        let mut command = serve_command(&binaries.headless, &user_data, &project, &ctl);
+        command
+            .env("DISPLAY", xvfb.display())
             .env("SHELL", "/bin/sh")
             .env("HOME", &home)
             .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let lines = read_until_ready(&mut stderr);
-        // Keep draining stderr so that the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        let serve = ServeProcess(child);
-        let project_id = lines
+            .env_remove("TMUX_PANE");
+        let serve = Serve::start(&mut command, Duration::from_secs(30), |_| {}).unwrap();
+        let project_id = serve
+            .lines()
             .iter()
             .find_map(|line| line.strip_prefix("termsprawl-headless: default project "))
             .and_then(|rest| rest.split_whitespace().next())
@@ -158,9 +105,17 @@ impl World {
         .unwrap();
         std::fs::set_permissions(&fake_agent, std::fs::Permissions::from_mode(0o755)).unwrap();
 
+        let headless = |args: &[&str]| {
+            Command::new(&binaries.headless)
+                .arg("--data")
+                .arg(&user_data)
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap()
+        };
         let launch = |name: &str| {
-            let output =
-                headless(&user_data, &["launch", "--agent", name, "--json", "--", "/bin/sh"]);
+            let output = headless(&["launch", "--agent", name, "--json", "--", "/bin/sh"]);
             assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
             let value: Value = serde_json::from_slice(&output.stdout).unwrap();
             Agent {
@@ -170,7 +125,7 @@ impl World {
         };
         let alpha = launch("alpha");
         let beta = launch("beta");
-        let linked = headless(&user_data, &["link", "--both", &alpha.node_id, &beta.node_id]);
+        let linked = headless(&["link", "--both", &alpha.node_id, &beta.node_id]);
         assert!(linked.status.success(), "{}", String::from_utf8_lossy(&linked.stderr));
 
         let mut world = World {
@@ -235,13 +190,10 @@ impl World {
 
     /// A node of `canvas_list`, or `null`.
     fn node(&self, node_id: &str) -> Value {
-        let list = self.setup(&self.alpha, "canvas_list", &json!({}));
-        list.as_array()
-            .unwrap()
-            .iter()
-            .find(|node| node["nodeId"] == node_id)
-            .cloned()
-            .unwrap_or(Value::Null)
+        termsprawl_test_support::canvas_node(
+            &self.setup(&self.alpha, "canvas_list", &json!({})),
+            node_id,
+        )
     }
 
     /// Reads `node_id` until its output contains `needle`.
@@ -276,11 +228,8 @@ impl World {
     }
 
     /// Stops the server with SIGTERM and checks that it stopped cleanly.
-    fn stop(mut self) {
-        let pid = self.serve.0.id();
-        let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        let status = self.serve.0.wait().unwrap();
+    fn stop(self) {
+        let (status, _) = self.serve.terminate().unwrap();
         assert!(status.success(), "serve ended with {status}");
     }
 }
@@ -364,55 +313,25 @@ fn direct_fails(output: &Output, message: &str) {
     assert_eq!(String::from_utf8_lossy(&output.stderr), format!("Error: {message}\n"));
 }
 
-/// One `termsprawlctl --session FILE mcp` process, spoken to one request at a time.
+/// One `termsprawlctl --session FILE mcp` process (the shared driver, which checks the envelope of
+/// every line), spoken to one request at a time.
 struct Bridge {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    mcp: Mcp,
     next_id: u64,
 }
 
 impl Bridge {
     fn start(ctl: &Path, agent: &Agent) -> Bridge {
-        let mut child = Command::new(ctl)
-            .arg("--session")
-            .arg(&agent.session_file)
-            .arg("mcp")
-            .env_clear()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Bridge { child, stdin, lines, next_id: 0 }
+        let mut command = Command::new(ctl);
+        command.arg("--session").arg(&agent.session_file).arg("mcp").env_clear();
+        let mcp = Mcp::spawn(command, &agent.token()).patience(MCP_PATIENCE);
+        Bridge { mcp, next_id: 0 }
     }
 
     /// Sends one request and returns its `result`, or its `error` as `Err`.
     fn request(&mut self, method: &str, params: &Value) -> Result<Value, Value> {
         self.next_id += 1;
-        let id = self.next_id;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-        let answer = self
-            .lines
-            .recv_timeout(Duration::from_mins(1))
-            .unwrap_or_else(|_| panic!("the bridge did not answer {method} {params}"));
-        let answer: Value = serde_json::from_str(&answer).unwrap();
-        assert_eq!(answer["jsonrpc"], "2.0");
-        assert_eq!(answer["id"], id, "{answer}");
+        let answer = self.mcp.request(&request(json!(self.next_id), method, Some(params.clone())));
         match (answer.get("result"), answer.get("error")) {
             (Some(result), None) => Ok(result.clone()),
             (None, Some(error)) => Err(error.clone()),
@@ -439,20 +358,11 @@ impl Bridge {
     }
 
     /// Closes stdin and checks that the bridge exits 0 without having logged anything.
-    fn finish(mut self) {
-        drop(self.stdin.take());
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "the bridge ended with {status}");
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
-        assert_eq!(stderr, "", "the bridge logged problems");
-    }
-}
-
-impl Drop for Bridge {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    fn finish(self) {
+        let closed = self.mcp.close();
+        assert!(closed.status.success(), "the bridge ended with {}", closed.status);
+        assert_eq!(closed.rest, Vec::<Value>::new(), "the bridge wrote unasked lines");
+        assert_eq!(closed.stderr, "", "the bridge logged problems");
     }
 }
 
@@ -461,7 +371,7 @@ enum Via {
     /// `termsprawlctl call OP JSON`.
     Call,
     /// `tools/call` on the bridges of alpha and beta.
-    Mcp { alpha: Bridge, beta: Bridge },
+    Mcp { alpha: Box<Bridge>, beta: Box<Bridge> },
 }
 
 struct Driver<'w> {
@@ -554,7 +464,7 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             assert_eq!(info["instanceId"], endpoint["instanceId"]);
             assert_eq!(info["host"], "local");
             assert_eq!(info["status"]["adapter"], "alpha-unverified");
-            assert_eq!(info["appVersion"], format!("headless-{}", env!("CARGO_PKG_VERSION")));
+            assert_eq!(info["appVersion"], headless_version());
             assert_eq!(info["browserEnabled"], false);
             assert_eq!(info["operations"], json!(served_operations()));
             assert_eq!(info["rules"], json!(["agent-link-isolation"]));
@@ -1028,7 +938,7 @@ fn handshake(world: &World, agent: &Agent) -> Bridge {
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(
         init["serverInfo"],
-        json!({"name": "termsprawl", "title": "termsprawl", "version": format!("headless-{}", env!("CARGO_PKG_VERSION"))})
+        json!({"name": "termsprawl", "title": "termsprawl", "version": headless_version()})
     );
     assert_eq!(init["instructions"], termsprawl_protocol::instructions());
     let served =
@@ -1116,10 +1026,15 @@ fn direct_form_sample(w: &World) {
     );
 }
 
+/// The version the headless server reports (`headless-<its package version>`).
+fn headless_version() -> String {
+    termsprawl_headless::Config::new("/", "/").app_version
+}
+
 #[test]
 fn termsprawlctl_and_its_mcp_bridge_drive_every_operation() {
-    let Some(ctl) = built_termsprawlctl() else { return };
-    let world = World::start(ctl);
+    let binaries = binaries::build(&termsprawl_test_support::workspace_root(), false).unwrap();
+    let world = World::start(&binaries);
 
     let mut covered = HashSet::new();
     let mut driver = Driver { world: &world, via: Via::Call };
@@ -1131,14 +1046,15 @@ fn termsprawlctl_and_its_mcp_bridge_drive_every_operation() {
 
     let alpha = handshake(&world, &world.alpha);
     let beta = handshake(&world, &world.beta);
-    let mut driver = Driver { world: &world, via: Via::Mcp { alpha, beta } };
+    let mut driver =
+        Driver { world: &world, via: Via::Mcp { alpha: Box::new(alpha), beta: Box::new(beta) } };
     for operation in operations() {
         case(&mut driver, operation);
     }
     assert_eq!(covered.len(), operations().len());
     if let Via::Mcp { alpha, beta } = driver.via {
-        alpha.finish();
-        beta.finish();
+        (*alpha).finish();
+        (*beta).finish();
     }
     world.stop();
 }
