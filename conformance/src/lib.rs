@@ -32,7 +32,8 @@ pub mod report;
 mod run;
 pub mod shapes;
 mod validation;
+mod waits;
 
 pub use isolation::LINK_RULE;
 pub use report::{Outcome, Report, Verdict};
-pub use run::{Options, STALL_LIMIT, run};
+pub use run::{Options, STALL_LIMIT, Version, run};

@@ -103,7 +103,7 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
     assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
     let report = run.report();
     assert_eq!(report["failed"], 0);
-    assert_eq!(report["version"], "current");
+    assert_eq!(report["version"], "1.3");
     let passed = run.ids("PASS");
     for id in [
         "isolation.identity",
@@ -114,6 +114,30 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         "files.launcher",
         "files.launch-dir",
         "body.stalled",
+        "result.terminal_read",
+        "result.terminal_run",
+        "result.terminal_wait:text",
+        "result.terminal_kill",
+        "wait.run-exit",
+        "wait.run-node-listed",
+        "wait.exit-reached",
+        "wait.text-since",
+        "wait.read-since",
+        "wait.timeout",
+        "wait.kill-sigkill",
+        "wait.closed-while-waiting",
+        "wait.cursor-monotonic",
+        "wait.bad-run-command",
+        "wait.bad-run-cwd",
+        "wait.bad-run-env",
+        "wait.bad-wait-text",
+        "wait.bad-kill-shell",
+        "links.read-unlinked-peer",
+        "links.wait-unlinked-peer",
+        "links.input-peer",
+        "links.kill-peer",
+        "links.shell-shared",
+        "links.run-node-shared",
     ] {
         assert!(passed.contains(id), "{id} did not pass");
     }
