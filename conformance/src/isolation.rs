@@ -178,6 +178,7 @@ const READ: &str =
 const LINKED: &str = "an agent can read a peer agent it has an enabled link to";
 const WAIT: &str =
     "an agent cannot wait on an unlinked peer agent's terminal (the rule's read message)";
+const WAIT_LINKED: &str = "an agent can wait on a peer agent it has an enabled link to";
 const INPUT: &str = "an agent cannot type into a peer agent (the rule's drive message)";
 const KILL: &str = "an agent cannot kill a peer agent (the rule's drive message)";
 /// The rules that a server breaking them would act on the person's agent: never probed.
@@ -187,10 +188,11 @@ const HARMFUL: [(&str, &str); 3] = [
     ("links.external-peer", "an agent cannot attach an external terminal to a peer agent"),
 ];
 /// The probed rules of the group.
-const PROBED: [(&str, &str); 5] = [
+const PROBED: [(&str, &str); 6] = [
     ("links.read-unlinked-peer", READ),
     ("links.read-linked-peer", LINKED),
     ("links.wait-unlinked-peer", WAIT),
+    ("links.wait-linked-peer", WAIT_LINKED),
     ("links.input-peer", INPUT),
     ("links.kill-peer", KILL),
 ];
@@ -274,13 +276,33 @@ async fn links(ctx: &mut Ctx) {
                 &called.received(),
             ),
         }
+        if ctx.lists("terminal_wait") {
+            let args = json!({"nodeId": peer, "until": "quiet", "timeoutMs": 0});
+            let called = ctx.call(Who::First, "terminal_wait", &args).await;
+            let problem = called.value().err().or_else(|| {
+                let value = called.value().unwrap_or_default();
+                crate::shapes::check(ctx.version, "terminal_wait", &args, &value)
+            });
+            match problem {
+                None => ctx.pass("links.wait-linked-peer", LINKS, WAIT_LINKED),
+                Some(note) => ctx.fail_with(
+                    "links.wait-linked-peer",
+                    LINKS,
+                    WAIT_LINKED,
+                    &note,
+                    &called.sent(),
+                    &called.received(),
+                ),
+            }
+        } else {
+            ctx.skip("links.wait-linked-peer", LINKS, WAIT_LINKED, "terminal_wait is not listed");
+        }
     } else {
-        ctx.skip(
-            "links.read-linked-peer",
-            LINKS,
-            LINKED,
-            "the first session has no enabled link to the second",
-        );
+        for (id, rule) in
+            [("links.read-linked-peer", LINKED), ("links.wait-linked-peer", WAIT_LINKED)]
+        {
+            ctx.skip(id, LINKS, rule, "the first session has no enabled link to the second");
+        }
         let message = read_not_linked(&me, &peer);
         refused(ctx, "links.read-unlinked-peer", READ, &called, &message);
         if ctx.lists("terminal_wait") {

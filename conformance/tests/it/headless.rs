@@ -65,14 +65,12 @@ fn launch(headless: &Path, user_data: &Path) -> PathBuf {
     PathBuf::from(value["sessionFile"].as_str().unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
-    let Some(headless) = built_headless() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let user_data = dir.path().join("data");
-    let project = dir.path().join("project");
+/// `termsprawl-headless serve` on a fresh data directory with its project; the data directory.
+fn serve(headless: &Path, dir: &Path) -> (Served, PathBuf) {
+    let user_data = dir.join("data");
+    let project = dir.join("project");
     std::fs::create_dir(&project).unwrap();
-    let child = Command::new(&headless)
+    let child = Command::new(headless)
         .arg("--data")
         .arg(&user_data)
         .args(["serve", "--ctl", "/bin/true", "--project"])
@@ -89,6 +87,58 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         assert!(Instant::now() < deadline, "serve did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
+    (served, user_data)
+}
+
+fn node_of(session_file: &Path) -> String {
+    let session: Value = serde_json::from_slice(&std::fs::read(session_file).unwrap()).unwrap();
+    session["nodeId"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_drivable() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (served, user_data) = serve(&headless, dir.path());
+    let first = launch(&headless, &user_data);
+    let second = launch(&headless, &user_data);
+    let status = Command::new(&headless)
+        .arg("--data")
+        .arg(&user_data)
+        .args(["link", &node_of(&first), &node_of(&second)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = conformance(&[
+        "--session",
+        first.to_str().unwrap(),
+        "--session",
+        second.to_str().unwrap(),
+        "--mutating",
+        "--json",
+    ])
+    .await;
+    drop(served);
+    assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
+    let passed = run.ids("PASS");
+    for id in
+        ["links.read-linked-peer", "links.wait-linked-peer", "links.input-peer", "links.kill-peer"]
+    {
+        assert!(passed.contains(id), "{id} did not pass");
+    }
+    let skipped = run.ids("SKIP");
+    for id in ["links.read-unlinked-peer", "links.wait-unlinked-peer"] {
+        assert!(skipped.contains(id), "{id} did not skip");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (served, user_data) = serve(&headless, dir.path());
     let first = launch(&headless, &user_data);
     let second = launch(&headless, &user_data);
     let run = conformance(&[
@@ -145,8 +195,21 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         let session: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
         assert!(!run.stdout.contains(session["token"].as_str().unwrap()));
     }
-    // Nothing the run opened is left on the canvas.
-    let text = run.stdout.clone();
+    // Nothing the run opened is left on the canvas: the shell and the run nodes are closed, the
+    // two agents remain (read with the real `termsprawlctl`, built beside the binary).
+    let ctl = Path::new(crate::support::CONFORMANCE).with_file_name("termsprawlctl");
+    let listed = Command::new(&ctl)
+        .arg("canvas_list")
+        .env("TERMSPRAWL_SESSION_FILE", &first)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| {
+            panic!("{} ({error}): run `cargo build -p termsprawl-cli` first", ctl.display())
+        });
     drop(served);
-    assert!(text.contains("\"mutate.terminal_close\""));
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let nodes: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let kinds: Vec<&str> =
+        nodes.as_array().unwrap().iter().map(|node| node["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["agent", "agent"], "left on the canvas: {nodes}");
 }
