@@ -212,6 +212,7 @@ fn refused(ctx: &mut Ctx, id: &str, rule: &str, called: &crate::run::Called, mes
 }
 
 /// The link rules that need nothing of the run's own (`docs/headless-rules.md`).
+#[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 async fn links(ctx: &mut Ctx) {
     if !declares_links(ctx) {
         for (id, rule) in PROBED.into_iter().chain(HARMFUL) {
@@ -319,6 +320,11 @@ async fn links(ctx: &mut Ctx) {
             ctx.skip("links.wait-unlinked-peer", LINKS, WAIT, "terminal_wait is not listed");
         }
     }
+    drive_peer(ctx, &peer).await;
+}
+
+/// Driving a peer agent (`--mutating`): refused with `AGENT_NOT_YOURS`, link or not.
+async fn drive_peer(ctx: &mut Ctx, peer: &str) {
     if !ctx.mutating {
         ctx.skip("links.input-peer", LINKS, INPUT, "needs --mutating");
         ctx.skip("links.kill-peer", LINKS, KILL, "needs --mutating");
