@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use std::sync::Arc;
 
-use crate::support::conformance;
+use serde_json::{Value, json};
+
+use crate::support::{Action, Seen, conformance, plant_at};
 
 /// `termsprawl-headless` as cargo builds it next to this package's binary (`cargo test
 /// --workspace` builds it; this crate may not depend on `headless`).
@@ -212,4 +214,51 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
     let kinds: Vec<&str> =
         nodes.as_array().unwrap().iter().map(|node| node["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["agent", "agent"], "left on the canvas: {nodes}");
+}
+
+/// `terminal_kill` answered as if the command had ended by SIGTERM.
+fn sigterm(mut answer: Value) -> Value {
+    if answer["ok"] == true {
+        answer["value"]["signal"] = json!("SIGTERM");
+    }
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kill_reported_as_sigterm_fails_the_kill_rule() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (served, user_data) = serve(&headless, dir.path());
+    let first = launch(&headless, &user_data);
+    let endpoint = user_data.join("agent-tools").join("endpoint.json");
+    let url: Value = serde_json::from_slice(&std::fs::read(&endpoint).unwrap()).unwrap();
+    let port: u16 = url["url"]
+        .as_str()
+        .unwrap()
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    plant_at(
+        &endpoint,
+        port,
+        Arc::new(|seen: &Seen<'_>| {
+            let kill = seen.body.is_some_and(|body| {
+                serde_json::from_slice::<Value>(body)
+                    .is_ok_and(|value| value["operation"] == "terminal_kill")
+            });
+            if kill { Action::Rewrite(sigterm) } else { Action::Forward }
+        }),
+    )
+    .await;
+    let run = conformance(&["--session", first.to_str().unwrap(), "--mutating", "--json"]).await;
+    drop(served);
+    let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
+    // The proxy runs in this process, not in the server's: the lock's owner does not listen.
+    assert_eq!(failed, ["files.lock.owner-listens", "wait.kill-sigkill"], "{}", run.failures());
+    assert!(run.failures().contains("SIGTERM"), "{}", run.failures());
 }

@@ -369,6 +369,8 @@ pub(crate) enum Action {
     Strip(&'static [&'static str]),
     /// Answer this instead: status and JSON body.
     Answer(u16, Value),
+    /// Forward it and pass the JSON body of the answer through this function.
+    Rewrite(fn(Value) -> Value),
 }
 
 pub(crate) type Defect = Arc<dyn Fn(&Seen<'_>) -> Action + Send + Sync>;
@@ -376,10 +378,16 @@ pub(crate) type Defect = Arc<dyn Fn(&Seen<'_>) -> Action + Send + Sync>;
 /// Puts a proxy with `defect` in front of the app: `endpoint.json` is rewritten to the proxy's
 /// port (same instance id), so the conformance run talks to the proxy.
 pub(crate) async fn plant(app: &FakeApp, defect: Defect) {
-    let upstream = app.port().unwrap();
+    plant_at(&app.data_dir().join("endpoint.json"), app.port().unwrap(), defect).await;
+}
+
+/// Puts a proxy with `defect` in front of the server at `upstream` whose endpoint file is
+/// `endpoint` (rewritten to the proxy's port, same instance id). The proxy runs in the test's
+/// process, so `files.lock.owner-listens` fails for a server in another process.
+pub(crate) async fn plant_at(endpoint: &Path, upstream: u16, defect: Defect) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let endpoint = app.data_dir().join("endpoint.json");
+    let endpoint = endpoint.to_path_buf();
     let mut value: Value = serde_json::from_slice(&std::fs::read(&endpoint).unwrap()).unwrap();
     value["url"] = json!(format!("http://127.0.0.1:{port}/call"));
     termsprawl_transport::server::write_atomic(&endpoint, value.to_string().as_bytes()).unwrap();
@@ -464,12 +472,65 @@ async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io:
             rebuilt.extend_from_slice(&buffer[head_end..]);
             forwarded = rebuilt;
         }
+        Action::Rewrite(rewrite) => {
+            let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
+            server.write_all(&forwarded).await?;
+            let (status, body) = read_response(&mut server).await?;
+            let body = serde_json::from_slice::<Value>(&body)
+                .map_or(body, |value| rewrite(value).to_string().into_bytes());
+            let head = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            client.write_all(head.as_bytes()).await?;
+            client.write_all(&body).await?;
+            client.shutdown().await?;
+            return Ok(());
+        }
         Action::Forward => {}
     }
     let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
     server.write_all(&forwarded).await?;
     tokio::io::copy_bidirectional(&mut client, &mut server).await?;
     Ok(())
+}
+
+/// One answer with a `content-length`: its status line's rest (`200 OK`) and its body.
+async fn read_response(server: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    let mut buffer = Vec::new();
+    let mut chunk = vec![0_u8; 16 * 1024];
+    loop {
+        if let Some(end) = buffer.windows(4).position(|window| window == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
+            let status = head
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .split_once(' ')
+                .map_or("502", |(_, rest)| rest)
+                .to_owned();
+            let length = head
+                .lines()
+                .filter_map(|line| line.split_once(':'))
+                .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            while buffer.len() < end + 4 + length {
+                let read = server.read(&mut chunk).await?;
+                if read == 0 {
+                    break;
+                }
+                buffer.extend_from_slice(&chunk[..read]);
+            }
+            let body = buffer[end + 4..].iter().copied().take(length).collect();
+            return Ok((status, body));
+        }
+        let read = server.read(&mut chunk).await?;
+        if read == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    }
 }
 
 /// The authorization a request carries is `Bearer <token>` or the bare token.
