@@ -137,8 +137,8 @@ impl State {
     }
 }
 
-/// One call: the value when it succeeded with the contract's shape, recording PASS or FAIL of
-/// `id` (when given); `Err` with what went wrong.
+/// One call as the first session: the value when it succeeded with the contract's shape, and a
+/// PASS or FAIL of `id` when given; the cursor it answered and the run node it made are recorded.
 async fn shaped(
     ctx: &mut Ctx,
     state: &mut State,
