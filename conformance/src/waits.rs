@@ -482,7 +482,12 @@ async fn kill(ctx: &mut Ctx, state: &mut State) {
         skip(ctx, "wait.kill-sigkill", "terminal_kill failed");
         return;
     };
-    let ended = if killed["running"] == false {
+    // The kill's own answer may come before the server knows how the command ended (running
+    // false, no exit code and no signal yet): then the final state is the one a wait for the exit
+    // sees.
+    let settled =
+        killed["running"] == false && !(killed["exitCode"].is_null() && killed["signal"].is_null());
+    let ended = if settled {
         Some(killed)
     } else {
         shaped(
