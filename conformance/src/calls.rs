@@ -41,7 +41,7 @@ async fn shaped(
     let called = ctx.call(Who::First, operation, &args).await;
     match called.value() {
         Ok(value) => {
-            match shapes::check(operation, &args, &value) {
+            match shapes::check(ctx.version, operation, &args, &value) {
                 None => ctx.pass(id, RESULTS, &rule),
                 Some(problem) => {
                     ctx.fail_with(id, RESULTS, &rule, &problem, &called.sent(), &called.received());
@@ -156,6 +156,7 @@ async fn mutating(ctx: &mut Ctx) {
                 "mutating operations need --mutating",
             );
         }
+        crate::waits::skip_all(ctx, "mutating operations need --mutating");
         ctx.skip(
             "isolation.cross-project-terminal",
             "protocol.md §6.1",
@@ -187,6 +188,7 @@ async fn mutating(ctx: &mut Ctx) {
                 "terminal_open did not open a terminal",
             );
         }
+        crate::waits::skip_all(ctx, "terminal_open did not open a terminal");
         ctx.skip(
             "isolation.cross-project-terminal",
             "protocol.md §6.1",
@@ -261,6 +263,7 @@ async fn mutating(ctx: &mut Ctx) {
             "terminal_submit failed",
         );
     }
+    crate::waits::check(ctx, &node).await;
     shaped(
         ctx,
         "mutate.terminal_input",

@@ -35,7 +35,7 @@ fn unauthorized() -> Expect {
 /// What an authenticated request to anything but `POST /call` gets in this version.
 fn refused_route(version: Version) -> Expect {
     match version {
-        Version::Current => Expect::error(404, UNSUPPORTED),
+        Version::V1_2 | Version::V1_3 => Expect::error(404, UNSUPPORTED),
         Version::V1 => Expect::error(403, UNSUPPORTED),
     }
 }
@@ -170,11 +170,11 @@ pub(crate) async fn check(ctx: &mut Ctx) {
         (Who::First, bare().at("POST", "/call/"), ()),
     ];
     let expected = match version {
-        Version::Current => unauthorized(),
+        Version::V1_2 | Version::V1_3 => unauthorized(),
         Version::V1 => Expect::error(403, UNSUPPORTED),
     };
     let rule = match version {
-        Version::Current => {
+        Version::V1_2 | Version::V1_3 => {
             "without a valid token, any method and path is 401 (auth before routing)"
         }
         Version::V1 => "without a valid token, another method or path is 403 (routing before auth)",
@@ -188,7 +188,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
     // 3. Routing.
     let refused = refused_route(version);
     let status = match version {
-        Version::Current => 404,
+        Version::V1_2 | Version::V1_3 => 404,
         Version::V1 => 403,
     };
     let routes: Vec<(&str, &str, &str, Framing)> = vec![
@@ -216,7 +216,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
     .await;
     let probe = valid(ctx).at("POST", "/call?x=1");
     match version {
-        Version::Current => {
+        Version::V1_2 | Version::V1_3 => {
             ctx.expect(
                 "route.query",
                 &section(version),

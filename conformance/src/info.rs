@@ -5,7 +5,7 @@ use serde_json::Value;
 use termsprawl_protocol::operations;
 
 use crate::files::status_problem;
-use crate::run::{Ctx, Version, Who};
+use crate::run::{Ctx, TERMINAL_13, Version, Who};
 
 const INFO: &str = "protocol.md §6.5";
 const TABLE: &str = "protocol.md §4.3";
@@ -64,9 +64,6 @@ const REFERENCE: &[&str] = &[
     "context_read",
     "artifact_open",
 ];
-
-/// The operations only the current version has.
-const MESSAGING: &[&str] = &["agent_cards", "agent_send", "agent_task", "agent_reply"];
 
 #[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 pub(crate) async fn check(ctx: &mut Ctx) {
@@ -207,8 +204,7 @@ pub(crate) async fn check(ctx: &mut Ctx) {
 
 /// The catalog rules, and the version they show.
 fn catalog(ctx: &mut Ctx, browser_enabled: bool) {
-    let has_messaging = MESSAGING.iter().any(|name| ctx.lists(name));
-    ctx.version = if has_messaging { Version::Current } else { Version::V1 };
+    ctx.version = Version::of_catalog(&ctx.listed);
     let table: Vec<&str> = operations().iter().map(termsprawl_protocol::Operation::name).collect();
     let unknown: Vec<String> =
         ctx.listed.iter().filter(|name| !table.contains(&name.as_str())).cloned().collect();
@@ -216,10 +212,14 @@ fn catalog(ctx: &mut Ctx, browser_enabled: bool) {
     let listed_known: Vec<String> =
         ctx.listed.iter().filter(|name| table.contains(&name.as_str())).cloned().collect();
     ctx.report.fact(&format!(
-        "the catalog lists {} operations; it shows protocol version {} ({}), so the version-dependent rules of protocol.md §6.2–6.3 are checked for {}",
+        "the catalog lists {} operations; it shows protocol version {} ({}), so the version-dependent rules of protocol.md §4.5 and §6.2–6.3 are checked for {}",
         ctx.listed.len(),
         ctx.version.name(),
-        if has_messaging { "agent messaging operations present" } else { "no agent messaging operations" },
+        match ctx.version {
+            Version::V1_3 => "terminal_wait listed",
+            Version::V1_2 => "agent messaging operations present, no terminal_wait",
+            Version::V1 => "no agent messaging operations",
+        },
         ctx.version.name()
     ));
 
@@ -233,6 +233,7 @@ fn catalog(ctx: &mut Ctx, browser_enabled: bool) {
     let missing: Vec<&str> = REFERENCE
         .iter()
         .copied()
+        .chain(TERMINAL_13)
         .filter(|name| !version.lacks(name))
         .filter(|name| browser_enabled || !name.starts_with("browser_"))
         .filter(|name| !known.contains(name))

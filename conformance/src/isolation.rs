@@ -27,7 +27,7 @@ fn same_server(ctx: &Ctx) -> bool {
     })
 }
 
-fn declares_links(ctx: &Ctx) -> bool {
+pub(crate) fn declares_links(ctx: &Ctx) -> bool {
     ctx.info.as_ref().is_some_and(|info| {
         info.get("rules")
             .and_then(Value::as_array)
@@ -162,31 +162,60 @@ pub(crate) async fn check(ctx: &mut Ctx) {
     links(ctx).await;
 }
 
-/// The link rules that need nothing of the run's own.
+/// `agent-link-isolation`'s refusal of a read (`terminal_read`, `terminal_wait`) of `to` by
+/// `from` without an enabled link (`docs/headless-rules.md`).
+pub fn read_not_linked(from: &str, to: &str) -> String {
+    format!(
+        "Reading another agent's terminal needs an enabled agent link from your node to it; ask the user to link the two nodes: termsprawl-headless link {from} {to}"
+    )
+}
+
+/// `agent-link-isolation`'s refusal to drive or attach to another agent's terminal.
+pub const AGENT_NOT_YOURS: &str = "Another agent's terminal is driven only by the user: no agent may type into, interrupt, kill or attach to it; send it a request with agent_send over an enabled link instead";
+
+const READ: &str =
+    "an agent cannot read an unlinked peer agent's terminal (the rule's read message)";
+const LINKED: &str = "an agent can read a peer agent it has an enabled link to";
+const WAIT: &str =
+    "an agent cannot wait on an unlinked peer agent's terminal (the rule's read message)";
+const WAIT_LINKED: &str = "an agent can wait on a peer agent it has an enabled link to";
+const INPUT: &str = "an agent cannot type into a peer agent (the rule's drive message)";
+const KILL: &str = "an agent cannot kill a peer agent (the rule's drive message)";
+/// The rules that a server breaking them would act on the person's agent: never probed.
+const HARMFUL: [(&str, &str); 3] = [
+    ("links.interrupt-peer", "an agent cannot interrupt a peer agent"),
+    ("links.close-peer", "an agent cannot close a peer agent"),
+    ("links.external-peer", "an agent cannot attach an external terminal to a peer agent"),
+];
+/// The probed rules of the group.
+const PROBED: [(&str, &str); 6] = [
+    ("links.read-unlinked-peer", READ),
+    ("links.read-linked-peer", LINKED),
+    ("links.wait-unlinked-peer", WAIT),
+    ("links.wait-linked-peer", WAIT_LINKED),
+    ("links.input-peer", INPUT),
+    ("links.kill-peer", KILL),
+];
+
+/// PASS when the call failed with 400 and exactly `message`, else FAIL.
+fn refused(ctx: &mut Ctx, id: &str, rule: &str, called: &crate::run::Called, message: &str) {
+    let problem = match &called.answer {
+        Ok(response) => Expect::error(400, message).mismatch(response),
+        Err(error) => Some(error.clone()),
+    };
+    match problem {
+        None => ctx.pass(id, LINKS, rule),
+        Some(problem) => {
+            ctx.fail_with(id, LINKS, rule, &problem, &called.sent(), &called.received());
+        }
+    }
+}
+
+/// The link rules that need nothing of the run's own (`docs/headless-rules.md`).
 #[expect(clippy::too_many_lines, reason = "the rules of one group, in the order they run")]
 async fn links(ctx: &mut Ctx) {
-    const READ: &str = "an agent cannot read an unlinked peer agent's terminal";
-    const LINKED: &str = "an agent can read a peer agent it has an enabled link to";
-    const INPUT: &str = "an agent cannot type into a peer agent";
-    const HARMFUL: [(&str, &str); 3] = [
-        ("links.interrupt-peer", "an agent cannot interrupt a peer agent"),
-        ("links.close-peer", "an agent cannot close a peer agent"),
-        ("links.external-peer", "an agent cannot attach an external terminal to a peer agent"),
-    ];
     if !declares_links(ctx) {
-        for (id, rule) in [
-            ("links.read-unlinked-peer", READ),
-            ("links.read-linked-peer", LINKED),
-            ("links.input-peer", INPUT),
-        ] {
-            ctx.skip(
-                id,
-                LINKS,
-                rule,
-                "the server does not declare agent-link-isolation in session_info.rules",
-            );
-        }
-        for (id, rule) in HARMFUL {
+        for (id, rule) in PROBED.into_iter().chain(HARMFUL) {
             ctx.skip(
                 id,
                 LINKS,
@@ -204,38 +233,22 @@ async fn links(ctx: &mut Ctx) {
             "never probed: a server that broke the rule would act on the person's agent",
         );
     }
-    let Some(second) = &ctx.second else {
-        ctx.skip(
-            "links.read-unlinked-peer",
-            LINKS,
-            READ,
-            "needs a second --session of the same project",
-        );
-        ctx.skip(
-            "links.read-linked-peer",
-            LINKS,
-            LINKED,
-            "needs a second --session of the same project",
-        );
-        ctx.skip("links.input-peer", LINKS, INPUT, "needs a second --session of the same project");
-        return;
-    };
-    let peer = second.node_id().to_owned();
-    if !same_server(ctx) || second.project_id() != ctx.first.project_id() {
-        for (id, rule) in [
-            ("links.read-unlinked-peer", READ),
-            ("links.read-linked-peer", LINKED),
-            ("links.input-peer", INPUT),
-        ] {
-            ctx.skip(
-                id,
-                LINKS,
-                rule,
-                "the second session is not in the same project of the same server",
-            );
+    let peer = match &ctx.second {
+        None => Err("needs a second --session of the same project"),
+        Some(second) if !same_server(ctx) || second.project_id() != ctx.first.project_id() => {
+            Err("the second session is not in the same project of the same server")
         }
-        return;
-    }
+        Some(second) => Ok(second.node_id().to_owned()),
+    };
+    let peer = match peer {
+        Ok(peer) => peer,
+        Err(why) => {
+            for (id, rule) in PROBED {
+                ctx.skip(id, LINKS, rule, why);
+            }
+            return;
+        }
+    };
     let cards =
         ctx.call(Who::First, "agent_cards", &json!({})).await.value().unwrap_or(Value::Null);
     let me = ctx.first.node_id().to_owned();
@@ -250,12 +263,9 @@ async fn links(ctx: &mut Ctx) {
     let called =
         ctx.call(Who::First, "terminal_read", &json!({"nodeId": peer, "maxChars": 1})).await;
     if linked {
-        ctx.skip(
-            "links.read-unlinked-peer",
-            LINKS,
-            READ,
-            "the first session has an enabled link to the second",
-        );
+        for (id, rule) in [("links.read-unlinked-peer", READ), ("links.wait-unlinked-peer", WAIT)] {
+            ctx.skip(id, LINKS, rule, "the first session has an enabled link to the second");
+        }
         match called.value() {
             Ok(_) => ctx.pass("links.read-linked-peer", LINKS, LINKED),
             Err(note) => ctx.fail_with(
@@ -267,44 +277,69 @@ async fn links(ctx: &mut Ctx) {
                 &called.received(),
             ),
         }
-    } else {
-        ctx.skip(
-            "links.read-linked-peer",
-            LINKS,
-            LINKED,
-            "the first session has no enabled link to the second",
-        );
-        if called.failed() {
-            ctx.pass("links.read-unlinked-peer", LINKS, READ);
+        if ctx.lists("terminal_wait") {
+            let args = json!({"nodeId": peer, "until": "quiet", "timeoutMs": 0});
+            let called = ctx.call(Who::First, "terminal_wait", &args).await;
+            let problem = called.value().err().or_else(|| {
+                let value = called.value().unwrap_or_default();
+                crate::shapes::check(ctx.version, "terminal_wait", &args, &value)
+            });
+            match problem {
+                None => ctx.pass("links.wait-linked-peer", LINKS, WAIT_LINKED),
+                Some(note) => ctx.fail_with(
+                    "links.wait-linked-peer",
+                    LINKS,
+                    WAIT_LINKED,
+                    &note,
+                    &called.sent(),
+                    &called.received(),
+                ),
+            }
         } else {
-            ctx.fail_with(
-                "links.read-unlinked-peer",
-                LINKS,
-                READ,
-                "the read was not refused",
-                &called.sent(),
-                &called.received(),
-            );
+            ctx.skip("links.wait-linked-peer", LINKS, WAIT_LINKED, "terminal_wait is not listed");
+        }
+    } else {
+        for (id, rule) in
+            [("links.read-linked-peer", LINKED), ("links.wait-linked-peer", WAIT_LINKED)]
+        {
+            ctx.skip(id, LINKS, rule, "the first session has no enabled link to the second");
+        }
+        let message = read_not_linked(&me, &peer);
+        refused(ctx, "links.read-unlinked-peer", READ, &called, &message);
+        if ctx.lists("terminal_wait") {
+            // Read-only and answered at once (timeoutMs 0) even on a server that breaks the rule.
+            let called = ctx
+                .call(
+                    Who::First,
+                    "terminal_wait",
+                    &json!({"nodeId": peer, "until": "quiet", "timeoutMs": 0}),
+                )
+                .await;
+            refused(ctx, "links.wait-unlinked-peer", WAIT, &called, &message);
+        } else {
+            ctx.skip("links.wait-unlinked-peer", LINKS, WAIT, "terminal_wait is not listed");
         }
     }
-    if ctx.mutating {
-        // Empty input: harmless even on a server that breaks the rule.
-        let called =
-            ctx.call(Who::First, "terminal_input", &json!({"nodeId": peer, "text": ""})).await;
-        if called.failed() {
-            ctx.pass("links.input-peer", LINKS, INPUT);
-        } else {
-            ctx.fail_with(
-                "links.input-peer",
-                LINKS,
-                INPUT,
-                "the input was not refused",
-                &called.sent(),
-                &called.received(),
-            );
-        }
-    } else {
+    drive_peer(ctx, &peer).await;
+}
+
+/// Driving a peer agent (`--mutating`): refused with `AGENT_NOT_YOURS`, link or not.
+async fn drive_peer(ctx: &mut Ctx, peer: &str) {
+    if !ctx.mutating {
         ctx.skip("links.input-peer", LINKS, INPUT, "needs --mutating");
+        ctx.skip("links.kill-peer", LINKS, KILL, "needs --mutating");
+        return;
+    }
+    // Empty input: harmless even on a server that breaks the rule.
+    let called = ctx.call(Who::First, "terminal_input", &json!({"nodeId": peer, "text": ""})).await;
+    refused(ctx, "links.input-peer", INPUT, &called, AGENT_NOT_YOURS);
+    if ctx.lists("terminal_kill") {
+        // An agent's node is no run node: a server that breaks the rule but keeps the protocol's
+        // own check still refuses it, with the other message.
+        let called = ctx.call(Who::First, "terminal_kill", &json!({"nodeId": peer})).await;
+        refused(ctx, "links.kill-peer", KILL, &called, AGENT_NOT_YOURS);
+    } else {
+        ctx.skip("links.kill-peer", LINKS, KILL, "terminal_kill is not listed");
     }
 }
 

@@ -5,8 +5,10 @@
 //! §2, the HTTP handling order and status matrix of §6, every validation step of §5 for every
 //! operation the server lists (the probes are derived from [`termsprawl_protocol::operations`],
 //! so a new operation is covered without a change here), `session_info` (§6.5), the result
-//! shapes of §4.5 ([`shapes`], the one place that knows them), isolation between two sessions and
-//! the declared headless rules. [`run`] checks everything and returns a [`Report`]: one
+//! shapes of §4.5 per protocol version ([`shapes`], the one place that knows them; the version is
+//! the one the catalog shows, [`Version`]: v1, 1.2 or 1.3), the terminals an agent can wait on of
+//! 1.3 (`terminal_run`, `terminal_wait`, `terminal_kill`, cursors), isolation between two sessions
+//! and the declared headless rules. [`run`] checks everything and returns a [`Report`]: one
 //! [`Outcome`] per rule, `PASS`, `FAIL` or `SKIP`, with the spec section and, on failure, what was
 //! sent and what came back.
 //!
@@ -32,7 +34,8 @@ pub mod report;
 mod run;
 pub mod shapes;
 mod validation;
+mod waits;
 
 pub use isolation::LINK_RULE;
 pub use report::{Outcome, Report, Verdict};
-pub use run::{Options, STALL_LIMIT, run};
+pub use run::{Options, STALL_LIMIT, Version, run};

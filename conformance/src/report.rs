@@ -104,7 +104,7 @@ pub struct Report {
     pub outcomes: Vec<Outcome>,
     /// Lines about the server (endpoint, version shown by its catalog), printed before the rules.
     pub facts: Vec<String>,
-    /// The protocol version whose version-dependent rules were checked: `current` or `v1`.
+    /// The protocol version whose version-dependent rules were checked: `v1`, `1.2` or `1.3`.
     pub version: Option<String>,
     redactor: Redactor,
 }

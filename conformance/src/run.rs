@@ -38,27 +38,56 @@ pub const STALL_LIMIT: Duration = Duration::from_secs(80);
 const PROBE_LIMIT: Duration = Duration::from_secs(20);
 
 /// The protocol version whose version-dependent rules are checked, as the server's catalog shows
-/// it (`spec/protocol.md`, versions table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Version {
+/// it (`spec/protocol.md`, versions table; `docs/protocol-changelog.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Version {
     /// The first release: no agent messaging; method and path checked before auth (403).
     V1,
-    /// With agent messaging; auth before routing (404).
-    Current,
+    /// 1.2: with agent messaging; auth before routing (404).
+    V1_2,
+    /// 1.3: 1.2 and the terminals an agent can wait on (`terminal_run`, `terminal_wait`,
+    /// `terminal_kill`, cursors on `terminal_read`, `terminal_submit`, `terminal_input`).
+    V1_3,
 }
 
+/// The operations 1.3 adds.
+pub(crate) const TERMINAL_13: [&str; 3] = ["terminal_run", "terminal_wait", "terminal_kill"];
+
+/// The operations 1.2 adds (agent messaging).
+pub(crate) const MESSAGING: [&str; 4] = ["agent_cards", "agent_send", "agent_task", "agent_reply"];
+
 impl Version {
-    pub(crate) fn name(self) -> &'static str {
+    /// The version a catalog shows: `terminal_wait` listed is 1.3, any messaging operation 1.2,
+    /// otherwise v1.
+    pub(crate) fn of_catalog(listed: &[String]) -> Version {
+        let lists = |name: &str| listed.iter().any(|listed| listed == name);
+        if lists("terminal_wait") {
+            Version::V1_3
+        } else if MESSAGING.iter().any(|name| lists(name)) {
+            Version::V1_2
+        } else {
+            Version::V1
+        }
+    }
+
+    /// How the report names it: `v1`, `1.2` or `1.3`.
+    pub fn name(self) -> &'static str {
         match self {
             Version::V1 => "v1",
-            Version::Current => "current",
+            Version::V1_2 => "1.2",
+            Version::V1_3 => "1.3",
         }
+    }
+
+    /// Whether the 1.3 terminal surface applies: cursors, run, wait and kill.
+    pub fn has_wait(self) -> bool {
+        self >= Version::V1_3
     }
 
     /// The operations the version lacks.
     pub(crate) fn lacks(self, operation: &str) -> bool {
-        self == Version::V1
-            && matches!(operation, "agent_cards" | "agent_send" | "agent_task" | "agent_reply")
+        (self == Version::V1 && MESSAGING.contains(&operation))
+            || (self < Version::V1_3 && TERMINAL_13.contains(&operation))
     }
 
     /// The enum values of a parameter in this version.
@@ -71,7 +100,7 @@ impl Version {
         values
             .iter()
             .filter(|value| {
-                self == Version::Current
+                self != Version::V1
                     || !matches!(
                         (operation, param, value.as_str()),
                         ("guide_read", "topic", "agents") | ("agent_launch", "agent", "opencode")
@@ -434,7 +463,7 @@ pub async fn run(options: &Options) -> Report {
         first,
         second,
         mutating: options.mutating,
-        version: Version::Current,
+        version: Version::V1_2,
         listed: Vec::new(),
         info: None,
         report,

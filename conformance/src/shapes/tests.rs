@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::{check, read_limit};
+use crate::run::Version;
 
 #[test]
 fn the_read_limit_is_clamped_not_rejected() {
@@ -17,24 +18,28 @@ fn the_read_limit_is_clamped_not_rejected() {
 #[test]
 fn shapes_are_exact() {
     let args = json!({"nodeId": "t1", "maxChars": 3});
-    assert_eq!(check("terminal_read", &args, &json!({"nodeId": "t1", "output": "abc"})), None);
+    assert_eq!(
+        check(Version::V1_2, "terminal_read", &args, &json!({"nodeId": "t1", "output": "abc"})),
+        None
+    );
     assert!(
-        check("terminal_read", &args, &json!({"nodeId": "t1", "output": "abcd"}))
+        check(Version::V1_2, "terminal_read", &args, &json!({"nodeId": "t1", "output": "abcd"}))
             .unwrap()
             .contains("more than")
     );
     assert!(
-        check("terminal_read", &args, &json!({"output": "a", "nodeId": "t1"}))
+        check(Version::V1_2, "terminal_read", &args, &json!({"output": "a", "nodeId": "t1"}))
             .unwrap()
             .contains("members")
     );
     assert!(
-        check("terminal_read", &args, &json!({"nodeId": "t2", "output": ""}))
+        check(Version::V1_2, "terminal_read", &args, &json!({"nodeId": "t2", "output": ""}))
             .unwrap()
             .contains("not the node")
     );
     assert_eq!(
         check(
+            Version::V1_2,
             "terminal_close",
             &json!({"nodeId": "t1"}),
             &json!({"nodeId": "t1", "cleanupPendingIds": []})
@@ -43,6 +48,7 @@ fn shapes_are_exact() {
     );
     assert!(
         check(
+            Version::V1_2,
             "terminal_submit",
             &json!({"nodeId": "t1"}),
             &json!({"nodeId": "t1", "delivered": false})
@@ -51,18 +57,71 @@ fn shapes_are_exact() {
     );
     assert_eq!(
         check(
+            Version::V1_2,
             "context_read",
             &json!({}),
             &json!({"text": "", "reader": "claude-jsonl", "reason": "none"})
         ),
         None
     );
-    assert!(check("context_read", &json!({}), &json!({"text": ""})).is_some());
-    assert_eq!(check("guide_read", &json!({"topic": "overview"}), &json!("Guide.")), None);
-    assert!(check("guide_read", &json!({"topic": "overview"}), &json!("")).is_some());
+    assert!(check(Version::V1_2, "context_read", &json!({}), &json!({"text": ""})).is_some());
+    assert_eq!(
+        check(Version::V1_2, "guide_read", &json!({"topic": "overview"}), &json!("Guide.")),
+        None
+    );
     assert!(
-        check("no_such_operation", &json!({}), &json!({}))
+        check(Version::V1_2, "guide_read", &json!({"topic": "overview"}), &json!("")).is_some()
+    );
+    assert!(
+        check(Version::V1_2, "no_such_operation", &json!({}), &json!({}))
             .unwrap()
             .contains("knows no result shape")
     );
+}
+
+#[test]
+fn the_terminal_shapes_follow_the_version() {
+    let args = json!({"nodeId": "t1", "maxChars": 5});
+    let read_13 = json!({"nodeId": "t1", "output": "ab", "cursor": 7, "running": true, "exitCode": null, "signal": null});
+    assert_eq!(check(Version::V1_3, "terminal_read", &args, &read_13), None);
+    // The 1.3 shape is not the 1.2 one, either way.
+    assert!(check(Version::V1_2, "terminal_read", &args, &read_13).unwrap().contains("members"));
+    assert!(
+        check(Version::V1_3, "terminal_read", &args, &json!({"nodeId": "t1", "output": "ab"}))
+            .unwrap()
+            .contains("members")
+    );
+    for (member, bad) in [
+        ("cursor", json!(-1)),
+        ("cursor", json!(1.5)),
+        ("running", json!("yes")),
+        ("exitCode", json!("3")),
+        ("signal", json!(9)),
+    ] {
+        let mut value = read_13.clone();
+        value[member] = bad;
+        let problem = check(Version::V1_3, "terminal_read", &args, &value).unwrap();
+        assert!(problem.starts_with(member), "{member}: {problem}");
+    }
+    let submit = json!({"nodeId": "t1", "delivered": true, "cursor": 0});
+    assert_eq!(check(Version::V1_3, "terminal_submit", &args, &submit), None);
+    assert!(check(Version::V1_2, "terminal_submit", &args, &submit).is_some());
+    assert_eq!(
+        check(
+            Version::V1_3,
+            "terminal_interrupt",
+            &args,
+            &json!({"nodeId": "t1", "delivered": true})
+        ),
+        None
+    );
+    let run = json!({"nodeId": "r1", "running": false, "exitCode": 3, "signal": null, "output": "x", "truncated": false, "cursor": 2});
+    assert_eq!(check(Version::V1_3, "terminal_run", &json!({"command": "x"}), &run), None);
+    let long = json!({"nodeId": "r1", "running": false, "exitCode": 3, "signal": null, "output": "x".repeat(16_001), "truncated": true, "cursor": 2});
+    assert!(check(Version::V1_3, "terminal_run", &json!({}), &long).unwrap().contains("16000"));
+    let wait = json!({"nodeId": "t1", "reached": false, "running": true, "exitCode": null, "signal": null, "output": "", "truncated": false, "cursor": 9});
+    assert_eq!(check(Version::V1_3, "terminal_wait", &args, &wait), None);
+    let kill = json!({"nodeId": "t1", "cursor": 9, "running": false, "exitCode": null, "signal": "SIGKILL"});
+    assert_eq!(check(Version::V1_3, "terminal_kill", &args, &kill), None);
+    assert!(check(Version::V1_2, "terminal_kill", &args, &kill).unwrap().contains("knows no"));
 }

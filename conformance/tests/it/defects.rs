@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use termsprawl_protocol::operations;
 
-use crate::support::{Action, HandlerDefects, check, conformance, fake_app, has_token, plant};
+use crate::support::{
+    Action, HandlerDefects, TERMINAL_13, check, conformance, fake_app, has_token, plant,
+};
 
 fn set(ids: &[&str]) -> BTreeSet<String> {
     ids.iter().map(|id| (*id).to_owned()).collect()
@@ -125,7 +127,7 @@ async fn a_server_that_checks_unknown_arguments_before_missing_ones_fails_that_r
     let run = check(app.session_file(), &[]).await;
     let expected: BTreeSet<String> = operations()
         .iter()
-        .filter(|op| !op.name().starts_with("browser_"))
+        .filter(|op| !op.name().starts_with("browser_") && !TERMINAL_13.contains(&op.name()))
         .filter(|op| op.params().iter().any(termsprawl_protocol::Param::required))
         .map(|op| format!("validate.missing-before-unknown:{}", op.name()))
         .collect();
@@ -232,4 +234,80 @@ fn v1_routing(seen: &crate::support::Seen<'_>) -> Action {
     } else {
         Action::Answer(403, json!({"ok": false, "error": "Unsupported request"}))
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_3_server_is_checked_for_1_3_and_passes() {
+    let app = fake_app(HandlerDefects { terminal_13: true, ..HandlerDefects::default() }).await;
+    let run = check(app.session_file(), &[]).await;
+    assert_eq!(run.code, Some(0), "{}", run.failures());
+    let report = run.report();
+    assert_eq!(report["version"], "1.3");
+    assert!(report["facts"].to_string().contains("protocol version 1.3"), "{}", report["facts"]);
+    let passed = run.ids("PASS");
+    for id in [
+        "result.terminal_read",
+        "validate.args-object:terminal_wait",
+        "validate.args-object:terminal_run",
+        "validate.args-object:terminal_kill",
+        "catalog.complete",
+    ] {
+        assert!(passed.contains(id), "{id} did not pass");
+    }
+    // The 1.3 calls need --mutating: named, and skipped with the reason.
+    let skipped = run.ids("SKIP");
+    for id in ["result.terminal_run", "wait.kill-sigkill", "wait.cursor-monotonic"] {
+        assert!(skipped.contains(id), "{id} did not skip");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_3_catalog_without_terminal_run_fails_the_catalog_rule_only() {
+    let app = fake_app(HandlerDefects {
+        terminal_13: true,
+        catalog_omits: Some("terminal_run"),
+        ..HandlerDefects::default()
+    })
+    .await;
+    let run = check(app.session_file(), &[]).await;
+    assert_eq!(run.ids("FAIL"), set(&["catalog.complete"]), "{}", run.failures());
+    assert_eq!(run.report()["version"], "1.3");
+    assert!(run.failures().contains("terminal_run"), "{}", run.failures());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_3_terminal_read_without_cursor_fails_the_read_shape_rules_only() {
+    let app = fake_app(HandlerDefects {
+        terminal_13: true,
+        read_omits_cursor: true,
+        ..HandlerDefects::default()
+    })
+    .await;
+    let run = check(app.session_file(), &[]).await;
+    assert_eq!(
+        run.ids("FAIL"),
+        set(&[
+            "result.terminal_read",
+            "result.terminal_read:clamp-zero",
+            "result.terminal_read:clamp-fraction"
+        ]),
+        "{}",
+        run.failures()
+    );
+    let rules = run.report()["rules"].clone();
+    let read = rules.as_array().unwrap().iter().find(|rule| rule["id"] == "result.terminal_read");
+    let note = read.unwrap()["note"].as_str().unwrap();
+    assert!(note.contains("expected [\"nodeId\", \"output\", \"cursor\""), "{note}");
+    assert_eq!(run.code, Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_2_shaped_read_is_right_for_a_1_2_catalog() {
+    // The same handler answers 1.2 values when the catalog is 1.2: today's shapes, exactly.
+    let app = fake_app(HandlerDefects::default()).await;
+    let run = check(app.session_file(), &[]).await;
+    assert_eq!(run.code, Some(0), "{}", run.failures());
+    assert_eq!(run.report()["version"], "1.2");
+    assert!(run.ids("PASS").contains("result.terminal_read"));
+    assert!(!run.stdout.contains("validate.args-object:terminal_wait"));
 }

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use std::sync::Arc;
 
-use crate::support::conformance;
+use serde_json::{Value, json};
+
+use crate::support::{Action, Seen, conformance, plant_at};
 
 /// `termsprawl-headless` as cargo builds it next to this package's binary (`cargo test
 /// --workspace` builds it; this crate may not depend on `headless`).
@@ -65,14 +67,12 @@ fn launch(headless: &Path, user_data: &Path) -> PathBuf {
     PathBuf::from(value["sessionFile"].as_str().unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
-    let Some(headless) = built_headless() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let user_data = dir.path().join("data");
-    let project = dir.path().join("project");
+/// `termsprawl-headless serve` on a fresh data directory with its project; the data directory.
+fn serve(headless: &Path, dir: &Path) -> (Served, PathBuf) {
+    let user_data = dir.join("data");
+    let project = dir.join("project");
     std::fs::create_dir(&project).unwrap();
-    let child = Command::new(&headless)
+    let child = Command::new(headless)
         .arg("--data")
         .arg(&user_data)
         .args(["serve", "--ctl", "/bin/true", "--project"])
@@ -89,6 +89,58 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         assert!(Instant::now() < deadline, "serve did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
+    (served, user_data)
+}
+
+fn node_of(session_file: &Path) -> String {
+    let session: Value = serde_json::from_slice(&std::fs::read(session_file).unwrap()).unwrap();
+    session["nodeId"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_drivable() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (served, user_data) = serve(&headless, dir.path());
+    let first = launch(&headless, &user_data);
+    let second = launch(&headless, &user_data);
+    let status = Command::new(&headless)
+        .arg("--data")
+        .arg(&user_data)
+        .args(["link", &node_of(&first), &node_of(&second)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = conformance(&[
+        "--session",
+        first.to_str().unwrap(),
+        "--session",
+        second.to_str().unwrap(),
+        "--mutating",
+        "--json",
+    ])
+    .await;
+    drop(served);
+    assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
+    let passed = run.ids("PASS");
+    for id in
+        ["links.read-linked-peer", "links.wait-linked-peer", "links.input-peer", "links.kill-peer"]
+    {
+        assert!(passed.contains(id), "{id} did not pass");
+    }
+    let skipped = run.ids("SKIP");
+    for id in ["links.read-unlinked-peer", "links.wait-unlinked-peer"] {
+        assert!(skipped.contains(id), "{id} did not skip");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (served, user_data) = serve(&headless, dir.path());
     let first = launch(&headless, &user_data);
     let second = launch(&headless, &user_data);
     let run = conformance(&[
@@ -103,7 +155,7 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
     assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
     let report = run.report();
     assert_eq!(report["failed"], 0);
-    assert_eq!(report["version"], "current");
+    assert_eq!(report["version"], "1.3");
     let passed = run.ids("PASS");
     for id in [
         "isolation.identity",
@@ -114,6 +166,30 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         "files.launcher",
         "files.launch-dir",
         "body.stalled",
+        "result.terminal_read",
+        "result.terminal_run",
+        "result.terminal_wait:text",
+        "result.terminal_kill",
+        "wait.run-exit",
+        "wait.run-node-listed",
+        "wait.exit-reached",
+        "wait.text-since",
+        "wait.read-since",
+        "wait.timeout",
+        "wait.kill-sigkill",
+        "wait.closed-while-waiting",
+        "wait.cursor-monotonic",
+        "wait.bad-run-command",
+        "wait.bad-run-cwd",
+        "wait.bad-run-env",
+        "wait.bad-wait-text",
+        "wait.bad-kill-shell",
+        "links.read-unlinked-peer",
+        "links.wait-unlinked-peer",
+        "links.input-peer",
+        "links.kill-peer",
+        "links.shell-shared",
+        "links.run-node-shared",
     ] {
         assert!(passed.contains(id), "{id} did not pass");
     }
@@ -121,8 +197,68 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         let session: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
         assert!(!run.stdout.contains(session["token"].as_str().unwrap()));
     }
-    // Nothing the run opened is left on the canvas.
-    let text = run.stdout.clone();
+    // Nothing the run opened is left on the canvas: the shell and the run nodes are closed, the
+    // two agents remain (read with the real `termsprawlctl`, built beside the binary).
+    let ctl = Path::new(crate::support::CONFORMANCE).with_file_name("termsprawlctl");
+    let listed = Command::new(&ctl)
+        .arg("canvas_list")
+        .env("TERMSPRAWL_SESSION_FILE", &first)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| {
+            panic!("{} ({error}): run `cargo build -p termsprawl-cli` first", ctl.display())
+        });
     drop(served);
-    assert!(text.contains("\"mutate.terminal_close\""));
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let nodes: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let kinds: Vec<&str> =
+        nodes.as_array().unwrap().iter().map(|node| node["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["agent", "agent"], "left on the canvas: {nodes}");
+}
+
+/// `terminal_kill` answered as if the command had ended by SIGTERM.
+fn sigterm(mut answer: Value) -> Value {
+    if answer["ok"] == true {
+        answer["value"]["signal"] = json!("SIGTERM");
+    }
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kill_reported_as_sigterm_fails_the_kill_rule() {
+    let Some(headless) = built_headless() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (served, user_data) = serve(&headless, dir.path());
+    let first = launch(&headless, &user_data);
+    let endpoint = user_data.join("agent-tools").join("endpoint.json");
+    let url: Value = serde_json::from_slice(&std::fs::read(&endpoint).unwrap()).unwrap();
+    let port: u16 = url["url"]
+        .as_str()
+        .unwrap()
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    plant_at(
+        &endpoint,
+        port,
+        Arc::new(|seen: &Seen<'_>| {
+            let kill = seen.body.is_some_and(|body| {
+                serde_json::from_slice::<Value>(body)
+                    .is_ok_and(|value| value["operation"] == "terminal_kill")
+            });
+            if kill { Action::Rewrite(sigterm) } else { Action::Forward }
+        }),
+    )
+    .await;
+    let run = conformance(&["--session", first.to_str().unwrap(), "--mutating", "--json"]).await;
+    drop(served);
+    let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
+    // The proxy runs in this process, not in the server's: the lock's owner does not listen.
+    assert_eq!(failed, ["files.lock.owner-listens", "wait.kill-sigkill"], "{}", run.failures());
+    assert!(run.failures().contains("SIGTERM"), "{}", run.failures());
 }

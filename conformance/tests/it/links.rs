@@ -96,3 +96,61 @@ async fn a_terminal_reachable_from_another_project_fails_the_cross_project_rule_
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     assert_eq!(failed, ["isolation.cross-project-terminal"], "{}", run.failures());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_3_server_keeping_the_rule_passes_the_wait_rule() {
+    let app = fake_app(HandlerDefects {
+        declare_links: true,
+        terminal_13: true,
+        ..HandlerDefects::default()
+    })
+    .await;
+    let second = peer(&app);
+    let run = check(app.session_file(), &["--session", second.to_str().unwrap()]).await;
+    assert_eq!(run.code, Some(0), "{}", run.failures());
+    let passed = run.ids("PASS");
+    for id in ["links.read-unlinked-peer", "links.wait-unlinked-peer"] {
+        assert!(passed.contains(id), "{id} did not pass");
+    }
+    // Driving a peer is probed only with --mutating.
+    let skipped = run.ids("SKIP");
+    for id in ["links.input-peer", "links.kill-peer"] {
+        assert!(skipped.contains(id), "{id} did not skip");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_3_server_that_lets_agents_wait_on_peers_fails_the_read_and_wait_rules() {
+    let app = fake_app(HandlerDefects {
+        declare_links: true,
+        terminal_13: true,
+        peer_agents_reachable: true,
+        ..HandlerDefects::default()
+    })
+    .await;
+    let second = peer(&app);
+    let run = check(app.session_file(), &["--session", second.to_str().unwrap()]).await;
+    let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
+    assert_eq!(
+        failed,
+        ["links.read-unlinked-peer", "links.wait-unlinked-peer"],
+        "{}",
+        run.failures()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_with_another_message_fails_the_link_rule() {
+    // The rule's messages are contract: a peer refused as "not found" is not the rule's refusal.
+    let app = fake_app(HandlerDefects {
+        declare_links: true,
+        peer_not_found: true,
+        ..HandlerDefects::default()
+    })
+    .await;
+    let second = peer(&app);
+    let run =
+        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
+    assert_eq!(failed, ["links.input-peer", "links.read-unlinked-peer"], "{}", run.failures());
+}

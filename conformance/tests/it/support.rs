@@ -100,6 +100,17 @@ pub(crate) struct HandlerDefects {
     pub(crate) peer_agents_reachable: bool,
     /// Shell terminals of one project can be reached from another.
     pub(crate) terminals_cross_projects: bool,
+    /// The catalog of 1.3 (`terminal_run`, `terminal_wait`, `terminal_kill` listed) and the 1.3
+    /// values of `terminal_read`, `terminal_submit` and `terminal_input` (the fake does not run
+    /// the new operations: its 1.3 runs are read-only).
+    pub(crate) terminal_13: bool,
+    /// With `terminal_13`: `terminal_read` answers without `cursor`.
+    pub(crate) read_omits_cursor: bool,
+    /// With `declare_links`: peer agents are refused as `Local terminal not found in this
+    /// project` instead of with the rule's messages.
+    pub(crate) peer_not_found: bool,
+    /// An operation the catalog leaves out.
+    pub(crate) catalog_omits: Option<&'static str>,
 }
 
 /// The fake's shell terminals: node id → (project id, screen text).
@@ -120,6 +131,12 @@ pub(crate) fn conformant_handler(defects: HandlerDefects) -> Arc<dyn ToolHandler
 
 /// The operations v1 lacks.
 const MESSAGING: [&str; 4] = ["agent_cards", "agent_send", "agent_task", "agent_reply"];
+
+/// The operations 1.3 adds; the fake lists them only with `terminal_13`.
+pub(crate) const TERMINAL_13: [&str; 3] = ["terminal_run", "terminal_wait", "terminal_kill"];
+
+/// `agent-link-isolation`'s messages (`docs/headless-rules.md`).
+const AGENT_NOT_YOURS: &str = "Another agent's terminal is driven only by the user: no agent may type into, interrupt, kill or attach to it; send it a request with agent_send over an enabled link instead";
 
 #[expect(clippy::too_many_lines, reason = "one short arm per operation")]
 async fn answer(
@@ -153,6 +170,8 @@ async fn answer(
                 .map(termsprawl_protocol::Operation::name)
                 .filter(|name| !name.starts_with("browser_"))
                 .filter(|name| !defects.v1_catalog || !MESSAGING.contains(name))
+                .filter(|name| defects.terminal_13 || !TERMINAL_13.contains(name))
+                .filter(|name| defects.catalog_omits != Some(*name))
                 .collect();
             let mut value = session_info(caller, "conformance-test", false, &names);
             if defects.declare_links {
@@ -213,6 +232,25 @@ async fn answer(
                 .insert(id.clone(), (caller.project_id().to_owned(), String::new()));
             ToolResult::ok(json!({"nodeId": id}))
         }
+        "terminal_read" | "terminal_wait"
+            if peer
+                && defects.declare_links
+                && !defects.peer_agents_reachable
+                && !defects.peer_not_found =>
+        {
+            ToolResult::failure(format!(
+                "Reading another agent's terminal needs an enabled agent link from your node to it; ask the user to link the two nodes: termsprawl-headless link {} {node}",
+                caller.node_id()
+            ))
+        }
+        "terminal_submit" | "terminal_input" | "terminal_interrupt" | "terminal_kill"
+            if peer
+                && defects.declare_links
+                && !defects.peer_agents_reachable
+                && !defects.peer_not_found =>
+        {
+            ToolResult::failure(AGENT_NOT_YOURS)
+        }
         _ if !known(&node) => ToolResult::failure("Local terminal not found in this project"),
         "terminal_read" => {
             let output = terminals
@@ -221,14 +259,28 @@ async fn answer(
                 .get(&node)
                 .map(|(_, screen)| screen.clone())
                 .unwrap_or_default();
+            let cursor = output.chars().count();
+            let after: String = match args["since"].as_u64() {
+                Some(since) => {
+                    output.chars().skip(usize::try_from(since).unwrap_or(usize::MAX)).collect()
+                }
+                None => output,
+            };
             let output = if defects.read_ignores_max_chars {
                 "0123456789".to_owned()
             } else {
                 let limit = termsprawl_conformance::shapes::read_limit(&args["maxChars"]);
-                let units: Vec<char> = output.chars().collect();
+                let units: Vec<char> = after.chars().collect();
                 units[units.len().saturating_sub(limit)..].iter().collect()
             };
-            ToolResult::ok(json!({"nodeId": node, "output": output}))
+            if !defects.terminal_13 {
+                return ToolResult::ok(json!({"nodeId": node, "output": output}));
+            }
+            let mut value = json!({"nodeId": node, "output": output, "cursor": cursor, "running": true, "exitCode": null, "signal": null});
+            if defects.read_omits_cursor {
+                value.as_object_mut().unwrap().shift_remove("cursor");
+            }
+            ToolResult::ok(value)
         }
         "terminal_submit" => {
             let command = args["command"].as_str().unwrap_or_default().to_owned();
@@ -238,11 +290,35 @@ async fn answer(
             let Some((_, screen)) = terminals.get_mut(&node) else {
                 return ToolResult::failure("Terminal is not attached");
             };
+            let cursor = screen.chars().count();
             screen.push_str("$ ");
             screen.push_str(&command);
             screen.push('\n');
             screen.push_str(&String::from_utf8_lossy(&output.stdout));
+            if defects.terminal_13 {
+                return ToolResult::ok(
+                    json!({"nodeId": node, "delivered": true, "cursor": cursor}),
+                );
+            }
             ToolResult::ok(json!({"nodeId": node, "delivered": true}))
+        }
+        "terminal_wait" if defects.terminal_13 => {
+            let cursor = terminals
+                .lock()
+                .unwrap()
+                .get(&node)
+                .map_or(0, |(_, screen)| screen.chars().count());
+            ToolResult::ok(
+                json!({"nodeId": node, "reached": false, "running": true, "exitCode": null, "signal": null, "output": "", "truncated": false, "cursor": cursor}),
+            )
+        }
+        "terminal_input" if defects.terminal_13 => {
+            let cursor = terminals
+                .lock()
+                .unwrap()
+                .get(&node)
+                .map_or(0, |(_, screen)| screen.chars().count());
+            ToolResult::ok(json!({"nodeId": node, "delivered": true, "cursor": cursor}))
         }
         "terminal_input" | "terminal_interrupt" => {
             ToolResult::ok(json!({"nodeId": node, "delivered": true}))
@@ -293,6 +369,8 @@ pub(crate) enum Action {
     Strip(&'static [&'static str]),
     /// Answer this instead: status and JSON body.
     Answer(u16, Value),
+    /// Forward it and pass the JSON body of the answer through this function.
+    Rewrite(fn(Value) -> Value),
 }
 
 pub(crate) type Defect = Arc<dyn Fn(&Seen<'_>) -> Action + Send + Sync>;
@@ -300,10 +378,16 @@ pub(crate) type Defect = Arc<dyn Fn(&Seen<'_>) -> Action + Send + Sync>;
 /// Puts a proxy with `defect` in front of the app: `endpoint.json` is rewritten to the proxy's
 /// port (same instance id), so the conformance run talks to the proxy.
 pub(crate) async fn plant(app: &FakeApp, defect: Defect) {
-    let upstream = app.port().unwrap();
+    plant_at(&app.data_dir().join("endpoint.json"), app.port().unwrap(), defect).await;
+}
+
+/// Puts a proxy with `defect` in front of the server at `upstream` whose endpoint file is
+/// `endpoint` (rewritten to the proxy's port, same instance id). The proxy runs in the test's
+/// process, so `files.lock.owner-listens` fails for a server in another process.
+pub(crate) async fn plant_at(endpoint: &Path, upstream: u16, defect: Defect) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    let endpoint = app.data_dir().join("endpoint.json");
+    let endpoint = endpoint.to_path_buf();
     let mut value: Value = serde_json::from_slice(&std::fs::read(&endpoint).unwrap()).unwrap();
     value["url"] = json!(format!("http://127.0.0.1:{port}/call"));
     termsprawl_transport::server::write_atomic(&endpoint, value.to_string().as_bytes()).unwrap();
@@ -388,12 +472,65 @@ async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io:
             rebuilt.extend_from_slice(&buffer[head_end..]);
             forwarded = rebuilt;
         }
+        Action::Rewrite(rewrite) => {
+            let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
+            server.write_all(&forwarded).await?;
+            let (status, body) = read_response(&mut server).await?;
+            let body = serde_json::from_slice::<Value>(&body)
+                .map_or(body, |value| rewrite(value).to_string().into_bytes());
+            let head = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            client.write_all(head.as_bytes()).await?;
+            client.write_all(&body).await?;
+            client.shutdown().await?;
+            return Ok(());
+        }
         Action::Forward => {}
     }
     let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
     server.write_all(&forwarded).await?;
     tokio::io::copy_bidirectional(&mut client, &mut server).await?;
     Ok(())
+}
+
+/// One answer with a `content-length`: its status line's rest (`200 OK`) and its body.
+async fn read_response(server: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    let mut buffer = Vec::new();
+    let mut chunk = vec![0_u8; 16 * 1024];
+    loop {
+        if let Some(end) = buffer.windows(4).position(|window| window == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
+            let status = head
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .split_once(' ')
+                .map_or("502", |(_, rest)| rest)
+                .to_owned();
+            let length = head
+                .lines()
+                .filter_map(|line| line.split_once(':'))
+                .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            while buffer.len() < end + 4 + length {
+                let read = server.read(&mut chunk).await?;
+                if read == 0 {
+                    break;
+                }
+                buffer.extend_from_slice(&chunk[..read]);
+            }
+            let body = buffer[end + 4..].iter().copied().take(length).collect();
+            return Ok((status, body));
+        }
+        let read = server.read(&mut chunk).await?;
+        if read == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buffer.extend_from_slice(&chunk[..read]);
+    }
 }
 
 /// The authorization a request carries is `Bearer <token>` or the bare token.
