@@ -1,6 +1,7 @@
 //! The programs under test ([`crate::binaries`] builds them): one `termsprawl-headless serve` process at a
 //! time on the soak's data directory, with the faults the harness injects (SIGKILL, SIGTERM,
-//! a torn `endpoint.json`).
+//! a torn `endpoint.json`). `cargo xtask bench` starts its headless server here too
+//! ([`crate::bench::terminals`]), without an execution log.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write as _};
@@ -26,8 +27,8 @@ pub struct Places {
     pub data: PathBuf,
     /// The project folders (the first is `serve --project`).
     pub projects: Vec<PathBuf>,
-    /// The execution log of `serve --exec-log`.
-    pub exec_log: PathBuf,
+    /// The execution log of `serve --exec-log`; `None` runs the server without one.
+    pub exec_log: Option<PathBuf>,
     /// Where the servers' and bridges' stderr go.
     pub logs: PathBuf,
 }
@@ -65,19 +66,22 @@ pub enum Stop {
 }
 
 impl Serve {
-    /// Starts `serve --project <first project> --ctl <ctl> --exec-log <log>` and waits for its
+    /// Starts `serve --project <first project> --ctl <ctl> [--exec-log <log>]` and waits for its
     /// `ready` line; its stderr is appended to `logs/serve-<incarnation>.log`.
     pub fn start(binaries: &Binaries, places: &Places, incarnation: u32) -> anyhow::Result<Serve> {
-        let mut child = Command::new(&binaries.headless)
+        let mut command = Command::new(&binaries.headless);
+        command
             .arg("--data")
             .arg(&places.data)
             .arg("serve")
             .arg("--project")
             .arg(&places.projects[0])
             .arg("--ctl")
-            .arg(&binaries.ctl)
-            .arg("--exec-log")
-            .arg(&places.exec_log)
+            .arg(&binaries.ctl);
+        if let Some(exec_log) = &places.exec_log {
+            command.arg("--exec-log").arg(exec_log);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

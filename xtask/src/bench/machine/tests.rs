@@ -1,6 +1,6 @@
 //! The parsers of `/proc/cpuinfo`, `/proc/meminfo` and `/etc/os-release`.
 
-use super::{cpu_model, first_words, logical_cpus, memory_total, os_name};
+use super::{cpu_model, first_words, load_average, logical_cpus, memory_total, os_name};
 
 const X86: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n\n\
                    processor\t: 1\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n";
@@ -42,4 +42,13 @@ fn a_version_line_is_cut_to_its_first_words() {
     let curl = "curl 7.88.1 (x86_64-pc-linux-gnu) libcurl/7.88.1 OpenSSL/3.0.19";
     assert_eq!(first_words(curl, 2), "curl 7.88.1");
     assert_eq!(first_words("curl", 2), "curl");
+}
+
+#[test]
+fn the_load_average_is_the_first_three_fields() {
+    assert_eq!(load_average("12.12 10.66 7.73 3/812 4242\n").as_deref(), Some("12.12 10.66 7.73"));
+    assert_eq!(load_average("0.00 0.01 0.05"), Some("0.00 0.01 0.05".to_owned()));
+    assert_eq!(load_average("1.0 2.0\n"), None);
+    assert_eq!(load_average("high 2.0 3.0 1/2 3\n"), None);
+    assert_eq!(load_average(""), None);
 }
