@@ -148,10 +148,12 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
     let client = client_part(tools, plan, &session)?;
     server.stop()?;
     let terminals = terminals_part(tools, plan, &mut notes)?;
+    let machine = Machine::describe(&tools.rustc);
+    notes.extend(machine.busy_note());
     Ok(Report {
         command,
         revision: None,
-        machine: Machine::describe(&tools.rustc),
+        machine,
         settings: report::Settings {
             runs: plan.runs,
             warmup: plan.warmup,

@@ -62,6 +62,25 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// A note for the report when the machine was busy: its 1-minute load average above the
+    /// logical CPUs, so that other work shared every CPU with the bench.
+    pub fn busy_note(&self) -> Option<String> {
+        let load = self.load.as_deref()?;
+        let one_minute: f64 = load.split_whitespace().next()?.parse().ok()?;
+        #[expect(clippy::cast_precision_loss, reason = "a CPU count")]
+        let cores = self.cores.max(1) as f64;
+        (one_minute > cores).then(|| {
+            format!(
+                "the machine was shared and busy (load average {load} on {} logical CPUs): \
+                 other work competed with every measurement, so the times are longer and more \
+                 spread than on an idle machine; the ratios of a run share that noise",
+                self.cores
+            )
+        })
+    }
+}
+
 /// The first `model name` (x86) or `Model` / `CPU part` line of `/proc/cpuinfo`.
 pub fn cpu_model(cpuinfo: &str) -> Option<String> {
     let field = |wanted: &str| {

@@ -462,7 +462,7 @@ start a process, read two small files, make one loopback HTTP round trip.
 - Percentiles use the nearest-rank method; a median is a measured sample.
 - Part 4 runs the real `termsprawl-headless serve`, built with `cargo build --release --locked -p termsprawl-headless`, on a temporary data directory with its own tmux server, and calls it with the session of an agent node launched there, through the in-process client of part 3; its section says how the `terminal_wait` reaction is taken.
   Without tmux the part is left out, with a note.
-- The machine the figures come from may be shared: the load average in the machine table says how busy it was.
+- The machine the figures come from may be shared: the load average in the machine table says how busy it was, and a note says so when it was above the logical CPUs.
 - `--vs 'COMMAND'` (repeatable) measures any termsprawlctl-compatible command beside ours, in parts 1 and 2.
   COMMAND is split into words like a shell's simple command, without expansions.
   It gets `--session SESSION call guide_read '{\"topic\":\"canvas\"}'` (part 1) and `--session SESSION mcp` (part 2) appended, or in place of a word that is exactly `{}`.
