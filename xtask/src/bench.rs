@@ -2,10 +2,12 @@
 //! its task and against curl, as ratios taken in one run (`docs/performance.md`).
 //!
 //! [`run`] builds the release binaries, compiles the floor program ([`floor`]) and hands over to
-//! [`measure`], which starts the tool server ([`server`]) and takes the three parts in turn:
-//! one-shot calls ([`oneshot`]), the MCP bridge ([`mcp`]) and the in-process client ([`client`]).
-//! The figures go into a [`report::Report`], which renders the tables and the document and
-//! decides `--check`. Nothing here asserts on time: the bench reports.
+//! [`measure`], which starts the tool server ([`server`]) and takes the first three parts in
+//! turn: one-shot calls ([`oneshot`]), the MCP bridge ([`mcp`]) and the in-process client
+//! ([`client`]); part 4 ([`terminals`]) runs the real `termsprawl-headless` server over tmux for
+//! `terminal_wait` and `terminal_read`. The figures go into a [`report::Report`], which renders
+//! the tables and the document and decides `--check`. Nothing here asserts on time: the bench
+//! reports.
 //!
 //! The server and the in-process client run in `bench-support`, xtask's second binary, built in
 //! release with the same profile as `termsprawlctl`, so that no debug code sits in a measured path.
@@ -20,14 +22,14 @@ pub mod report;
 pub mod rss;
 pub mod server;
 pub mod stats;
+pub mod terminals;
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use anyhow::{Context as _, bail};
-use serde_json::Value;
+use anyhow::Context as _;
 use termsprawl_protocol::{ToolEndpoint, ToolSession};
 
 use command::{Invocation, Template};
@@ -36,6 +38,8 @@ use report::{CURL, FLOOR, OURS, Report};
 use rss::{GNU_TIME, PeakRss};
 use server::{ARGUMENTS, OPERATION, ServerProcess};
 use stats::Summary;
+
+use crate::binaries::{self, Binaries};
 
 /// The window of the concurrent MCP run.
 pub const IN_FLIGHT: usize = 32;
@@ -57,6 +61,9 @@ pub struct Tools {
     pub floor: PathBuf,
     /// The compiler whose version the report names.
     pub rustc: OsString,
+    /// `termsprawl-headless` and the `termsprawlctl` it gives its nodes, for part 4; `None`
+    /// leaves the part out.
+    pub headless: Option<Binaries>,
 }
 
 /// What to measure.
@@ -72,6 +79,8 @@ pub struct Plan {
     pub warmup_calls: usize,
     /// Other termsprawlctl-compatible commands, as typed and as split.
     pub vs: Vec<(String, Template)>,
+    /// Part 4's counts.
+    pub terminals: terminals::Settings,
 }
 
 /// The compiler: `RUSTC` when set, else `rustc`.
@@ -88,18 +97,19 @@ pub fn run(
     check: bool,
     write: bool,
 ) -> anyhow::Result<bool> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     eprintln!("bench: building termsprawlctl (release)");
-    let ctl = cargo_build(&cargo, root, &["-p", "termsprawl-cli"], "termsprawlctl")?;
+    let ctl = release_build(root, &["-p", "termsprawl-cli"], "termsprawlctl")?;
     eprintln!("bench: building bench-support (release)");
-    let helper =
-        cargo_build(&cargo, root, &["-p", "xtask", "--bin", "bench-support"], "bench-support")?;
+    let helper = release_build(root, &["-p", "xtask", "--bin", "bench-support"], "bench-support")?;
+    eprintln!("bench: building termsprawl-headless (release)");
+    let headless = release_build(root, &["-p", "termsprawl-headless"], "termsprawl-headless")?;
     let target =
         ctl.parent().and_then(Path::parent).context("the release binary has no target dir")?;
     let rustc = rustc();
     eprintln!("bench: compiling the floor program with rustc -O");
     let floor = floor::build(&rustc, &target.join("bench"))?;
-    let tools = Tools { ctl: Invocation::new(ctl), helper, floor, rustc };
+    let headless = Some(Binaries { ctl: ctl.clone(), headless });
+    let tools = Tools { ctl: Invocation::new(ctl), helper, floor, rustc, headless };
 
     let mut report = measure(&tools, plan, command)?;
     report.revision = revision(root);
@@ -123,7 +133,7 @@ pub fn run(
     Ok(failures.is_empty())
 }
 
-/// Starts the server and measures the three parts.
+/// Starts the server and measures the three parts, then part 4 on its own server.
 pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Report> {
     let scratch = tempfile::tempdir().context("cannot create a scratch directory")?;
     let server = ServerProcess::start(&tools.helper, &scratch.path().join("agent-tools"))?;
@@ -137,10 +147,13 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
     let mcp = mcp_part(tools, plan, &session, rss.as_ref())?;
     let client = client_part(tools, plan, &session)?;
     server.stop()?;
+    let terminals = terminals_part(tools, plan, &mut notes)?;
+    let machine = Machine::describe(&tools.rustc);
+    notes.extend(machine.busy_note());
     Ok(Report {
         command,
         revision: None,
-        machine: Machine::describe(&tools.rustc),
+        machine,
         settings: report::Settings {
             runs: plan.runs,
             warmup: plan.warmup,
@@ -150,6 +163,7 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
         one_shot,
         mcp,
         client,
+        terminals,
         notes,
     })
 }
@@ -260,17 +274,44 @@ fn client_part(tools: &Tools, plan: &Plan, session: &Path) -> anyhow::Result<Vec
     Ok(rows)
 }
 
-/// `curl` posting the same request, when curl is installed. The token goes into a header file
-/// (mode 0600 in the scratch directory), never onto a command line.
-fn curl_invocation(session: &Path, scratch: &Path) -> anyhow::Result<Option<Invocation>> {
-    let installed = Command::new("curl")
-        .arg("--version")
+/// Part 4, when there is a headless server to run and tmux for it.
+fn terminals_part(
+    tools: &Tools,
+    plan: &Plan,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<report::Terminals>> {
+    let Some(binaries) = &tools.headless else {
+        notes.push("termsprawl-headless was not given: the terminal rows are missing".to_owned());
+        return Ok(None);
+    };
+    if !installed("tmux", "-V") {
+        notes.push("tmux is not installed: the terminal rows are missing".to_owned());
+        return Ok(None);
+    }
+    let settings = &plan.terminals;
+    eprintln!(
+        "bench: termsprawl-headless, {} terminal_wait reactions and {} calls of each read",
+        settings.waits, settings.reads
+    );
+    let outcome = terminals::measure(&tools.helper, binaries, settings)?;
+    terminals::figures(&outcome).map(Some)
+}
+
+/// Whether `program argument` runs and exits 0.
+fn installed(program: &str, argument: &str) -> bool {
+    Command::new(program)
+        .arg(argument)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_ok_and(|status| status.success());
-    if !installed {
+        .is_ok_and(|status| status.success())
+}
+
+/// `curl` posting the same request, when curl is installed. The token goes into a header file
+/// (mode 0600 in the scratch directory), never onto a command line.
+fn curl_invocation(session: &Path, scratch: &Path) -> anyhow::Result<Option<Invocation>> {
+    if !installed("curl", "--version") {
         return Ok(None);
     }
     let session_text = fs::read_to_string(session).context("cannot read the session file")?;
@@ -346,29 +387,10 @@ fn file_size(program: &OsStr) -> Option<u64> {
     fs::metadata(program).ok().filter(fs::Metadata::is_file).map(|metadata| metadata.len())
 }
 
-/// `cargo build --release --locked ARGS`; the path of the executable `binary` it produced.
-fn cargo_build(cargo: &OsStr, root: &Path, args: &[&str], binary: &str) -> anyhow::Result<PathBuf> {
-    let output = Command::new(cargo)
-        .current_dir(root)
-        .args(["build", "--release", "--locked"])
-        .args(args)
-        .arg("--message-format=json-render-diagnostics")
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .context("cannot run cargo")?;
-    if !output.status.success() {
-        bail!("cargo build --release --locked {} failed", args.join(" "));
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let executable = stdout.lines().rev().find_map(|line| {
-        let message: Value = serde_json::from_str(line).ok()?;
-        if message["reason"] != "compiler-artifact" || message["target"]["name"] != binary {
-            return None;
-        }
-        message["executable"].as_str().map(PathBuf::from)
-    });
-    executable.with_context(|| format!("cargo did not report the executable {binary}"))
+/// `cargo build --release --locked ARGS` ([`binaries::cargo_build`]); the path of the
+/// executable `binary` it produced.
+fn release_build(root: &Path, args: &[&str], binary: &str) -> anyhow::Result<PathBuf> {
+    binaries::executable(&binaries::cargo_build(root, true, args)?, binary)
 }
 
 /// `git rev-parse --short HEAD`, marked when tracked files other than [`DOCUMENT`] changed.

@@ -85,6 +85,14 @@ pub struct Bench {
     /// are made first, unmeasured).
     #[arg(long, default_value_t = 5000, value_parser = at_least_one)]
     pub calls: usize,
+    /// Measured `terminal_wait` reactions on termsprawl-headless (a tenth as many are made
+    /// first, unmeasured).
+    #[arg(long, default_value_t = 100, value_parser = at_least_fifty)]
+    pub waits: usize,
+    /// Measured calls of `guide_read` and of each `terminal_read` on termsprawl-headless (a
+    /// tenth as many rounds are made first, unmeasured).
+    #[arg(long, default_value_t = 1000, value_parser = at_least_one)]
+    pub reads: usize,
     /// Also measure this termsprawlctl-compatible command, side by side (repeatable). Its
     /// arguments are appended, or replace a word that is exactly `{}`; see docs/performance.md.
     #[arg(long, value_name = "COMMAND")]
@@ -96,6 +104,17 @@ pub struct Bench {
     /// Print the tables only; leave docs/performance.md as it is.
     #[arg(long)]
     pub no_write: bool,
+}
+
+/// A count of at least 50: a p95 of fewer samples says little.
+fn at_least_fifty(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(count) if count < 50 => {
+            Err("must be at least 50, so that the p95 means something".to_owned())
+        }
+        Ok(count) => Ok(count),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 fn at_least_one(text: &str) -> Result<usize, String> {
@@ -237,6 +256,12 @@ impl Bench {
             calls: self.calls,
             warmup_calls: self.calls.div_ceil(10),
             vs,
+            terminals: bench::terminals::Settings {
+                waits: self.waits,
+                warmup_waits: self.waits.div_ceil(10),
+                reads: self.reads,
+                warmup_reads: self.reads.div_ceil(10),
+            },
         })
     }
 

@@ -1,7 +1,7 @@
 //! The description of the machine a report was measured on: CPU model, cores, memory, operating
-//! system, kernel and the tool versions.
+//! system, kernel, the tool versions and how busy the machine was (its load average).
 //!
-//! Everything is read from `/proc`, `/etc/os-release` and `--version` outputs; what cannot be read
+//! Everything is read from `/proc`, `/etc/os-release` and version outputs; what cannot be read
 //! is `unknown`. The parsers are pure functions of the file text.
 
 use std::ffi::OsStr;
@@ -27,6 +27,10 @@ pub struct Machine {
     pub rustc: String,
     /// The first two words of `curl --version` (`curl 7.88.1`), when curl is installed.
     pub curl: Option<String>,
+    /// `tmux -V` (`tmux 3.3a`), when tmux is installed.
+    pub tmux: Option<String>,
+    /// The 1, 5 and 15 minute load averages of `/proc/loadavg` (`1.02 0.80 0.45`).
+    pub load: Option<String>,
 }
 
 /// The name written for anything that could not be read.
@@ -52,7 +56,28 @@ impl Machine {
             kernel,
             rustc: first_line_of(rustc, &["--version"]).unwrap_or_else(|| UNKNOWN.to_owned()),
             curl: first_line_of("curl".as_ref(), &["--version"]).map(|line| first_words(&line, 2)),
+            tmux: first_line_of("tmux".as_ref(), &["-V"]),
+            load: fs::read_to_string("/proc/loadavg").ok().as_deref().and_then(load_average),
         }
+    }
+}
+
+impl Machine {
+    /// A note for the report when the machine was busy: its 1-minute load average above the
+    /// logical CPUs, so that other work shared every CPU with the bench.
+    pub fn busy_note(&self) -> Option<String> {
+        let load = self.load.as_deref()?;
+        let one_minute: f64 = load.split_whitespace().next()?.parse().ok()?;
+        #[expect(clippy::cast_precision_loss, reason = "a CPU count")]
+        let cores = self.cores.max(1) as f64;
+        (one_minute > cores).then(|| {
+            format!(
+                "the machine was shared and busy (load average {load} on {} logical CPUs): \
+                 other work competed with every measurement, so the times are longer and more \
+                 spread than on an idle machine; the ratios of a run share that noise",
+                self.cores
+            )
+        })
     }
 }
 
@@ -97,6 +122,14 @@ pub fn os_name(os_release: &str) -> Option<String> {
         .or_else(|| value.strip_prefix('\'').and_then(|inner| inner.strip_suffix('\'')))
         .unwrap_or(value);
     (!unquoted.is_empty()).then(|| unquoted.to_owned())
+}
+
+/// The three load averages of `/proc/loadavg`, space-separated; `None` unless all three are
+/// numbers.
+pub fn load_average(loadavg: &str) -> Option<String> {
+    let fields: Vec<&str> = loadavg.split_whitespace().take(3).collect();
+    let numbers = fields.len() == 3 && fields.iter().all(|field| field.parse::<f64>().is_ok());
+    numbers.then(|| fields.join(" "))
 }
 
 /// The first `count` words of `line`, separated by one space.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::machine::Machine;
 use super::oneshot::RSS_RUNS;
 use super::rss::GNU_TIME;
-use super::stats::{Summary, per_second, ratio};
+use super::stats::{Summary, nanos, per_second, ratio};
 
 /// The name of our program in the tables.
 pub const OURS: &str = "termsprawlctl";
@@ -82,6 +82,36 @@ pub struct Client {
     pub latency: Summary,
 }
 
+/// Part 4: `terminal_wait` and `terminal_read` on the real headless server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terminals {
+    /// Measured waits.
+    pub waits: usize,
+    /// Unmeasured waits first.
+    pub warmup_waits: usize,
+    /// How long after sending a wait its mark was printed.
+    pub settle: Duration,
+    /// From the `write` that printed the mark to the answer in the client, in nanoseconds.
+    pub reaction: Summary,
+    /// From the FIFO write that made the mark print to the answer, in nanoseconds.
+    pub trigger_to_answer: Summary,
+    /// Measured calls of each read.
+    pub reads: usize,
+    /// Unmeasured rounds of reads first.
+    pub warmup_reads: usize,
+    /// The baseline `guide_read` first, then the terminal reads.
+    pub read_rows: Vec<Read>,
+}
+
+/// One read of part 4.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read {
+    /// The call as shown (Markdown).
+    pub call: String,
+    /// Latency per call, in nanoseconds.
+    pub latency: Summary,
+}
+
 /// Everything one run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
@@ -99,6 +129,8 @@ pub struct Report {
     pub mcp: Vec<Mcp>,
     /// Part 3.
     pub client: Vec<Client>,
+    /// Part 4, when the headless server and tmux were there.
+    pub terminals: Option<Terminals>,
     /// Remarks, such as a program that could not be measured.
     pub notes: Vec<String>,
 }
@@ -109,12 +141,14 @@ impl Report {
         self.one_shot.iter().find(|row| row.name == OURS)
     }
 
-    /// The tables: one-shot calls with ratios, the MCP bridge, the in-process client.
+    /// The tables: one-shot calls with ratios, the MCP bridge, the in-process client, the
+    /// terminals on the headless server.
     pub fn tables(&self) -> String {
         let mut out = String::new();
         self.one_shot_tables(&mut out);
         self.mcp_table(&mut out);
         self.client_table(&mut out);
+        self.terminal_tables(&mut out);
         if !self.notes.is_empty() {
             out.push_str("Notes:\n\n");
             for note in &self.notes {
@@ -257,6 +291,73 @@ impl Report {
         out.push('\n');
     }
 
+    fn terminal_tables(&self, out: &mut String) {
+        let Some(terminals) = &self.terminals else { return };
+        let _ = write!(
+            out,
+            "## Terminals on termsprawl-headless\n\n\
+             The real `termsprawl-headless serve` on a temporary data directory, its tmux server on \
+             a private socket there, called with an agent node's session through the in-process \
+             client above, one call at a time.\n\n\
+             `terminal_wait` reaction: {} waits after {} warm-up waits on one run node, each for a \
+             new mark (`until: text`, `since` the previous answer's cursor).\n\
+             {} after a wait is sent, the bench writes the mark into a FIFO; the node's program \
+             reads it, reads `CLOCK_MONOTONIC` and prints `t=<ns> <mark N>` in one `write`.\n\
+             The reaction is the client's `CLOCK_MONOTONIC` when `Client::call` returns the answer \
+             minus that stamp: tmux reading the terminal, its `pipe-pane` copy, the server's \
+             inotify wake-up and match, the HTTP answer and its parsing in the client.\n\
+             The second row adds the program's wake-up after the FIFO write.\n\n",
+            terminals.waits,
+            terminals.warmup_waits,
+            millis(nanos(terminals.settle)),
+        );
+        out.push_str(
+            "| from | to | min | median | p95 | max |\n| --- | --- | ---: | ---: | ---: | ---: |\n",
+        );
+        for (from, summary) in [
+            ("mark printed (`write` to the terminal)", &terminals.reaction),
+            ("mark written into the FIFO", &terminals.trigger_to_answer),
+        ] {
+            let _ = writeln!(
+                out,
+                "| {from} | answer in the client | {} | {} | {} | {} |",
+                millis(summary.min),
+                millis(summary.median),
+                millis(summary.p95),
+                millis(summary.max),
+            );
+        }
+        out.push('\n');
+
+        let _ = write!(
+            out,
+            "`terminal_read` beside `guide_read` on the same server: {} calls of each after {} \
+             warm-up rounds, round-robin, reading the run node above.\n\
+             `guide_read` is answered at once; `terminal_read` takes a turn in the project queue and \
+             runs tmux: `capture-pane` of the screen and scrollback without `since`, the pane's \
+             state with it (the text after `since` comes from the node's stream).\n\n",
+            terminals.reads, terminals.warmup_reads,
+        );
+        out.push_str(
+            "| call | p50 | p95 | p99 | max | p50 / guide_read |\n\
+             | --- | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        let baseline = terminals.read_rows.first().map(|row| row.latency.median);
+        for row in &terminals.read_rows {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                row.call,
+                millis(row.latency.median),
+                millis(row.latency.p95),
+                millis(row.latency.p99),
+                millis(row.latency.max),
+                times(baseline.and_then(|baseline| ratio(row.latency.median, baseline))),
+            );
+        }
+        out.push('\n');
+    }
+
     /// `docs/performance.md`.
     pub fn document(&self) -> String {
         let mut out = String::new();
@@ -298,6 +399,12 @@ impl Report {
         let _ = writeln!(out, "| kernel | {} |", machine.kernel);
         let _ = writeln!(out, "| rustc | {} |", machine.rustc);
         let _ = writeln!(out, "| curl | {} |", machine.curl.as_deref().unwrap_or("not installed"));
+        let _ = writeln!(out, "| tmux | {} |", machine.tmux.as_deref().unwrap_or("not installed"));
+        let _ = writeln!(
+            out,
+            "| load average | {} (1, 5 and 15 minutes, at the end of the run) |",
+            machine.load.as_deref().unwrap_or(super::machine::UNKNOWN)
+        );
         out.push('\n');
     }
 
@@ -353,6 +460,9 @@ start a process, read two small files, make one loopback HTTP round trip.
   Linux carries the spawner's peak RSS into an exec'd child's `ru_maxrss`, so the spawner must be small: GNU time is well under 1 MiB, the bench itself is not.
   Without GNU time (`apt-get install time`) the RSS columns are empty and `--check` fails.
 - Percentiles use the nearest-rank method; a median is a measured sample.
+- Part 4 runs the real `termsprawl-headless serve`, built with `cargo build --release --locked -p termsprawl-headless`, on a temporary data directory with its own tmux server, and calls it with the session of an agent node launched there, through the in-process client of part 3; its section says how the `terminal_wait` reaction is taken.
+  Without tmux the part is left out, with a note.
+- The machine the figures come from may be shared: the load average in the machine table says how busy it was, and a note says so when it was above the logical CPUs.
 - `--vs 'COMMAND'` (repeatable) measures any termsprawlctl-compatible command beside ours, in parts 1 and 2.
   COMMAND is split into words like a shell's simple command, without expansions.
   It gets `--session SESSION call guide_read '{\"topic\":\"canvas\"}'` (part 1) and `--session SESSION mcp` (part 2) appended, or in place of a word that is exactly `{}`.

@@ -3,6 +3,9 @@
 //! - `bench-support serve DIR`: the tool server (prints the session file, serves until stdin ends);
 //! - `bench-support client --session FILE --tasks N --calls N [--warmup N]`: the in-process client
 //!   run, printing one JSON line;
+//! - `bench-support terminals --session FILE --fifo PATH --waits N --reads N [...]`: part 4's
+//!   measuring side against termsprawl-headless, printing one JSON line;
+//! - `bench-support stamp FIFO`: part 4's printing side, the program of its run node;
 //! - `bench-support termsprawlctl ARGS…`: termsprawlctl's own code, so that the harness test can
 //!   measure a debug build without building the `termsprawl-cli` package's binary.
 
@@ -35,6 +38,24 @@ enum Helper {
         #[arg(long, default_value_t = 0)]
         warmup: usize,
     },
+    /// Measure `terminal_wait` reactions and `terminal_read` against termsprawl-headless.
+    Terminals {
+        #[arg(long)]
+        session: PathBuf,
+        /// The FIFO to create for the printing side.
+        #[arg(long)]
+        fifo: PathBuf,
+        #[arg(long)]
+        waits: usize,
+        #[arg(long, default_value_t = 0)]
+        warmup_waits: usize,
+        #[arg(long)]
+        reads: usize,
+        #[arg(long, default_value_t = 0)]
+        warmup_reads: usize,
+    },
+    /// Print a `CLOCK_MONOTONIC` stamp and a mark for every line of the FIFO.
+    Stamp { fifo: PathBuf },
 }
 
 fn main() -> ExitCode {
@@ -47,6 +68,12 @@ fn main() -> ExitCode {
         Helper::Client { session, tasks, calls, warmup } => {
             xtask::bench::client::run_and_print(&session, tasks, calls, warmup)
         }
+        Helper::Terminals { session, fifo, waits, warmup_waits, reads, warmup_reads } => {
+            let settings =
+                xtask::bench::terminals::Settings { waits, warmup_waits, reads, warmup_reads };
+            xtask::bench::terminals::run_and_print(&session, &fifo, &settings)
+        }
+        Helper::Stamp { fifo } => xtask::bench::terminals::stamp(&fifo),
     };
     xtask::exit_code(outcome)
 }

@@ -1,6 +1,7 @@
 //! The programs under test ([`crate::binaries`] builds them): one `termsprawl-headless serve` process at a
 //! time on the soak's data directory, with the faults the harness injects (SIGKILL, SIGTERM,
-//! a torn `endpoint.json`).
+//! a torn `endpoint.json`). `cargo xtask bench` starts its headless server here too
+//! ([`crate::bench::terminals`]), without an execution log.
 
 use std::fs;
 use std::io::Write as _;
@@ -27,8 +28,8 @@ pub struct Places {
     pub data: PathBuf,
     /// The project folders (the first is `serve --project`).
     pub projects: Vec<PathBuf>,
-    /// The execution log of `serve --exec-log`.
-    pub exec_log: PathBuf,
+    /// The execution log of `serve --exec-log`; `None` runs the server without one.
+    pub exec_log: Option<PathBuf>,
     /// Where the servers' and bridges' stderr go.
     pub logs: PathBuf,
 }
@@ -66,7 +67,7 @@ pub enum Stop {
 }
 
 impl Serve {
-    /// Starts `serve --project <first project> --ctl <ctl> --exec-log <log>` and waits for its
+    /// Starts `serve --project <first project> --ctl <ctl> [--exec-log <log>]` and waits for its
     /// `ready` line; its stderr is appended to `logs/serve-<incarnation>.log`.
     pub fn start(binaries: &Binaries, places: &Places, incarnation: u32) -> anyhow::Result<Serve> {
         let log_path = places.logs.join(format!("serve-{incarnation}.log"));
@@ -74,7 +75,9 @@ impl Serve {
             .with_context(|| format!("cannot create {}", log_path.display()))?;
         let mut command =
             serve_command(&binaries.headless, &places.data, &places.projects[0], &binaries.ctl);
-        command.arg("--exec-log").arg(&places.exec_log);
+        if let Some(exec_log) = &places.exec_log {
+            command.arg("--exec-log").arg(exec_log);
+        }
         let serve = test_support::Serve::start(&mut command, START_TIMEOUT, move |line| {
             let _ = writeln!(log, "{line}");
         })?;

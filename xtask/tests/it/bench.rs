@@ -1,32 +1,61 @@
 //! The bench harness end to end in a tiny configuration: a debug `bench-support` as server, as
 //! in-process client and (through its `termsprawlctl` mode) as the program under test, the floor
-//! program compiled for real, curl when installed. Nothing here looks at the figures' values.
+//! program compiled for real, curl when installed; for the terminal part the debug
+//! `termsprawl-headless` and `termsprawlctl` that `cargo test --workspace` builds next to xtask,
+//! over real tmux. Nothing here looks at the figures' values.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use termsprawl_protocol::shell::shell_word;
 use xtask::bench::command::{Invocation, Template};
 use xtask::bench::report::{CURL, FLOOR, OURS};
+use xtask::bench::terminals::{GUIDE_READ, Settings, TERMINAL_READ, TERMINAL_READ_SINCE};
 use xtask::bench::{IN_FLIGHT, Plan, TASKS, Tools, floor, measure, rustc};
+use xtask::binaries::Binaries;
 
 fn helper() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bench-support"))
 }
 
+/// A binary of another package of the workspace, next to the `xtask` binary.
+fn sibling(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_BIN_EXE_xtask")).with_file_name(name);
+    path.is_file().then_some(path)
+}
+
+const MISSING: &str =
+    "tmux, termsprawlctl or termsprawl-headless is missing (cargo test --workspace builds the two)";
+
+/// The headless server and termsprawlctl when they are built, and tmux is installed. Under CI
+/// a missing one is a broken setup, not a reason to leave the part out.
+fn headless() -> Option<Binaries> {
+    let tmux = Command::new("tmux").arg("-V").output().is_ok_and(|output| output.status.success());
+    let found = match (sibling("termsprawlctl"), sibling("termsprawl-headless")) {
+        (Some(ctl), Some(headless)) if tmux => Some(Binaries { ctl, headless }),
+        _ => None,
+    };
+    if found.is_none() {
+        assert!(std::env::var_os("CI").is_none_or(|value| value.is_empty()), "{MISSING}");
+    }
+    found
+}
+
 /// The tools, with the floor program compiled into `dir`.
-fn tools(dir: &std::path::Path) -> Tools {
+fn tools(dir: &Path) -> Tools {
     Tools {
         ctl: Invocation::new(helper()).arg("termsprawlctl"),
         helper: helper(),
         floor: floor::build(&rustc(), dir).unwrap(),
         rustc: rustc(),
+        headless: headless(),
     }
 }
 
 fn plan(vs: &[&str]) -> Plan {
     let vs = vs.iter().map(|text| ((*text).to_owned(), Template::parse(text).unwrap())).collect();
-    Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs }
+    let terminals = Settings { waits: 4, warmup_waits: 1, reads: 5, warmup_reads: 1 };
+    Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs, terminals }
 }
 
 fn gnu_time_installed() -> bool {
@@ -90,8 +119,35 @@ fn every_part_is_measured_and_reported() {
         report.client.iter().map(|row| (row.tasks, row.latency.count)).collect();
     assert_eq!(clients, [(1, 40), (TASKS, 40)]);
 
+    match (&report.terminals, &tools.headless) {
+        (Some(terminals), Some(_)) => {
+            assert_eq!((terminals.waits, terminals.reaction.count), (4, 4));
+            assert_eq!(terminals.trigger_to_answer.count, 4);
+            // A reaction is real time, from a print that followed the trigger.
+            assert!(terminals.reaction.min > 0);
+            assert!(terminals.trigger_to_answer.min >= terminals.reaction.min);
+            let reads: Vec<(&str, usize)> = terminals
+                .read_rows
+                .iter()
+                .map(|row| (row.call.as_str(), row.latency.count))
+                .collect();
+            assert_eq!(reads, [(GUIDE_READ, 5), (TERMINAL_READ, 5), (TERMINAL_READ_SINCE, 5)]);
+        }
+        (None, None) => {
+            eprintln!("the terminal part was left out: {MISSING}");
+            let note = "termsprawl-headless was not given: the terminal rows are missing";
+            assert!(report.notes.contains(&note.to_owned()), "{:?}", report.notes);
+        }
+        (terminals, binaries) => panic!("terminal part {terminals:?} with binaries {binaries:?}"),
+    }
+
     let document = report.document();
-    for heading in ["## Machine", "## One-shot call", "## MCP bridge", "## Client in process"] {
+    let mut headings =
+        vec!["## Machine", "## One-shot call", "## MCP bridge", "## Client in process"];
+    if tools.headless.is_some() {
+        headings.push("## Terminals on termsprawl-headless");
+    }
+    for heading in headings {
         assert!(document.contains(heading), "{heading} missing from\n{document}");
     }
     assert!(document.contains("`cargo xtask bench --runs 3`"));
@@ -121,4 +177,85 @@ fn the_floor_program_reports_a_missing_session() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.starts_with("floor: cannot read the session file: "), "{stderr}");
+}
+
+#[test]
+fn the_printing_side_stamps_each_mark_with_the_shared_clock() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use xtask::bench::terminals::{READY, mark, monotonic_ns, printed_at};
+
+    let scratch = tempfile::tempdir().unwrap();
+    let fifo = scratch.path().join("stamp.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut child = Command::new(helper())
+        .arg("stamp")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), READY);
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    let before = monotonic_ns();
+    writer.write_all(b"3\n").unwrap();
+    let line = lines.next().unwrap().unwrap();
+    let after = monotonic_ns();
+    let printed = printed_at(&line, &mark("3")).unwrap_or_else(|| panic!("{line:?}"));
+    assert!((before..=after).contains(&printed), "{before} {printed} {after}");
+    writer.write_all(b"quit\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(lines.next().is_none());
+}
+
+#[test]
+fn the_printing_side_needs_its_fifo() {
+    let scratch = tempfile::tempdir().unwrap();
+    let output = Command::new(helper())
+        .arg("stamp")
+        .arg(scratch.path().join("missing.fifo"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.starts_with("error: cannot open "), "{stderr}");
+}
+
+#[test]
+fn the_terminal_part_fails_clearly_on_a_server_without_terminals() {
+    // The bench's own server answers guide_read only: the run node cannot start.
+    let scratch = tempfile::tempdir().unwrap();
+    let server =
+        xtask::bench::server::ServerProcess::start(&helper(), &scratch.path().join("agent-tools"))
+            .unwrap();
+    let output = Command::new(helper())
+        .arg("terminals")
+        .arg("--session")
+        .arg(server.session_file())
+        .arg("--fifo")
+        .arg(scratch.path().join("stamp.fifo"))
+        .args(["--waits", "2", "--reads", "2"])
+        .output()
+        .unwrap();
+    server.stop().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.stdout, b"");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "error: terminal_run failed: terminal_run is not served by the bench server\n"
+    );
+    // The FIFO was made in the place given, and an existing one is refused.
+    let again = Command::new(helper())
+        .arg("terminals")
+        .arg("--session")
+        .arg(scratch.path().join("nope.json"))
+        .arg("--fifo")
+        .arg(scratch.path().join("stamp.fifo"))
+        .args(["--waits", "2", "--reads", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    let stderr = String::from_utf8(again.stderr).unwrap();
+    assert!(stderr.starts_with("error: cannot create the FIFO "), "{stderr}");
 }

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use super::{
-    Client, MAX_ONE_SHOT_RSS, Mcp, OneShot, Report, Settings, mebibytes, millis, rate, times,
+    Client, MAX_ONE_SHOT_RSS, Mcp, OneShot, Read, Report, Settings, Terminals, mebibytes, millis,
+    rate, times,
 };
 use crate::bench::machine::Machine;
 use crate::bench::oneshot::RSS_RUNS;
@@ -41,6 +42,8 @@ fn report() -> Report {
             kernel: "Linux 6.1.0".to_owned(),
             rustc: "rustc 1.95.0 (59807616e 2026-04-14)".to_owned(),
             curl: Some("curl 7.88.1".to_owned()),
+            tmux: Some("tmux 3.3a".to_owned()),
+            load: Some("3.52 2.10 1.05".to_owned()),
         },
         settings: Settings { runs: 300, warmup: 20, calls: 5000, warmup_calls: 500 },
         one_shot: vec![
@@ -78,7 +81,29 @@ fn report() -> Report {
             elapsed: Duration::from_millis(400),
             latency: summary(1_000_000, 2_500_000, 3_000_000, 4_000_000),
         }],
+        terminals: Some(terminals()),
         notes: vec!["a note".to_owned()],
+    }
+}
+
+fn terminals() -> Terminals {
+    let read = |call: &str, median: u64| Read {
+        call: call.to_owned(),
+        latency: summary(median * 9 / 10, median, median * 2, median * 5),
+    };
+    Terminals {
+        waits: 100,
+        warmup_waits: 10,
+        settle: Duration::from_millis(100),
+        reaction: summary(700_000, 1_100_000, 2_400_000, 6_000_000),
+        trigger_to_answer: summary(800_000, 1_250_000, 2_900_000, 6_500_000),
+        reads: 1000,
+        warmup_reads: 100,
+        read_rows: vec![
+            read("`guide_read` `{\"topic\":\"canvas\"}`", 250_000),
+            read("`terminal_read` `{\"nodeId\":…}`", 2_000_000),
+            read("`terminal_read` `{\"nodeId\":…,\"since\":0}`", 1_250_000),
+        ],
     }
 }
 
@@ -131,6 +156,38 @@ fn the_check_fails_without_its_two_rows() {
     let mut zero = report();
     zero.one_shot[1].wall.median = 0;
     assert_eq!(zero.check(), ["median one-shot time 1.20 ms is – the floor's 0.000 ms (limit 2x)"]);
+}
+
+#[test]
+fn the_terminal_rows_give_the_reaction_and_the_reads_against_guide_read() {
+    let tables = report().tables();
+    assert!(
+        tables.contains(
+            "| mark printed (`write` to the terminal) | answer in the client | 0.700 ms | 1.10 ms | 2.40 ms | 6.00 ms |"
+        ),
+        "{tables}"
+    );
+    assert!(tables.contains("| `guide_read` `{\"topic\":\"canvas\"}` | 0.250 ms | 0.500 ms | 0.500 ms | 1.25 ms | 1.00x |"), "{tables}");
+    assert!(
+        tables.contains(
+            "| `terminal_read` `{\"nodeId\":…}` | 2.00 ms | 4.00 ms | 4.00 ms | 10.0 ms | 8.00x |"
+        ),
+        "{tables}"
+    );
+    assert!(tables.contains("| 1.25 ms | 2.50 ms | 2.50 ms | 6.25 ms | 5.00x |"), "{tables}");
+    assert!(tables.contains("100 waits after 10 warm-up waits"), "{tables}");
+    assert!(tables.contains("100 ms after a wait is sent"), "{tables}");
+    // The check is about one-shot calls only.
+    assert!(report().check().is_empty());
+}
+
+#[test]
+fn without_the_terminal_part_its_section_is_missing() {
+    let mut report = report();
+    report.terminals = None;
+    let tables = report.tables();
+    assert!(!tables.contains("## Terminals on termsprawl-headless"), "{tables}");
+    assert!(tables.contains("## Client in process"), "{tables}");
 }
 
 #[test]

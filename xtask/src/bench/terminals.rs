@@ -1,0 +1,464 @@
+//! Part 4: terminals on the real `termsprawl-headless` server, through the in-process client of
+//! part 3: how soon a pending `terminal_wait` answers once the text it waits for is printed, and
+//! what a `terminal_read` costs beside a `guide_read` of the same server (the queue turn and the
+//! tmux work of every terminal read).
+//!
+//! Three processes take part:
+//! - the xtask side, [`measure`]: starts `termsprawl-headless serve` on a temporary data
+//!   directory, whose tmux server runs on a private socket there ([`crate::soak::server`]),
+//!   launches one agent node for a session, runs the measuring side and stops everything;
+//! - the measuring side, [`run`] (`bench-support terminals`, release): opens a run node whose
+//!   program is the printing side; for each sample it sends `terminal_wait {until: text}` for a
+//!   new mark, lets [`SETTLE`] pass so that the wait is pending in the server, and writes the
+//!   mark into the printing side's FIFO; then the reads, round-robin. It prints one JSON line,
+//!   [`Outcome`];
+//! - the printing side, [`stamp`] (`bench-support stamp FIFO`, the run node's program): for each
+//!   line read from the FIFO it reads `CLOCK_MONOTONIC` and writes `t=<ns> <mark N>` and a line
+//!   feed to the terminal in one `write`.
+//!
+//! The reaction of one wait is the measuring side's `CLOCK_MONOTONIC` when `Client::call` returns
+//! the answer, minus the stamp printed before the mark in that answer's output ([`printed_at`]).
+//! Both processes read the same clock of the machine, so the delay runs from the `write` that
+//! printed the text to the answer in the client; [`figures`] turns the samples into the report.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail, ensure};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_transport::Client;
+
+use termsprawl_protocol::shell::single_quoted;
+use super::report;
+use super::stats::{Summary, nanos};
+use crate::binaries::Binaries;
+use crate::soak::server::{self, Places, Serve, Stop};
+
+/// How long after sending a wait the mark is printed: the wait must be pending by then, so that
+/// its answer is a reaction and not the end of a request that found the text already there.
+pub const SETTLE: Duration = Duration::from_millis(100);
+
+/// What the printing side prints once its FIFO is open.
+pub const READY: &str = "stamp ready";
+
+/// The FIFO line that ends the printing side.
+pub const QUIT: &str = "quit";
+
+/// The `timeoutMs` of every measured wait: a mark that does not arrive in time is an error.
+pub const WAIT_TIMEOUT_MS: u64 = 10_000;
+
+/// The call of the baseline row, as the table shows it.
+pub const GUIDE_READ: &str = r#"`guide_read` `{"topic":"canvas"}`"#;
+/// A `terminal_read` of the run node (its screen and scrollback through tmux `capture-pane`).
+pub const TERMINAL_READ: &str = r#"`terminal_read` `{"nodeId":…}`"#;
+/// A `terminal_read` with `since` (the pane's state from tmux, the text from the stream).
+pub const TERMINAL_READ_SINCE: &str = r#"`terminal_read` `{"nodeId":…,"since":0}`"#;
+
+/// How many samples to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Measured waits.
+    pub waits: usize,
+    /// Unmeasured waits first.
+    pub warmup_waits: usize,
+    /// Measured calls of each read.
+    pub reads: usize,
+    /// Unmeasured rounds of reads first.
+    pub warmup_reads: usize,
+}
+
+/// One measured wait, in `CLOCK_MONOTONIC` nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitSample {
+    /// When the measuring side wrote the mark into the FIFO.
+    pub trigger_ns: u64,
+    /// The printing side's stamp, read just before it printed the mark.
+    pub printed_ns: u64,
+    /// When `Client::call` returned the wait's answer.
+    pub answered_ns: u64,
+}
+
+/// What one run of the measuring side took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The settings it ran with.
+    pub settings: Settings,
+    /// Every measured wait, in order.
+    pub waits: Vec<WaitSample>,
+    /// The latency of each measured `guide_read`, in nanoseconds.
+    pub guide_read_ns: Vec<u64>,
+    /// The latency of each measured `terminal_read` without `since`.
+    pub terminal_read_ns: Vec<u64>,
+    /// The latency of each measured `terminal_read` with `since: 0`.
+    pub terminal_read_since_ns: Vec<u64>,
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock every process of the machine shares.
+pub fn monotonic_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let seconds = u64::try_from(now.tv_sec).unwrap_or(0);
+    let fraction = u64::try_from(now.tv_nsec).unwrap_or(0);
+    seconds.saturating_mul(1_000_000_000).saturating_add(fraction)
+}
+
+/// The mark of wait number `index`: closed by `>`, so that no mark is part of another.
+pub fn mark(index: &str) -> String {
+    format!("<mark {index}>")
+}
+
+/// The line the printing side writes for the FIFO line `index` at `CLOCK_MONOTONIC` `ns`.
+pub fn stamp_line(index: &str, ns: u64) -> String {
+    format!("t={ns} {}\n", mark(index))
+}
+
+/// The stamp printed just before `mark` in `output`: the number of the `t=<ns>` word that ends
+/// right before the mark's first occurrence; `None` when the mark or its stamp is missing.
+pub fn printed_at(output: &str, mark: &str) -> Option<u64> {
+    let at = output.find(mark)?;
+    let before = output[..at].strip_suffix(' ')?;
+    let word = before.rsplit(char::is_whitespace).next()?;
+    let digits = word.strip_prefix("t=")?;
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The report's figures of `outcome`: the reaction (printed to answered) and the trigger to
+/// answer delay of every wait, and the three reads with `guide_read` first. An error when a
+/// sample is impossible (answered before it was printed, printed before it was triggered) or a
+/// part has no samples.
+pub fn figures(outcome: &Outcome) -> anyhow::Result<report::Terminals> {
+    let mut reactions = Vec::with_capacity(outcome.waits.len());
+    let mut triggered = Vec::with_capacity(outcome.waits.len());
+    for (index, sample) in outcome.waits.iter().enumerate() {
+        let reaction = sample.answered_ns.checked_sub(sample.printed_ns).with_context(|| {
+            format!("wait {index} was answered before its mark was printed: {sample:?}")
+        })?;
+        ensure!(
+            sample.printed_ns >= sample.trigger_ns,
+            "mark {index} was printed before it was written into the FIFO: {sample:?}"
+        );
+        reactions.push(reaction);
+        triggered.push(sample.answered_ns - sample.trigger_ns);
+    }
+    let summary = |samples: &[u64], what: &str| {
+        Summary::of(samples).with_context(|| format!("no {what} was measured"))
+    };
+    let settings = outcome.settings;
+    Ok(report::Terminals {
+        waits: outcome.waits.len(),
+        warmup_waits: settings.warmup_waits,
+        settle: SETTLE,
+        reaction: summary(&reactions, "terminal_wait")?,
+        trigger_to_answer: summary(&triggered, "terminal_wait")?,
+        reads: settings.reads,
+        warmup_reads: settings.warmup_reads,
+        read_rows: vec![
+            report::Read {
+                call: GUIDE_READ.to_owned(),
+                latency: summary(&outcome.guide_read_ns, "guide_read")?,
+            },
+            report::Read {
+                call: TERMINAL_READ.to_owned(),
+                latency: summary(&outcome.terminal_read_ns, "terminal_read")?,
+            },
+            report::Read {
+                call: TERMINAL_READ_SINCE.to_owned(),
+                latency: summary(&outcome.terminal_read_since_ns, "terminal_read with since")?,
+            },
+        ],
+    })
+}
+
+/// The xtask side: `serve` on a temporary data directory (no execution log), one agent node
+/// launched for its session, `helper terminals` against it; then the server is stopped with
+/// SIGTERM and its tmux server killed, also after a failure.
+pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyhow::Result<Outcome> {
+    let temp = tempfile::Builder::new()
+        .prefix("termsprawl-bench-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let root = temp.path().canonicalize()?;
+    let places = Places {
+        data: root.join("data"),
+        projects: vec![root.join("project")],
+        exec_log: None,
+        logs: root.join("logs"),
+        root: root.clone(),
+    };
+    for dir in places.projects.iter().chain([&places.logs]) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let serve = Serve::start(binaries, &places, 0)?;
+    let outcome = launch_and_run(helper, binaries, &places, settings);
+    let stopped = serve.stop(Stop::Term);
+    crate::binaries::kill_tmux_server(&places.tmux_socket());
+    let outcome = outcome.map_err(|error| {
+        let log = std::fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
+        error.context(format!("the server said:\n{}", log.trim_end()))
+    })?;
+    stopped?;
+    Ok(outcome)
+}
+
+fn launch_and_run(
+    helper: &Path,
+    binaries: &Binaries,
+    places: &Places,
+    settings: &Settings,
+) -> anyhow::Result<Outcome> {
+    let folder = places.projects[0].to_string_lossy();
+    let printed = server::headless(
+        binaries,
+        places,
+        &[
+            "launch",
+            "--project",
+            &folder,
+            "--agent",
+            "bench",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "cat >/dev/null",
+        ],
+    )?;
+    let launched: Value = serde_json::from_str(&printed).context("launch printed no JSON")?;
+    let session = launched["sessionFile"].as_str().context("launch printed no sessionFile")?;
+    let output = Command::new(helper)
+        .arg("terminals")
+        .args(["--session", session])
+        .arg("--fifo")
+        .arg(places.root.join("stamp.fifo"))
+        .args(["--waits", &settings.waits.to_string()])
+        .args(["--warmup-waits", &settings.warmup_waits.to_string()])
+        .args(["--reads", &settings.reads.to_string()])
+        .args(["--warmup-reads", &settings.warmup_reads.to_string()])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot start {}", helper.display()))?;
+    ensure!(output.status.success(), "the terminal measurements failed: {}", output.status);
+    let outcome: Outcome = serde_json::from_slice(&output.stdout)
+        .context("the terminal measurements printed no outcome")?;
+    ensure!(
+        outcome.waits.len() == settings.waits
+            && [&outcome.guide_read_ns, &outcome.terminal_read_ns, &outcome.terminal_read_since_ns]
+                .iter()
+                .all(|samples| samples.len() == settings.reads),
+        "the terminal measurements took other counts than asked: {} waits, {} reads",
+        outcome.waits.len(),
+        outcome.terminal_read_ns.len()
+    );
+    Ok(outcome)
+}
+
+/// `bench-support terminals`: [`run`], then its [`Outcome`] as one JSON line on stdout.
+pub fn run_and_print(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<()> {
+    let outcome = run(session, fifo, settings)?;
+    println!("{}", serde_json::to_string(&outcome).expect("an outcome always serialises"));
+    Ok(())
+}
+
+/// The measuring side: creates the FIFO `fifo`, opens a run node printing through it, measures
+/// the waits and then the reads with the session file `session`.
+pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<Outcome> {
+    let program = std::env::current_exe().context("cannot find this program")?;
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .with_context(|| format!("cannot create the FIFO {}", fifo.display()))?;
+    let command = format!(
+        "exec {} stamp {}",
+        single_quoted(&program.to_string_lossy()),
+        single_quoted(&fifo.to_string_lossy())
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(async {
+        let calls = Calls { client: Client::default(), session: session.to_path_buf() };
+        let mut node = Node::start(&calls, &command, fifo).await?;
+        let mut waits = Vec::with_capacity(settings.waits);
+        for index in 0..settings.warmup_waits + settings.waits {
+            let sample = node.wait(&calls, index).await?;
+            if index >= settings.warmup_waits {
+                waits.push(sample);
+            }
+        }
+        let mut reads = [Vec::new(), Vec::new(), Vec::new()];
+        let last_mark =
+            mark(&(settings.warmup_waits + settings.waits).saturating_sub(1).to_string());
+        let node_id = node.id.clone();
+        let requests = [
+            (ToolRequest::new("guide_read", &json!({"topic": "canvas"})), None),
+            (ToolRequest::new("terminal_read", &json!({"nodeId": node_id})), Some(&last_mark)),
+            (
+                ToolRequest::new("terminal_read", &json!({"nodeId": node_id, "since": 0})),
+                Some(&last_mark),
+            ),
+        ];
+        for round in 0..settings.warmup_reads + settings.reads {
+            for ((request, shows), latencies) in requests.iter().zip(&mut reads) {
+                let started = std::time::Instant::now();
+                let result = calls.client.call(&calls.session, request).await;
+                let latency = nanos(started.elapsed());
+                check_read(&result, *shows)?;
+                if round >= settings.warmup_reads {
+                    latencies.push(latency);
+                }
+            }
+        }
+        node.quit();
+        let [guide_read_ns, terminal_read_ns, terminal_read_since_ns] = reads;
+        Ok(Outcome {
+            settings: *settings,
+            waits,
+            guide_read_ns,
+            terminal_read_ns,
+            terminal_read_since_ns,
+        })
+    })
+}
+
+/// The client and the session every call uses.
+struct Calls {
+    client: Client,
+    session: std::path::PathBuf,
+}
+
+impl Calls {
+    /// One call; its value, or an error naming the operation.
+    async fn call(&self, operation: &str, args: &Value) -> anyhow::Result<Value> {
+        value_of(
+            operation,
+            self.client.call(&self.session, &ToolRequest::new(operation, args)).await,
+        )
+    }
+}
+
+/// The value of a successful `operation`, or an error with the tool's message.
+fn value_of(operation: &str, result: ToolResult) -> anyhow::Result<Value> {
+    match result {
+        ToolResult::Success { value } => Ok(value.unwrap_or(Value::Null)),
+        ToolResult::Failure { error } => bail!("{operation} failed: {error}"),
+    }
+}
+
+/// A read must answer what it reads: the canvas guide, or terminal output showing `mark`.
+fn check_read(result: &ToolResult, shows: Option<&String>) -> anyhow::Result<()> {
+    let Some(mark) = shows else {
+        return super::server::check_result(result)
+            .map_err(|reason| anyhow::anyhow!("guide_read: {reason}"));
+    };
+    let value = value_of("terminal_read", result.clone())?;
+    let output = value["output"].as_str().unwrap_or_default();
+    ensure!(
+        output.contains(mark.as_str()) && value["cursor"].is_u64(),
+        "terminal_read did not show {mark} with a cursor: {value}"
+    );
+    Ok(())
+}
+
+/// The run node of the printing side, and the FIFO into it.
+struct Node {
+    id: String,
+    fifo: File,
+    cursor: u64,
+}
+
+impl Node {
+    /// `terminal_run` of `command` (without waiting), then a wait for [`READY`]; the FIFO is
+    /// opened for writing once the printing side holds it open.
+    async fn start(calls: &Calls, command: &str, fifo: &Path) -> anyhow::Result<Node> {
+        let args = json!({"command": command, "title": "bench stamp", "timeoutMs": 0});
+        let started = calls.call("terminal_run", &args).await?;
+        let id = started["nodeId"].as_str().context("terminal_run gave no nodeId")?.to_owned();
+        let args = json!({"nodeId": id, "until": "text", "text": READY, "since": 0, "timeoutMs": WAIT_TIMEOUT_MS});
+        let ready = calls.call("terminal_wait", &args).await?;
+        ensure!(
+            ready["reached"] == true,
+            "the printing side did not start within {WAIT_TIMEOUT_MS} ms: {ready}"
+        );
+        let cursor = ready["cursor"].as_u64().context("terminal_wait gave no cursor")?;
+        let fifo = OpenOptions::new()
+            .write(true)
+            .open(fifo)
+            .with_context(|| format!("cannot open the FIFO {}", fifo.display()))?;
+        Ok(Node { id, fifo, cursor })
+    }
+
+    /// One wait: sent, [`SETTLE`], the mark written, the answer checked and timed.
+    async fn wait(&mut self, calls: &Calls, index: usize) -> anyhow::Result<WaitSample> {
+        let line = index.to_string();
+        let mark = mark(&line);
+        let args = json!({
+            "nodeId": self.id, "until": "text", "text": mark, "since": self.cursor,
+            "timeoutMs": WAIT_TIMEOUT_MS,
+        });
+        let request = ToolRequest::new("terminal_wait", &args);
+        let (client, session) = (calls.client.clone(), calls.session.clone());
+        let pending = tokio::spawn(async move {
+            let result = client.call(&session, &request).await;
+            (result, monotonic_ns())
+        });
+        tokio::time::sleep(SETTLE).await;
+        let trigger_ns = monotonic_ns();
+        self.fifo
+            .write_all(format!("{line}\n").as_bytes())
+            .context("cannot write into the FIFO")?;
+        let (result, answered_ns) = pending.await.context("the waiting task panicked")?;
+        let value = value_of("terminal_wait", result)?;
+        let output = value["output"].as_str().unwrap_or_default();
+        ensure!(
+            value["reached"] == true,
+            "terminal_wait did not see {mark} within {WAIT_TIMEOUT_MS} ms: {value}"
+        );
+        let printed_ns = printed_at(output, &mark)
+            .with_context(|| format!("no stamp before {mark} in {output:?}"))?;
+        self.cursor = value["cursor"].as_u64().context("terminal_wait gave no cursor")?;
+        Ok(WaitSample { trigger_ns, printed_ns, answered_ns })
+    }
+
+    /// Ends the printing side (its node stays until the server goes).
+    fn quit(mut self) {
+        let _ = self.fifo.write_all(format!("{QUIT}\n").as_bytes());
+    }
+}
+
+/// The printing side, `bench-support stamp FIFO`: opens the FIFO (read-write, so that it never
+/// sees an end of file), prints [`READY`], then for every line until [`QUIT`] prints
+/// [`stamp_line`] with the time read just before, in one `write`.
+pub fn stamp(fifo: &Path) -> anyhow::Result<()> {
+    let input = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(fifo)
+        .with_context(|| format!("cannot open {}", fifo.display()))?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(format!("{READY}\n").as_bytes()).and_then(|()| out.flush())?;
+    for line in BufReader::new(input).lines() {
+        let line = line.context("cannot read the FIFO")?;
+        if line == QUIT {
+            break;
+        }
+        let text = stamp_line(&line, monotonic_ns());
+        out.write_all(text.as_bytes()).and_then(|()| out.flush())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
