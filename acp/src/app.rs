@@ -24,7 +24,7 @@ use crate::options::{AgentLog, Options};
 use crate::permission::{self, Ask};
 use crate::render::{Piece, Renderer, stop_line};
 use crate::schema::{self, InitializeResult, NewSessionResult, PromptResult};
-use crate::terminal::{self, Terminals};
+use crate::terminal::{self, Backend};
 use crate::trace::Trace;
 use crate::ui::Ui;
 use crate::wire::{self, Connection, ReadEnd, RpcError, code};
@@ -111,16 +111,23 @@ pub(crate) async fn main(
             return ExitStatus::Failure;
         }
     };
-    // `--terminals auto` means the local tmux backend until the app can host them (acp.md §2.10).
-    let terminals =
-        match Terminals::new(terminal::Server::Name(terminal::SOCKET_NAME.to_owned()), cwd.clone())
-        {
-            Ok(terminals) => Arc::new(terminals),
-            Err(error) => {
-                ui.error(&format!("cannot prepare the terminals: {error}"));
-                return ExitStatus::Failure;
+    // `--terminals` chooses the backend before the agent starts (acp.md §2.10).
+    let terminals = match terminal::choose(options.terminals, session_file.as_deref(), &cwd).await {
+        Ok(chosen) => {
+            if let Some(notice) = chosen.notice {
+                ui.error(&notice);
             }
-        };
+            Arc::new(chosen.backend)
+        }
+        Err(error @ terminal::ChoiceError::Local(_)) => {
+            ui.error(&error.to_string());
+            return ExitStatus::Failure;
+        }
+        Err(error) => {
+            ui.usage_error(&error.to_string());
+            return ExitStatus::Usage;
+        }
+    };
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {
@@ -286,7 +293,7 @@ struct App {
     ui: Ui,
     connection: Connection,
     client: Client,
-    terminals: Arc<Terminals>,
+    terminals: Arc<Backend>,
     events: mpsc::UnboundedReceiver<Event>,
     input: mpsc::UnboundedReceiver<Input>,
     /// Input that arrived during a turn and waits for it to end.
@@ -727,7 +734,7 @@ impl App {
         match event {
             Event::Update(update) => {
                 let terminals = Arc::clone(&self.terminals);
-                let attach = move |id: &str| terminals.attach_command(id);
+                let attach = move |id: &str| terminals.location(id);
                 for piece in self.renderer.update(&update, &attach) {
                     self.piece(piece);
                 }

@@ -19,7 +19,7 @@ use crate::schema::{
     self, CancelRequestParams, CreateTerminalParams, ReadTextFileParams, RequestPermissionParams,
     SessionNotification, SessionUpdate, TerminalParams, WriteTextFileParams,
 };
-use crate::terminal::{self, Terminals};
+use crate::terminal::{self, Backend};
 use crate::wire::{Connection, Inbound, RpcError, code};
 
 /// What the chat loop hears from the connection.
@@ -43,7 +43,7 @@ pub(crate) enum Event {
 #[derive(Debug)]
 pub(crate) struct Config {
     pub(crate) roots: Roots,
-    pub(crate) terminals: Arc<Terminals>,
+    pub(crate) terminals: Arc<Backend>,
     pub(crate) permission: PermissionMode,
     pub(crate) permission_timeout: Duration,
 }

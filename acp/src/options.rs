@@ -23,7 +23,7 @@ Options:
   --permission ask|allow-once|deny
                                 who answers the agent's permission asks: the person (default), or a policy by option kind
   --permission-timeout SECONDS  how long a permission ask waits for the person; then it is cancelled (default: 600)
-  --terminals auto|tmux         where agent terminals run; auto means the local tmux server today (default: auto)
+  --terminals auto|canvas|tmux  where agent terminals run: canvas nodes, when the tool server offers terminal_run and terminal_wait (auto), always (canvas), or the local tmux server (tmux) (default: auto)
   --no-mcp                      do not hand the agent termsprawl's MCP bridge
   --trace FILE                  append every wire message as a JSON line
   --agent-log FILE|-            where the agent's stderr goes; - copies it to stderr (default: a new temporary file)
@@ -49,8 +49,10 @@ pub(crate) enum PermissionMode {
 /// Where agent terminals run (`acp.md` §2.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TerminalBackend {
-    /// Canvas terminals when the app can provide them; the tmux backend today.
+    /// Canvas terminals when the app can provide them, else the local tmux server.
     Auto,
+    /// Canvas terminals, or a failure at start.
+    Canvas,
     /// Always the local tmux server.
     Tmux,
 }
@@ -203,8 +205,9 @@ fn apply(options: &mut Options, flag: &str, value: OsString) -> Result<(), Usage
         "terminals" => {
             options.terminals = match utf8(flag, &value)? {
                 "auto" => TerminalBackend::Auto,
+                "canvas" => TerminalBackend::Canvas,
                 "tmux" => TerminalBackend::Tmux,
-                other => return Err(invalid(flag, other, "is not one of auto, tmux")),
+                other => return Err(invalid(flag, other, "is not one of auto, canvas, tmux")),
             }
         }
         "trace" => options.trace = Some(PathBuf::from(non_empty(flag, value)?)),

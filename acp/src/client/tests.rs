@@ -11,7 +11,7 @@ use super::{Client, Config, Event};
 use crate::fs::Roots;
 use crate::options::PermissionMode;
 use crate::schema::SessionUpdate;
-use crate::terminal::{Server, Terminals};
+use crate::terminal::{Backend, Server, Terminals};
 use crate::wire::{Connection, Inbound};
 
 struct Fixture {
@@ -32,7 +32,7 @@ fn fixture(permission: PermissionMode, timeout: Duration) -> Fixture {
     .unwrap();
     let config = Config {
         roots: Roots::new(directory.path()).unwrap(),
-        terminals: Arc::new(terminals),
+        terminals: Arc::new(Backend::Tmux(terminals)),
         permission,
         permission_timeout: timeout,
     };
