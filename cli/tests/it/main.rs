@@ -5,6 +5,7 @@
 //! under the official MCP Python SDK.
 
 mod acp;
+mod acp_canvas;
 mod acp_interactive;
 mod acp_scripted;
 mod commands;
