@@ -114,18 +114,14 @@ pub(crate) async fn main(
     // `--terminals` chooses the backend before the agent starts (acp.md §2.10).
     let terminals = match terminal::choose(options.terminals, session_file.as_deref(), &cwd).await {
         Ok(chosen) => {
-            if let Some(notice) = chosen.notice {
-                ui.error(&notice);
+            if let Some(notice) = &chosen.notice {
+                ui.error(notice);
             }
             Arc::new(chosen.backend)
         }
-        Err(error @ terminal::ChoiceError::Local(_)) => {
-            ui.error(&error.to_string());
-            return ExitStatus::Failure;
-        }
         Err(error) => {
-            ui.usage_error(&error.to_string());
-            return ExitStatus::Usage;
+            ui.error(&error.to_string());
+            return error.exit_status();
         }
     };
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {

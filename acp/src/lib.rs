@@ -3,8 +3,9 @@
 //!
 //! This crate owns the whole front end: the option parser ([`run`]'s argv after the word `acp`), the
 //! agent process, the JSON-RPC connection, the chat loop and its rendering, the fail-closed permission
-//! asks, the confined file system and the tmux-backed terminals. The `cli` crate only dispatches the
-//! word `acp` to [`run`].
+//! asks, the confined file system and the agent's terminals: on a local tmux server, or as canvas
+//! nodes through the tool server's `terminal_run` and `terminal_wait` (protocol 1.3.0), chosen by
+//! `--terminals`. The `cli` crate only dispatches the word `acp` to [`run`].
 //!
 //! It must never: answer a permission ask `selected` with anything but the person's explicit choice
 //! (or a kind-based policy the person chose on the command line); touch a file outside the session

@@ -8,7 +8,8 @@ use termsprawl_protocol::ToolRequest;
 use termsprawl_transport::Client;
 
 use super::canvas::{self, CanvasTerminals};
-use super::{ExitStatus, Output, SOCKET_NAME, Server, Spec, Terminals};
+use super::{ExitStatus as CommandStatus, Output, SOCKET_NAME, Server, Spec, Terminals};
+use crate::exit::ExitStatus;
 use crate::options::TerminalBackend;
 use crate::wire::RpcError;
 
@@ -37,6 +38,17 @@ pub(crate) enum ChoiceError {
     /// The tmux backend could not be prepared.
     #[error("cannot prepare the terminals: {0}")]
     Local(String),
+}
+
+impl ChoiceError {
+    /// How the front end ends: 2 when the asked-for backend cannot be had (the agent is not
+    /// started, `acp.md` §2.1), 1 when the local one cannot be prepared.
+    pub(crate) fn exit_status(&self) -> ExitStatus {
+        match self {
+            ChoiceError::NoSession | ChoiceError::Unsupported(_) => ExitStatus::Usage,
+            ChoiceError::Local(_) => ExitStatus::Failure,
+        }
+    }
 }
 
 /// What the choice made, for a notice: `None` when nothing is worth saying.
@@ -117,7 +129,7 @@ impl Backend {
     }
 
     /// `terminal/wait_for_exit`.
-    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<ExitStatus, RpcError> {
+    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<CommandStatus, RpcError> {
         match self {
             Backend::Tmux(terminals) => terminals.wait_for_exit(terminal_id).await,
             Backend::Canvas(terminals) => terminals.wait_for_exit(terminal_id).await,

@@ -4,7 +4,8 @@
 //! without `terminal_run`/`terminal_wait`, `auto` choosing canvas on headless, and `tmux` keeping
 //! the local backend.
 
-use std::io::{BufRead, BufReader};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -28,7 +29,7 @@ fn built_headless() -> Option<PathBuf> {
     );
     let under_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
     assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
-    eprintln!("skipped: {message}");
+    let _ = writeln!(std::io::stderr(), "skipped: {message}");
     None
 }
 
@@ -64,9 +65,8 @@ impl Headless {
         let mut lines = Vec::new();
         loop {
             let mut line = String::new();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                panic!("termsprawl-headless serve ended before it was ready: {lines:#?}");
-            }
+            let read = stderr.read_line(&mut line).unwrap();
+            assert!(read > 0, "termsprawl-headless serve ended before it was ready: {lines:#?}");
             if line.trim_end() == "termsprawl-headless: ready" {
                 break;
             }
@@ -97,8 +97,8 @@ impl Headless {
     }
 
     /// One call as the watcher agent; its value.
-    fn watch(&self, operation: &str, args: Value) -> Value {
-        let request = ToolRequest::new(operation, &args);
+    fn watch(&self, operation: &str, args: &Value) -> Value {
+        let request = ToolRequest::new(operation, args);
         match termsprawl_transport::call_blocking(&self.watcher, &request) {
             ToolResult::Success { value } => value.unwrap_or(Value::Null),
             ToolResult::Failure { error } => panic!("{operation} failed: {error}"),
@@ -107,7 +107,7 @@ impl Headless {
 
     /// The nodes of `canvas_list`.
     fn nodes(&self) -> Vec<Value> {
-        self.watch("canvas_list", json!({})).as_array().unwrap().clone()
+        self.watch("canvas_list", &json!({})).as_array().unwrap().clone()
     }
 
     /// `termsprawlctl --session FRONT acp … --prompt PROMPT -- peer`, not yet started.
@@ -173,7 +173,7 @@ fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_remove
             })
         {
             let read =
-                headless.watch("terminal_read", json!({"nodeId": node["nodeId"], "since": 0}));
+                headless.watch("terminal_read", &json!({"nodeId": node["nodeId"], "since": 0}));
             seen = Some((node, read));
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -210,7 +210,10 @@ fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_remove
     assert_eq!(report["kill_output"]["ok"]["exitStatus"], json!({"signal": "SIGKILL"}));
     // outputByteLimit keeps the tail on the canvas too.
     let limited = &report["limited"]["ok"];
-    let full: String = (1..=2000).map(|number| format!("{number}\n")).collect();
+    let full = (1..=2000).fold(String::new(), |mut text, number| {
+        let _ = writeln!(text, "{number}");
+        text
+    });
     let output = limited["output"].as_str().unwrap();
     assert_eq!((output.len(), limited["truncated"].clone()), (100, json!(true)));
     assert!(full.ends_with(output), "not the tail: {output:?}");

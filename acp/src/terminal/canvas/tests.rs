@@ -9,7 +9,8 @@ use termsprawl_transport::server::fake::{FakeApp, Received};
 
 use super::{CanvasTerminals, check_operations, command_line};
 use crate::options::TerminalBackend;
-use crate::terminal::{Backend, ChoiceError, ExitStatus, Spec, choose};
+use crate::terminal::backend::ChoiceError;
+use crate::terminal::{Backend, ExitStatus, Spec, choose};
 use crate::wire::code;
 
 struct Fixture {
@@ -41,8 +42,8 @@ fn state(
     output: &str,
     cursor: u64,
     running: bool,
-    code: Value,
-    signal: Value,
+    code: &Value,
+    signal: &Value,
 ) -> Value {
     json!({
         "nodeId": node_id, "reached": !running, "running": running, "exitCode": code,
@@ -61,7 +62,7 @@ fn operations(received: &[Received]) -> Vec<&str> {
 impl Fixture {
     /// Creates a terminal whose `terminal_run` answers node `n1`; the requests are taken.
     async fn created(&self, spec: Spec) -> String {
-        self.app.respond(ToolResult::ok(state("n1", "", 0, true, Value::Null, Value::Null)));
+        self.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
         let terminal_id = self.terminals.create(spec).await.unwrap();
         self.app.take_received();
         terminal_id
@@ -71,7 +72,7 @@ impl Fixture {
 #[tokio::test]
 async fn create_runs_the_quoted_command_line_at_once_with_env_and_cwd() {
     let fixture = fixture().await;
-    fixture.app.respond(ToolResult::ok(state("n7", "", 0, true, Value::Null, Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n7", "", 0, true, &Value::Null, &Value::Null)));
     let terminal_id = fixture
         .terminals
         .create(Spec {
@@ -94,7 +95,7 @@ async fn create_runs_the_quoted_command_line_at_once_with_env_and_cwd() {
     assert_eq!(sent["timeoutMs"].as_f64(), Some(0.0));
     assert_eq!(fixture.terminals.location(&terminal_id).as_deref(), Some("the canvas node n7"));
     // Ids are our own and unique; the default cwd is the session's.
-    fixture.app.respond(ToolResult::ok(state("n8", "", 0, true, Value::Null, Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n8", "", 0, true, &Value::Null, &Value::Null)));
     let second = fixture.terminals.create(spec("true")).await.unwrap();
     assert_ne!(second, terminal_id);
     let sent = args(&fixture.app.take_received()[0]);
@@ -149,7 +150,7 @@ async fn output_reads_everything_since_zero_with_the_exit_status_once_exited() {
     let fixture = fixture().await;
     let terminal_id = fixture.created(spec("sh -c 'echo hi; exit 3'")).await;
 
-    fixture.app.respond(ToolResult::ok(state("n1", "hi\n", 3, true, Value::Null, Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "hi\n", 3, true, &Value::Null, &Value::Null)));
     let running = fixture.terminals.output(&terminal_id).await.unwrap();
     assert_eq!(running.to_json(), json!({"output": "hi\n", "truncated": false}));
     let received = fixture.app.take_received();
@@ -159,13 +160,20 @@ async fn output_reads_everything_since_zero_with_the_exit_status_once_exited() {
     assert_eq!(sent["since"].as_f64(), Some(0.0));
     assert_eq!(sent["maxChars"].as_f64(), Some(100_000.0));
 
-    fixture.app.respond(ToolResult::ok(state("n1", "hi\nbye\n", 7, false, json!(3), Value::Null)));
+    fixture.app.respond(ToolResult::ok(state(
+        "n1",
+        "hi\nbye\n",
+        7,
+        false,
+        &json!(3),
+        &Value::Null,
+    )));
     let exited = fixture.terminals.output(&terminal_id).await.unwrap();
     assert_eq!(
         exited.to_json(),
         json!({"output": "hi\nbye\n", "truncated": false, "exitStatus": {"exitCode": 3, "signal": null}})
     );
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, Value::Null, json!("SIGKILL"))));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &Value::Null, &json!("SIGKILL"))));
     let killed = fixture.terminals.output(&terminal_id).await.unwrap();
     assert_eq!(
         killed.exit_status,
@@ -185,14 +193,14 @@ async fn output_keeps_the_tail_within_the_byte_limit_on_a_character_boundary() {
     let fixture = fixture().await;
     let terminal_id = fixture.created(Spec { output_byte_limit: Some(5), ..spec("x") }).await;
     // The server is asked for as many UTF-16 units as bytes are allowed: never fewer bytes.
-    fixture.app.respond(ToolResult::ok(state("n1", "ééé", 40, false, json!(0), Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "ééé", 40, false, &json!(0), &Value::Null)));
     let output = fixture.terminals.output(&terminal_id).await.unwrap();
     assert_eq!(args(&fixture.app.take_received()[0])["maxChars"].as_f64(), Some(5.0));
     assert_eq!(output.output, "éé");
     assert!(output.truncated);
 
     let zero = fixture.created(Spec { output_byte_limit: Some(0), ..spec("x") }).await;
-    fixture.app.respond(ToolResult::ok(state("n1", "a", 3, false, json!(0), Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "a", 3, false, &json!(0), &Value::Null)));
     let output = fixture.terminals.output(&zero).await.unwrap();
     assert_eq!(args(&fixture.app.take_received()[0])["maxChars"].as_f64(), Some(1.0));
     assert_eq!((output.output.as_str(), output.truncated), ("", true));
@@ -208,12 +216,12 @@ async fn output_is_truncated_when_the_read_was_cut_and_not_when_output_raced_the
         "0123456789",
         25,
         false,
-        json!(0),
-        Value::Null,
+        &json!(0),
+        &Value::Null,
     )));
     assert!(fixture.terminals.output(&terminal_id).await.unwrap().truncated);
     // Under the cap: output printed after the server's read, counted by its cursor.
-    fixture.app.respond(ToolResult::ok(state("n1", "0123", 9, true, Value::Null, Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "0123", 9, true, &Value::Null, &Value::Null)));
     let output = fixture.terminals.output(&terminal_id).await.unwrap();
     assert_eq!((output.output.as_str(), output.truncated), ("0123", false));
     // Exactly at the cap and complete.
@@ -222,8 +230,8 @@ async fn output_is_truncated_when_the_read_was_cut_and_not_when_output_raced_the
         "0123456789",
         10,
         false,
-        json!(0),
-        Value::Null,
+        &json!(0),
+        &Value::Null,
     )));
     assert!(!fixture.terminals.output(&terminal_id).await.unwrap().truncated);
 }
@@ -232,9 +240,9 @@ async fn output_is_truncated_when_the_read_was_cut_and_not_when_output_raced_the
 async fn wait_for_exit_waits_again_in_30_second_slices_until_the_process_ended() {
     let fixture = fixture().await;
     let terminal_id = fixture.created(spec("sleep 70")).await;
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, Value::Null, Value::Null)));
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, Value::Null, Value::Null)));
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, Value::Null, json!("SIGTERM"))));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &Value::Null, &json!("SIGTERM"))));
     let status = fixture.terminals.wait_for_exit(&terminal_id).await.unwrap();
     assert_eq!(status.to_json(), json!({"exitCode": null, "signal": "SIGTERM"}));
     let received = fixture.app.take_received();
@@ -259,7 +267,7 @@ async fn wait_for_exit_waits_again_in_30_second_slices_until_the_process_ended()
 async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its_node() {
     let fixture = fixture().await;
     let terminal_id = fixture.created(spec("sleep 300")).await;
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, Value::Null, json!("SIGKILL"))));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &Value::Null, &json!("SIGKILL"))));
     fixture.terminals.kill(&terminal_id).await.unwrap();
     let received = fixture.app.take_received();
     assert_eq!(operations(&received), ["terminal_kill"]);
@@ -267,7 +275,7 @@ async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its
     assert!(fixture.terminals.location(&terminal_id).is_some(), "kill keeps the terminal");
 
     // Still running: read, kill, close.
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, Value::Null, Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
     fixture.terminals.release(&terminal_id).await.unwrap();
     let received = fixture.app.take_received();
     assert_eq!(operations(&received), ["terminal_read", "terminal_kill", "terminal_close"]);
@@ -284,13 +292,13 @@ async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its
 
     // Exited already: no kill.
     let exited = fixture.created(spec("true")).await;
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, json!(0), Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &json!(0), &Value::Null)));
     fixture.terminals.release(&exited).await.unwrap();
     assert_eq!(operations(&fixture.app.take_received()), ["terminal_read", "terminal_close"]);
 
     // A close that fails is reported; the id is released all the same.
     let failing = fixture.created(spec("true")).await;
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, json!(0), Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &json!(0), &Value::Null)));
     fixture.app.respond(ToolResult::failure("Local terminal not found in this project"));
     let error = fixture.terminals.release(&failing).await.unwrap_err();
     assert!(error.message.starts_with("terminal_close failed: "), "{}", error.message);
@@ -304,7 +312,7 @@ async fn shutdown_releases_every_terminal_still_held() {
     let _second = fixture.created(spec("sleep 300")).await;
     fixture.terminals.release(&first).await.unwrap();
     fixture.app.take_received();
-    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, Value::Null, Value::Null)));
+    fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
     fixture.terminals.shutdown().await;
     let received = fixture.app.take_received();
     assert_eq!(operations(&received), ["terminal_read", "terminal_kill", "terminal_close"]);
