@@ -3,6 +3,7 @@
 //! `terminal/*` handlers and the transcript only talk to [`Backend`].
 
 use std::path::Path;
+use std::time::Duration;
 
 use termsprawl_protocol::ToolRequest;
 use termsprawl_transport::Client;
@@ -12,6 +13,9 @@ use super::{ExitStatus as CommandStatus, Output, SOCKET_NAME, Server, Spec, Term
 use crate::exit::ExitStatus;
 use crate::options::TerminalBackend;
 use crate::wire::RpcError;
+
+/// How long the start waits for the server's `session_info`.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the agent's terminals run.
 #[derive(Debug)]
@@ -94,10 +98,12 @@ pub(crate) async fn choose(
     }
 }
 
-/// Asks the server's `session_info` whether it lists the operations canvas terminals need.
+/// Asks the server's `session_info` whether it lists the operations canvas terminals need; a
+/// server that does not answer within [`PROBE_TIMEOUT`] does not hold up the start any longer.
 async fn canvas_supported(session_file: &Path) -> Result<(), String> {
     let request = ToolRequest::new("session_info", &serde_json::json!({}));
-    canvas::check_operations(&Client::default().call(session_file, &request).await)
+    let client = Client::default().with_timeout(PROBE_TIMEOUT);
+    canvas::check_operations(&client.call(session_file, &request).await)
 }
 
 impl Backend {

@@ -388,3 +388,17 @@ async fn the_option_selects_the_backend() {
     let error = choose(TerminalBackend::Canvas, Some(&missing), cwd).await.unwrap_err();
     assert!(error.to_string().contains("Tool connection unavailable"), "{error}");
 }
+
+#[tokio::test]
+async fn auto_does_not_wait_more_than_the_probe_timeout_for_a_silent_server() {
+    let app = FakeApp::start().await.unwrap();
+    app.hold_all();
+    let started = std::time::Instant::now();
+    let chosen =
+        choose(TerminalBackend::Auto, Some(app.session_file()), Path::new("/")).await.unwrap();
+    let waited = started.elapsed();
+    assert!(matches!(chosen.backend, Backend::Tmux(_)));
+    assert!(chosen.notice.unwrap().contains("no response within 10 s"), "waited {waited:?}");
+    assert!(waited < std::time::Duration::from_secs(15), "{waited:?}");
+    app.release(1);
+}
