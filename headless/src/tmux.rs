@@ -444,10 +444,11 @@ impl PaneState {
         let Some(status) = self.pid.and_then(zombie_wait_status) else {
             return self;
         };
-        if status & 0x7f == 0 {
+        let signal = status & 0x7f;
+        if signal == 0 {
             self.exit_code = Some((status >> 8) & 0xff);
         } else {
-            self.signal = Some(status & 0x7f);
+            self.signal = Some(signal);
         }
         self
     }
