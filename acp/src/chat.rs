@@ -23,7 +23,7 @@ use crate::messages::SessionUpdate;
 use crate::options::Options;
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
-use crate::terminal::Terminals;
+use crate::terminal::Backend;
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
 
@@ -55,7 +55,7 @@ pub(crate) struct Chat {
     ui: Ui,
     connection: Connection,
     client: Client,
-    terminals: Arc<Terminals>,
+    terminals: Arc<Backend>,
     events: mpsc::UnboundedReceiver<Event>,
     input: InputReader,
     /// Input that arrived during a turn and waits for it to end.
@@ -92,7 +92,7 @@ impl Chat {
         ui: Ui,
         connection: Connection,
         client: Client,
-        terminals: Arc<Terminals>,
+        terminals: Arc<Backend>,
         events: mpsc::UnboundedReceiver<Event>,
         signals: Signals,
         agent_log: Option<PathBuf>,
@@ -192,7 +192,7 @@ impl Chat {
     /// What an update shows.
     fn render_update(&mut self, update: &SessionUpdate) -> Vec<Piece> {
         let terminals = Arc::clone(&self.terminals);
-        let attach = move |id: &str| terminals.attach_command(id);
+        let attach = move |id: &str| terminals.location(id);
         self.renderer.update(update, &attach)
     }
 

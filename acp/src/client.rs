@@ -20,7 +20,7 @@ use crate::messages::{
 };
 use crate::options::PermissionMode;
 use crate::permission::{self, Ask, Decision};
-use crate::terminal::{self, Terminals};
+use crate::terminal::{self, Backend};
 
 /// What the chat loop hears from the connection.
 #[derive(Debug)]
@@ -43,7 +43,7 @@ pub(crate) enum Event {
 #[derive(Debug)]
 pub(crate) struct Config {
     pub(crate) roots: Roots,
-    pub(crate) terminals: Arc<Terminals>,
+    pub(crate) terminals: Arc<Backend>,
     pub(crate) permission: PermissionMode,
     pub(crate) permission_timeout: Duration,
 }

@@ -3,7 +3,8 @@
 //!
 //! This crate owns the whole front end: the agent process, the JSON-RPC connection, the chat loop
 //! and its rendering, the fail-closed permission asks, the confined file system and the
-//! tmux-backed terminals. The `cli` crate parses the command line (with its Go-style flag scanner,
+//! agent's terminals: on a local tmux server, or as canvas nodes through the tool server's
+//! `terminal_run` and `terminal_wait` (protocol 1.3.0), chosen by `--terminals`. The `cli` crate parses the command line (with its Go-style flag scanner,
 //! the workspace's one) into [`Options`] and calls [`run`].
 //!
 //! It must never: answer a permission ask `selected` with anything but the person's explicit choice

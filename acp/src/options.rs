@@ -24,8 +24,10 @@ pub enum PermissionMode {
 /// Where agent terminals run (`acp.md` §2.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TerminalBackend {
-    /// Canvas terminals when the app can provide them; the tmux backend today.
+    /// Canvas terminals when the tool server offers them, else the local tmux server.
     Auto,
+    /// Canvas terminals, or a failure at start.
+    Canvas,
     /// Always the local tmux server.
     Tmux,
 }

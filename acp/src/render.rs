@@ -35,7 +35,8 @@ struct ToolState {
 }
 
 impl Renderer {
-    /// The pieces for one update; `attach` names where a terminal runs, if known.
+    /// The pieces for one update; `attach` names where a terminal runs ("tmux: COMMAND", "the canvas
+    /// node ID"), if known.
     pub(crate) fn update(
         &mut self,
         update: &SessionUpdate,
@@ -141,7 +142,7 @@ fn content_pieces(
             }
             ToolCallContent::Terminal(terminal_id) => {
                 pieces.push(Piece::Line(match attach(terminal_id) {
-                    Some(command) => format!("  terminal {terminal_id} runs in tmux: {command}"),
+                    Some(place) => format!("  terminal {terminal_id} runs in {place}"),
                     None => format!("  terminal {terminal_id}"),
                 }));
             }

@@ -18,7 +18,7 @@ use crate::exit::ExitStatus;
 use crate::fs::{Roots, normalize};
 use crate::input::Signals;
 use crate::options::{AgentLog, Options};
-use crate::terminal::{self, Terminals};
+use crate::terminal;
 use crate::trace::Trace;
 use crate::ui::Ui;
 
@@ -62,16 +62,19 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
             return ExitStatus::Failure;
         }
     };
-    // `--terminals auto` means the local tmux backend until the app can host them (acp.md §2.10).
-    let terminals =
-        match Terminals::new(terminal::Server::Name(terminal::SOCKET_NAME.to_owned()), cwd.clone())
-        {
-            Ok(terminals) => Arc::new(terminals),
-            Err(error) => {
-                ui.error(&format!("cannot prepare the terminals: {error}"));
-                return ExitStatus::Failure;
+    // `--terminals` chooses the backend before the agent starts (acp.md §2.10).
+    let terminals = match terminal::choose(options.terminals, session_file.as_deref(), &cwd).await {
+        Ok(chosen) => {
+            if let Some(notice) = &chosen.notice {
+                ui.error(notice);
             }
-        };
+            Arc::new(chosen.backend)
+        }
+        Err(error) => {
+            ui.error(&error.to_string());
+            return error.exit_status();
+        }
+    };
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {

@@ -4,9 +4,16 @@
 //! `remain-on-exit` is set globally in the same tmux invocation that creates the pane, so a command
 //! that exits at once still leaves its pane, output and exit status behind. A released terminal's
 //! tmux session stays until [`Terminals::shutdown`], so a person can still inspect it.
+//!
+//! [`Backend`] (`backend.rs`) is what the client's handlers call: this local server, or canvas
+//! terminals (`canvas.rs`) when `--terminals` chooses them.
 
+mod backend;
+mod canvas;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use backend::{Backend, choose};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

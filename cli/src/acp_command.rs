@@ -34,7 +34,7 @@ Options:
   --permission ask|allow-once|deny
                                 who answers the agent's permission asks: the person (default), or a policy by option kind
   --permission-timeout SECONDS  how long a permission ask waits for the person; then it is cancelled (default: 600)
-  --terminals auto|tmux         where agent terminals run; auto means the local tmux server today (default: auto)
+  --terminals auto|canvas|tmux  where agent terminals run: canvas nodes, when the tool server offers terminal_run and terminal_wait (auto), always (canvas), or the local tmux server (tmux) (default: auto)
   --no-mcp                      do not hand the agent termsprawl's MCP bridge
   --mcp-read-only               hand the agent only the read-only termsprawl tools (the bridge's --read-only)
   --mcp-tools NAME,...          hand the agent only these termsprawl tools (the bridge's --tools)
@@ -233,8 +233,9 @@ fn apply(options: &mut Options, flag: &str, raw: &[u8]) -> Result<(), String> {
         "terminals" => {
             options.terminals = match text()? {
                 "auto" => TerminalBackend::Auto,
+                "canvas" => TerminalBackend::Canvas,
                 "tmux" => TerminalBackend::Tmux,
-                _ => return Err(invalid("is not one of auto, tmux")),
+                _ => return Err(invalid("is not one of auto, canvas, tmux")),
             }
         }
         "trace" => options.trace = Some(path()?),

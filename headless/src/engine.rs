@@ -286,11 +286,20 @@ impl Engine {
     /// `state`, with the status a run node's wrapper recorded when tmux does not know it.
     pub(crate) fn with_recorded_status(&self, node_id: &str, mut state: PaneState) -> PaneState {
         if state.dead && state.exit_code.is_none() && state.signal.is_none() {
-            state.exit_code = std::fs::read_to_string(self.streams.status_file(node_id))
-                .ok()
-                .and_then(|text| text.trim().parse().ok());
+            // The wrapper ends the way the command did; a status above 128 is a signal there.
+            match self.recorded_status(node_id) {
+                Some(status) if status > 128 => state.signal = Some(status - 128),
+                status => state.exit_code = status,
+            }
         }
         state
+    }
+
+    /// The exit status a run node's wrapper recorded, once its command has exited.
+    pub(crate) fn recorded_status(&self, node_id: &str) -> Option<i32> {
+        std::fs::read_to_string(self.streams.status_file(node_id))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
     }
 
     /// A node's tmux session, its output captured into its stream (see [`Tmux::new_session`]).

@@ -276,7 +276,7 @@ impl Tmux {
         let mut tries = 0;
         loop {
             let output = self.run_on(node_id, "display-message", &args, None).await?;
-            let state = PaneState::parse(output.lines().last().unwrap_or_default());
+            let state = PaneState::parse(output.lines().last().unwrap_or_default()).or_zombie();
             tries += 1;
             if state.is_settled() || tries >= STATUS_TRIES {
                 return Ok(state);
@@ -439,6 +439,25 @@ impl PaneState {
         !self.dead || self.exit_code.is_some() || self.signal.is_some()
     }
 
+    /// A dead pane without a status, completed from its program's zombie: tmux 3.3 sometimes never
+    /// reaps a pane's program (its `pane_dead_status` then stays empty), but the zombie's
+    /// `/proc/<pid>/stat` still holds the wait status (field 52, Linux 3.5 and later).
+    fn or_zombie(mut self) -> PaneState {
+        if self.is_settled() {
+            return self;
+        }
+        let Some(status) = self.pid.and_then(zombie_wait_status) else {
+            return self;
+        };
+        let signal = status & 0x7f;
+        if signal == 0 {
+            self.exit_code = Some((status >> 8) & 0xff);
+        } else {
+            self.signal = Some(signal);
+        }
+        self
+    }
+
     fn parse(line: &str) -> PaneState {
         let mut fields = line.split('\t').map(|field| field.trim().parse::<i32>().ok());
         let mut next = || fields.next().flatten();
@@ -453,6 +472,19 @@ impl PaneState {
             pid,
         }
     }
+}
+
+/// The wait status of process `pid` when it is a zombie, from `/proc/<pid>/stat`.
+fn zombie_wait_status(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ...`; comm may contain spaces and parentheses. After it, field 3 (state)
+    // is the first and field 52 (exit_code) the fiftieth.
+    let (_, rest) = stat.rsplit_once(") ")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if fields.first() != Some(&"Z") {
+        return None;
+    }
+    fields.get(49)?.parse().ok()
 }
 
 /// The pane target of a node: `=ts-<nodeId>:`.

@@ -316,6 +316,53 @@ class TestAgent:
         )
         return report
 
+    async def scenario_canvas(self, args, text):
+        """Terminals as the canvas backend serves them: the test watches canvas_list from outside
+        while the first command runs."""
+        report = {}
+        created = await self.conn.create_terminal(
+            session_id=self.session_id, command="sh", args=["-c", "echo hi; sleep 2; exit 3"],
+        )
+        terminal_id = created.terminal_id
+        report["terminal_id"] = terminal_id
+        await self.update(
+            start_tool_call(
+                "canvas-call", "Run a command on the canvas", kind="execute",
+                status="in_progress", content=[tool_terminal_ref(terminal_id)],
+            )
+        )
+        report["output_running"] = await self.terminal_report(terminal_id)
+        report["wait"] = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=terminal_id)
+        )
+        report["output"] = await self.terminal_report(terminal_id)
+        report["release"] = await self.attempt(
+            self.conn.release_terminal(session_id=self.session_id, terminal_id=terminal_id)
+        )
+        report["output_after_release"] = await self.terminal_report(terminal_id)
+        await self.update(update_tool_call("canvas-call", status="failed"))
+        # kill ends a command that ignores SIGTERM; the terminal stays readable until release.
+        created = await self.conn.create_terminal(
+            session_id=self.session_id, command="trap '' TERM; echo started; sleep 300"
+        )
+        await asyncio.sleep(0.5)
+        report["kill"] = await self.attempt(
+            self.conn.kill_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        )
+        report["kill_wait"] = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        )
+        report["kill_output"] = await self.terminal_report(created.terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        # outputByteLimit keeps the tail.
+        created = await self.conn.create_terminal(
+            session_id=self.session_id, command="seq 1 2000", output_byte_limit=100
+        )
+        await self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        report["limited"] = await self.terminal_report(created.terminal_id)
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        return report
+
     async def timed_kill(self, command):
         created = await self.conn.create_terminal(session_id=self.session_id, command=command)
         terminal_id = created.terminal_id

@@ -62,7 +62,7 @@ pub const CRATE_RULES: &[CrateRule] = &[
     CrateRule {
         package: TRANSPORT,
         workspace_deps: &[PROTOCOL],
-        dev_workspace_deps: &[],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: false,
     },
@@ -71,23 +71,23 @@ pub const CRATE_RULES: &[CrateRule] = &[
     CrateRule {
         package: CLI,
         workspace_deps: &[PROTOCOL, TRANSPORT, MCP, ACP],
-        dev_workspace_deps: &[],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: true,
     },
     CrateRule {
         package: MCP,
         workspace_deps: &[PROTOCOL, TRANSPORT],
-        dev_workspace_deps: &[],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: false,
     },
-    // ACP speaks to its agent over stdio and to the tool server only through the mcp bridge it
-    // injects (a `termsprawlctl mcp` process), so it needs no transport.
+    // ACP speaks to its agent over stdio; its tools reach the tool server through the mcp bridge
+    // it injects, and its canvas terminals (`--terminals canvas`) through transport's client.
     CrateRule {
         package: ACP,
-        workspace_deps: &[PROTOCOL],
-        dev_workspace_deps: &[],
+        workspace_deps: &[PROTOCOL, TRANSPORT],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: false,
     },
@@ -95,7 +95,7 @@ pub const CRATE_RULES: &[CrateRule] = &[
     CrateRule {
         package: EXTERNAL_TERM,
         workspace_deps: &[PROTOCOL],
-        dev_workspace_deps: &[],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: false,
     },
@@ -103,7 +103,7 @@ pub const CRATE_RULES: &[CrateRule] = &[
     CrateRule {
         package: HEADLESS,
         workspace_deps: &[PROTOCOL, TRANSPORT, EXTERNAL_TERM],
-        dev_workspace_deps: &[],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: true,
     },
@@ -111,7 +111,7 @@ pub const CRATE_RULES: &[CrateRule] = &[
     // and the headless server.
     CrateRule {
         package: XTASK,
-        workspace_deps: &[PROTOCOL, TRANSPORT, CLI, HEADLESS],
+        workspace_deps: &[PROTOCOL, TRANSPORT, CLI, EXTERNAL_TERM, HEADLESS, TEST_SUPPORT],
         dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
@@ -122,7 +122,7 @@ pub const CRATE_RULES: &[CrateRule] = &[
     CrateRule {
         package: CONFORMANCE,
         workspace_deps: &[PROTOCOL, TRANSPORT],
-        dev_workspace_deps: &[],
+        dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: true,
     },

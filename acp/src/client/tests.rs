@@ -12,7 +12,7 @@ use crate::connection::{Connection, Inbound};
 use crate::fs::Roots;
 use crate::messages::{ContentBlock, SessionUpdate};
 use crate::options::PermissionMode;
-use crate::terminal::{Server, Terminals};
+use crate::terminal::{Backend, Server, Terminals};
 
 struct Fixture {
     directory: tempfile::TempDir,
@@ -32,7 +32,7 @@ fn fixture(permission: PermissionMode, timeout: Duration) -> Fixture {
     .unwrap();
     let config = Config {
         roots: Roots::new(directory.path()).unwrap(),
-        terminals: Arc::new(terminals),
+        terminals: Arc::new(Backend::Tmux(terminals)),
         permission,
         permission_timeout: timeout,
     };
@@ -263,7 +263,7 @@ async fn updates_before_the_session_id_is_known_wait_for_it() {
             .unwrap();
     let config = Config {
         roots: Roots::new(directory.path()).unwrap(),
-        terminals: Arc::new(terminals),
+        terminals: Arc::new(Backend::Tmux(terminals)),
         permission: PermissionMode::Ask,
         permission_timeout: Duration::from_secs(5),
     };

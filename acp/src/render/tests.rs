@@ -7,8 +7,9 @@ use crate::messages::decode_update;
 
 fn render(renderer: &mut Renderer, update: &serde_json::Value) -> Vec<Piece> {
     let update = decode_update(update).unwrap();
-    let attach =
-        |id: &str| (id == "term-1").then(|| "tmux -L termsprawl-acp attach -t acp-1-1".to_owned());
+    let attach = |id: &str| {
+        (id == "term-1").then(|| "tmux: tmux -L termsprawl-acp attach -t acp-1-1".to_owned())
+    };
     renderer.update(&update, &attach)
 }
 

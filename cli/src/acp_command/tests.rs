@@ -38,6 +38,17 @@ fn defaults_and_the_agent_argv_after_the_double_dash() {
 }
 
 #[test]
+fn the_terminals_option_names_each_backend() {
+    for (value, backend) in [
+        ("auto", TerminalBackend::Auto),
+        ("canvas", TerminalBackend::Canvas),
+        ("tmux", TerminalBackend::Tmux),
+    ] {
+        assert_eq!(options(&["--terminals", value, "--", "a"]).terminals, backend, "{value}");
+    }
+}
+
+#[test]
 fn every_option_in_every_spelling() {
     let parsed = options(&[
         "--cwd",
@@ -149,8 +160,8 @@ fn usage_errors_follow_go_wording() {
             r#"invalid value "yes" for flag -permission: "yes" is not one of ask, allow-once, deny"#,
         ),
         (
-            &["--terminals", "canvas", "--", "a"],
-            r#"invalid value "canvas" for flag -terminals: "canvas" is not one of auto, tmux"#,
+            &["--terminals", "local", "--", "a"],
+            r#"invalid value "local" for flag -terminals: "local" is not one of auto, canvas, tmux"#,
         ),
         (
             &["--permission-timeout", "ten", "--", "a"],

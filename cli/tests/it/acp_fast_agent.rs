@@ -14,30 +14,12 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::acp::repo;
 use crate::support::BIN;
 
-/// fast-agent's Python, or `None` (said visibly) when `TERMSPRAWL_SKIP_PYTHON=1`.
-fn fast_agent_python() -> Option<PathBuf> {
-    let python = std::env::var_os("TERMSPRAWL_FAST_AGENT_PYTHON")
-        .filter(|value| !value.is_empty())
-        .map_or_else(|| repo().join(".venv-fast-agent/bin/python"), PathBuf::from);
-    if std::env::var_os("TERMSPRAWL_SKIP_PYTHON").is_some_and(|value| value == "1") {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: TERMSPRAWL_SKIP_PYTHON=1, so fast-agent did not run under termsprawlctl acp"
-        );
-        return None;
-    }
-    assert!(
-        python.exists(),
-        "{} is missing: set TERMSPRAWL_FAST_AGENT_PYTHON, or create it with Python 3.12 or newer \
-         (python3.12 -m venv .venv-fast-agent && \
-         .venv-fast-agent/bin/pip install -r tests/python/requirements-fast-agent.txt), \
-         or set TERMSPRAWL_SKIP_PYTHON=1 to skip the Python end-to-end tests",
-        python.display()
-    );
-    Some(python)
+/// fast-agent's Python: the `fast-agent` peer that `cargo xtask test` provisions (a test without
+/// it fails, naming that command).
+fn fast_agent_python() -> PathBuf {
+    termsprawl_test_support::peers::python("fast-agent")
 }
 
 /// `termsprawl-headless`, built next to `termsprawlctl` by `cargo test --workspace`.
@@ -141,7 +123,7 @@ fn turn(stdout: &mut BufReader<ChildStdout>) -> String {
 /// command into it and reads it back, every call through the injected bridge.
 #[test]
 fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
-    let Some(python) = fast_agent_python() else { return };
+    let python = fast_agent_python();
     let Some(headless) = headless_binary() else { return };
     let dir = TempDir::new().unwrap();
     let dir_path = std::fs::canonicalize(dir.path()).unwrap();

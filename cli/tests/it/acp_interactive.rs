@@ -31,11 +31,7 @@ impl Node {
         Node::start_agent(Some(scenario), options, &[])
     }
 
-    fn start_agent(
-        raw_scenario: Option<&str>,
-        options: &[&str],
-        env: &[(&str, &str)],
-    ) -> Node {
+    fn start_agent(raw_scenario: Option<&str>, options: &[&str], env: &[(&str, &str)]) -> Node {
         let peer = peer();
         let place = Place::new();
         let agent = match raw_scenario {

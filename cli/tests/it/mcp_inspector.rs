@@ -12,10 +12,9 @@
 //! covered by the official Python SDK in `mcp_interop.rs`), and prints the result as JSON, which this
 //! test asserts.
 //!
-//! Where the Inspector is installed: `$TERMSPRAWL_NODE_PEERS` (the folder where `npm ci` ran, or
-//! its `node_modules`), else `<repo>/target/peers/node` (what `cargo xtask test` provisions), else
-//! `<repo>/tests/node` (`npm ci --prefix tests/node`). Missing, the test fails and says how to
-//! install it; it is never skipped.
+//! The Inspector is the `tests/node` peer that `cargo xtask test` provisions (`npm ci` of the
+//! pinned lock file, into `target/peers/node`). Missing, the test fails and says how to install
+//! it; it is never skipped.
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
@@ -30,37 +29,10 @@ use crate::support::BIN;
 /// The version `tests/node/package.json` pins.
 const INSPECTOR_VERSION: &str = "0.15.0";
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("cli sits in the repository")
-        .to_path_buf()
-}
-
-/// The `node_modules` folder that holds the pinned Inspector.
+/// The `node_modules` folder that holds the pinned Inspector: the `tests/node` peer that
+/// `cargo xtask test` provisions (a test without it fails, naming that command).
 fn node_modules() -> PathBuf {
-    let root = repo_root();
-    let candidates: Vec<PathBuf> = match std::env::var_os("TERMSPRAWL_NODE_PEERS") {
-        Some(given) => {
-            let given = PathBuf::from(given);
-            vec![given.join("node_modules"), given]
-        }
-        None => {
-            vec![root.join("target/peers/node/node_modules"), root.join("tests/node/node_modules")]
-        }
-    };
-    let found = candidates
-        .iter()
-        .find(|folder| folder.join("@modelcontextprotocol/inspector/package.json").is_file());
-    let Some(found) = found else {
-        panic!(
-            "the MCP Inspector is not installed (looked in {}): install the pinned version with \
-             `npm ci --prefix tests/node` at the repository root (Node 20 or later), or set \
-             TERMSPRAWL_NODE_PEERS to the folder where `npm ci` ran with tests/node/package.json \
-             and tests/node/package-lock.json",
-            candidates.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(", ")
-        );
-    };
+    let found = termsprawl_test_support::peers::node_modules("");
     let manifest: Value = serde_json::from_str(
         &std::fs::read_to_string(found.join("@modelcontextprotocol/inspector/package.json"))
             .unwrap(),

@@ -130,8 +130,12 @@ fn a_modern_session_over_the_pipe() {
 #[test]
 fn read_only_and_tools_narrow_what_the_bridge_serves() {
     let app = App::start();
-    let mut mcp = app.mcp_with(&["--read-only", "--tools", "terminal_read,terminal_submit", "--tools=session_info"],
-    );
+    let mut mcp = app.mcp_with(&[
+        "--read-only",
+        "--tools",
+        "terminal_read,terminal_submit",
+        "--tools=session_info",
+    ]);
     let list = mcp.request(&request(json!(1), "tools/list", None));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()

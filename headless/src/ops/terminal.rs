@@ -39,6 +39,9 @@ pub(crate) const WAIT_OUTPUT_CHARS: usize = 16_000;
 const EXIT_SETTLE_QUIET: Duration = Duration::from_millis(25);
 /// ... or after this long at most.
 const EXIT_SETTLE_LIMIT: Duration = Duration::from_millis(500);
+/// How often, and how far apart, a recorded exit is confirmed with tmux.
+const EXIT_CONFIRM_TRIES: u32 = 20;
+const EXIT_CONFIRM_RETRY: Duration = Duration::from_millis(10);
 /// How long `terminal_kill` waits for the killed process to be reaped.
 const KILL_SETTLE: Duration = Duration::from_secs(2);
 
@@ -174,6 +177,8 @@ pub(super) async fn kill(
         && let Some(pid) = state.pid.and_then(rustix::process::Pid::from_raw)
     {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        // Other waiters on this node learn of the kill even if tmux is slow to notice the exit.
+        engine.streams.wake(&args.node_id);
         let deadline = Instant::now() + KILL_SETTLE;
         loop {
             state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
@@ -318,7 +323,9 @@ impl Wait {
             }
             let mut wake_at = deadline;
             let reached = match &self.condition {
-                Condition::Exit => state.dead,
+                // The wrapper records the status as the command exits; tmux may see the pane die
+                // later, or (tmux 3.3, rarely) never reap it and so never fire `pane-died`.
+                Condition::Exit => state.dead || engine.recorded_status(&self.node_id).is_some(),
                 Condition::Text(text) => self.stream.contains_after(self.since, text),
                 Condition::Quiet(quiet) => {
                     let since_change = look
@@ -354,6 +361,9 @@ impl Wait {
         if self.condition != Condition::Exit || !reached {
             state = pane_state(engine, &self.node_id).await?;
         }
+        if self.condition == Condition::Exit && reached && !state.dead {
+            state = exited_state(engine, &self.node_id).await?;
+        }
         // A link that allowed reading another agent's node may have been disabled meanwhile.
         if let Ok(project) = engine.project(&self.project_id)
             && let Some(node) = project.node(&self.node_id)
@@ -382,6 +392,21 @@ impl Wait {
         let value = Value::Object(value);
         Ok(value)
     }
+}
+
+/// The state of a run node whose wrapper recorded the exit: tmux is asked a few more times (the
+/// pane dies a moment after the record); if it still shows the pane running, the record is the
+/// answer.
+async fn exited_state(engine: &Engine, node_id: &str) -> Result<PaneState, ToolError> {
+    for _ in 0..EXIT_CONFIRM_TRIES {
+        let state = pane_state(engine, node_id).await?;
+        if state.dead {
+            return Ok(state);
+        }
+        tokio::time::sleep(EXIT_CONFIRM_RETRY).await;
+    }
+    let state = PaneState { dead: true, ..PaneState::default() };
+    Ok(engine.with_recorded_status(node_id, state))
 }
 
 /// The pane's state while waiting: a closed node (or a gone pane) ends the wait with an error.

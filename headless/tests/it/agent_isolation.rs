@@ -10,8 +10,8 @@ use termsprawl_headless::control::ControlRequest;
 use termsprawl_headless::messages;
 use termsprawl_protocol::ToolResult;
 
-use termsprawl_test_support::xvfb::{Xvfb, require};
 use crate::support::{Agent, Fixture, call, fails, ok};
+use termsprawl_test_support::xvfb::{Xvfb, require};
 
 /// The columns of the matrix, in the order they run on each target (closing last).
 const OPERATIONS: [&str; 9] = [

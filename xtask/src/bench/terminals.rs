@@ -33,11 +33,11 @@ use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
-use termsprawl_protocol::shell::single_quoted;
 use super::report;
 use super::stats::{Summary, nanos};
 use crate::binaries::Binaries;
 use crate::soak::server::{self, Places, Serve, Stop};
+use termsprawl_protocol::shell::single_quoted;
 
 /// How long after sending a wait the mark is printed: the wait must be pending by then, so that
 /// its answer is a reaction and not the end of a request that found the text already there.

@@ -362,11 +362,11 @@ fn conformance_may_not_depend_on_headless_or_a_frontend() {
 
 #[test]
 fn the_test_fixtures_are_never_a_normal_dependency_of_a_shipped_crate() {
-    let metadata = real_metadata_with("termsprawl-headless", |dependencies| {
+    let metadata = real_metadata_with("termsprawl-protocol", |dependencies| {
         dependencies.push(edge("termsprawl-test-support", None));
     });
     assert_eq!(
         dependency_violations(&metadata, CRATE_RULES),
-        ["termsprawl-headless must not depend on termsprawl-test-support (normal)"]
+        ["termsprawl-protocol must not depend on termsprawl-test-support (normal)"]
     );
 }

@@ -1,0 +1,168 @@
+//! The one terminal backend of a front end, chosen at start by `--terminals` (`acp.md` §2.10): the
+//! local tmux server ([`Terminals`]) or canvas terminals ([`CanvasTerminals`]). The client's
+//! `terminal/*` handlers and the transcript only talk to [`Backend`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use termsprawl_protocol::ToolRequest;
+use termsprawl_transport::Client;
+
+use super::canvas::{self, CanvasTerminals};
+use super::{ExitStatus as CommandStatus, Output, SOCKET_NAME, Server, Spec, Terminals};
+use crate::connection::RpcError;
+use crate::exit::ExitStatus;
+use crate::options::TerminalBackend;
+
+/// How long the start waits for the server's `session_info`.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the agent's terminals run.
+#[derive(Debug)]
+pub(crate) enum Backend {
+    /// One tmux session per terminal on `tmux -L termsprawl-acp`.
+    Tmux(Terminals),
+    /// One `terminal_run` node per terminal on the person's canvas.
+    Canvas(CanvasTerminals),
+}
+
+/// Why the backend asked for cannot be had; the front end stops before the agent starts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ChoiceError {
+    /// `--terminals canvas` without a session file.
+    #[error(
+        "--terminals canvas needs the termsprawl session file (--session or TERMSPRAWL_SESSION_FILE)"
+    )]
+    NoSession,
+    /// `--terminals canvas` and the tool server cannot host them.
+    #[error(
+        "--terminals canvas: the tool server cannot host canvas terminals: {0} (they need terminal_run and terminal_wait, protocol 1.3.0); use --terminals tmux or auto"
+    )]
+    Unsupported(String),
+    /// The tmux backend could not be prepared.
+    #[error("cannot prepare the terminals: {0}")]
+    Local(String),
+}
+
+impl ChoiceError {
+    /// How the front end ends: 2 when the asked-for backend cannot be had (the agent is not
+    /// started, `acp.md` §2.1), 1 when the local one cannot be prepared.
+    pub(crate) fn exit_status(&self) -> ExitStatus {
+        match self {
+            ChoiceError::NoSession | ChoiceError::Unsupported(_) => ExitStatus::Usage,
+            ChoiceError::Local(_) => ExitStatus::Failure,
+        }
+    }
+}
+
+/// What the choice made, for a notice: `None` when nothing is worth saying.
+#[derive(Debug)]
+pub(crate) struct Chosen {
+    pub(crate) backend: Backend,
+    pub(crate) notice: Option<String>,
+}
+
+/// Chooses the backend for `mode`: `tmux` always the local server; `canvas` canvas terminals or
+/// an error; `auto` canvas terminals when the server behind `session_file` lists `terminal_run` and
+/// `terminal_wait` in `session_info.operations`, else the local server.
+pub(crate) async fn choose(
+    mode: TerminalBackend,
+    session_file: Option<&Path>,
+    cwd: &Path,
+) -> Result<Chosen, ChoiceError> {
+    let local = |notice: Option<String>| {
+        Terminals::new(Server::Name(SOCKET_NAME.to_owned()), cwd.to_path_buf())
+            .map(|terminals| Chosen { backend: Backend::Tmux(terminals), notice })
+            .map_err(|error| ChoiceError::Local(error.to_string()))
+    };
+    let canvas = |session_file: &Path| Chosen {
+        backend: Backend::Canvas(CanvasTerminals::new(
+            session_file.to_path_buf(),
+            cwd.to_path_buf(),
+        )),
+        notice: None,
+    };
+    match (mode, session_file) {
+        (TerminalBackend::Tmux, _) | (TerminalBackend::Auto, None) => local(None),
+        (TerminalBackend::Canvas, None) => Err(ChoiceError::NoSession),
+        (TerminalBackend::Canvas, Some(session_file)) => {
+            canvas_supported(session_file).await.map_err(ChoiceError::Unsupported)?;
+            Ok(canvas(session_file))
+        }
+        (TerminalBackend::Auto, Some(session_file)) => match canvas_supported(session_file).await {
+            Ok(()) => Ok(canvas(session_file)),
+            Err(reason) => local(Some(format!(
+                "agent terminals run on the local tmux server, not on the canvas: {reason}"
+            ))),
+        },
+    }
+}
+
+/// Asks the server's `session_info` whether it lists the operations canvas terminals need; a
+/// server that does not answer within [`PROBE_TIMEOUT`] does not hold up the start any longer.
+async fn canvas_supported(session_file: &Path) -> Result<(), String> {
+    let request = ToolRequest::new("session_info", &serde_json::json!({}));
+    let client = Client::default().with_timeout(PROBE_TIMEOUT);
+    canvas::check_operations(&client.call(session_file, &request).await)
+}
+
+impl Backend {
+    /// Where a terminal shows, for the transcript ("tmux: tmux -L … attach -t …" or "the canvas
+    /// node …").
+    pub(crate) fn location(&self, terminal_id: &str) -> Option<String> {
+        match self {
+            Backend::Tmux(terminals) => {
+                terminals.attach_command(terminal_id).map(|command| format!("tmux: {command}"))
+            }
+            Backend::Canvas(terminals) => terminals.location(terminal_id),
+        }
+    }
+
+    /// `terminal/create`: the new terminal's id, at once.
+    pub(crate) async fn create(&self, spec: Spec) -> Result<String, RpcError> {
+        match self {
+            Backend::Tmux(terminals) => terminals.create(spec).await,
+            Backend::Canvas(terminals) => terminals.create(spec).await,
+        }
+    }
+
+    /// `terminal/output`.
+    pub(crate) async fn output(&self, terminal_id: &str) -> Result<Output, RpcError> {
+        match self {
+            Backend::Tmux(terminals) => terminals.output(terminal_id).await,
+            Backend::Canvas(terminals) => terminals.output(terminal_id).await,
+        }
+    }
+
+    /// `terminal/wait_for_exit`.
+    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<CommandStatus, RpcError> {
+        match self {
+            Backend::Tmux(terminals) => terminals.wait_for_exit(terminal_id).await,
+            Backend::Canvas(terminals) => terminals.wait_for_exit(terminal_id).await,
+        }
+    }
+
+    /// `terminal/kill`.
+    pub(crate) async fn kill(&self, terminal_id: &str) -> Result<(), RpcError> {
+        match self {
+            Backend::Tmux(terminals) => terminals.kill(terminal_id).await,
+            Backend::Canvas(terminals) => terminals.kill(terminal_id).await,
+        }
+    }
+
+    /// `terminal/release`.
+    pub(crate) async fn release(&self, terminal_id: &str) -> Result<(), RpcError> {
+        match self {
+            Backend::Tmux(terminals) => terminals.release(terminal_id).await,
+            Backend::Canvas(terminals) => terminals.release(terminal_id).await,
+        }
+    }
+
+    /// Releases every terminal at the end of the front end.
+    pub(crate) async fn shutdown(&self) {
+        match self {
+            Backend::Tmux(terminals) => terminals.shutdown().await,
+            Backend::Canvas(terminals) => terminals.shutdown().await,
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! The `terminal/*` methods on canvas terminals (`acp.md` §2.10, protocol 1.3.0): every command the
+//! agent runs is a `terminal_run` node on the person's canvas, reached through the session file
+//! with the loopback client of `transport`.
+//!
+//! The mapping (documented in `docs/acp.md`, "Terminals"):
+//! - `terminal/create` → `terminal_run` with `timeoutMs: 0`: the command line is `command` followed
+//!   by each of `args` shell-quoted, after `exec </dev/null`; `env` becomes `NAME=value` items
+//!   (plus `PAGER=` and `GIT_PAGER=cat`, as the tmux backend sets them); `cwd` is the request's or
+//!   the session cwd.
+//! - `terminal/output` → `terminal_read {since: 0}`: all the output the node produced, the tail
+//!   kept within `outputByteLimit` bytes on a character boundary; `exitStatus` once `running` is
+//!   false.
+//! - `terminal/wait_for_exit` → `terminal_wait {until: exit, timeoutMs: 30000}` again and again
+//!   until it reports the process ended.
+//! - `terminal/kill` → `terminal_kill` (SIGKILL to the process group); the node stays.
+//! - `terminal/release` → `terminal_kill` when still running, then `terminal_close`.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use serde_json::Value;
+use termsprawl_protocol::args::{
+    NodeArgs, TerminalReadArgs, TerminalRunArgs, TerminalWaitArgs, WaitUntil,
+};
+use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_transport::Client;
+
+use super::{ExitStatus, Output, Spec, shell_quote, tail};
+use crate::connection::RpcError;
+
+/// The operations a server must list in `session_info.operations` for canvas terminals.
+pub(crate) const REQUIRED_OPERATIONS: [&str; 2] = ["terminal_run", "terminal_wait"];
+/// The longest single `terminal_wait`, in milliseconds (the protocol's bound).
+pub(crate) const WAIT_SLICE_MS: f64 = 30_000.0;
+/// The largest `maxChars` of `terminal_read`, in UTF-16 units.
+pub(crate) const MAX_READ_CHARS: usize = 100_000;
+
+/// The canvas terminals of one front end.
+#[derive(Debug)]
+pub(crate) struct CanvasTerminals {
+    session_file: PathBuf,
+    client: Client,
+    default_cwd: PathBuf,
+    next: AtomicU64,
+    live: Mutex<HashMap<String, Entry>>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    node_id: String,
+    output_byte_limit: Option<u64>,
+}
+
+/// The state members every terminal answer of protocol 1.3.0 carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    running: bool,
+    status: ExitStatus,
+}
+
+impl CanvasTerminals {
+    /// Canvas terminals reached through `session_file`, whose commands run in `default_cwd` unless
+    /// asked otherwise.
+    pub(crate) fn new(session_file: PathBuf, default_cwd: PathBuf) -> CanvasTerminals {
+        CanvasTerminals {
+            session_file,
+            client: Client::default(),
+            default_cwd,
+            next: AtomicU64::new(1),
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Where a terminal shows, for the transcript.
+    pub(crate) fn location(&self, terminal_id: &str) -> Option<String> {
+        let entry = self.entry(terminal_id).ok()?;
+        Some(format!("the canvas node {}", entry.node_id))
+    }
+
+    /// Opens a run node for the command and returns the terminal id at once.
+    pub(crate) async fn create(&self, spec: Spec) -> Result<String, RpcError> {
+        let mut env = vec!["PAGER=".to_owned(), "GIT_PAGER=cat".to_owned()];
+        for (name, value) in &spec.env {
+            if !valid_env_name(name) {
+                return Err(RpcError::invalid_params(format!(
+                    "invalid environment variable name {name:?}: use letters, digits and \
+                     underscores, not starting with a digit"
+                )));
+            }
+            env.push(format!("{name}={value}"));
+        }
+        let cwd = match &spec.cwd {
+            Some(cwd) if !Path::new(cwd).is_absolute() => {
+                return Err(RpcError::invalid_params(format!("the cwd must be absolute: {cwd}")));
+            }
+            Some(cwd) => PathBuf::from(cwd),
+            None => self.default_cwd.clone(),
+        };
+        if !cwd.is_dir() {
+            return Err(RpcError::invalid_params(format!(
+                "the cwd is not a directory: {}",
+                cwd.display()
+            )));
+        }
+        let line = command_line(&spec.command, &spec.args);
+        let args = TerminalRunArgs {
+            command: format!("exec </dev/null\n{line}"),
+            title: Some(line),
+            cwd: Some(cwd.to_string_lossy().into_owned()),
+            env: Some(env),
+            timeout_ms: Some(0.0),
+        };
+        let value = self.call("terminal_run", &args).await?;
+        let node_id = value
+            .get("nodeId")
+            .and_then(Value::as_str)
+            .filter(|node_id| !node_id.is_empty())
+            .ok_or_else(|| RpcError::internal("terminal_run answered no nodeId"))?
+            .to_owned();
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
+        let terminal_id = format!("term-{number}");
+        let entry = Entry { node_id, output_byte_limit: spec.output_byte_limit };
+        self.live
+            .lock()
+            .map_err(|_| RpcError::internal("the terminal table is poisoned"))?
+            .insert(terminal_id.clone(), entry);
+        Ok(terminal_id)
+    }
+
+    /// All the output so far, tail-truncated to the terminal's byte limit, and the exit status
+    /// once the command has exited.
+    pub(crate) async fn output(&self, terminal_id: &str) -> Result<Output, RpcError> {
+        let entry = self.entry(terminal_id)?;
+        let limit = entry
+            .output_byte_limit
+            .map_or(usize::MAX, |limit| usize::try_from(limit).unwrap_or(usize::MAX));
+        // A text of n UTF-16 units has at least n bytes, so reading `limit` units is enough; the
+        // server reads at least one.
+        let max_chars = limit.clamp(1, MAX_READ_CHARS);
+        let args = TerminalReadArgs {
+            node_id: entry.node_id.clone(),
+            max_chars: Some(f64::from(u32::try_from(max_chars).unwrap_or(u32::MAX))),
+            since: Some(0.0),
+        };
+        let value = self.call("terminal_read", &args).await?;
+        let text = value.get("output").and_then(Value::as_str).unwrap_or_default();
+        let cursor = value.get("cursor").and_then(Value::as_u64).unwrap_or(0);
+        let state = state_of(&value)?;
+        let (output, dropped) = tail(text, limit);
+        Ok(Output {
+            output: output.to_owned(),
+            truncated: dropped || read_was_cut(text, cursor, max_chars),
+            exit_status: (!state.running).then_some(state.status),
+        })
+    }
+
+    /// Waits until the command exits, in `terminal_wait` calls of at most 30 s each; no time
+    /// limit of its own.
+    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<ExitStatus, RpcError> {
+        loop {
+            let entry = self.entry(terminal_id)?;
+            let args = TerminalWaitArgs {
+                node_id: entry.node_id,
+                until: WaitUntil::Exit,
+                text: None,
+                since: None,
+                quiet_ms: None,
+                timeout_ms: Some(WAIT_SLICE_MS),
+            };
+            let value = self.call("terminal_wait", &args).await?;
+            let state = state_of(&value)?;
+            if !state.running {
+                return Ok(state.status);
+            }
+        }
+    }
+
+    /// Ends the command (`terminal_kill`: SIGKILL to its process group); the terminal stays valid.
+    pub(crate) async fn kill(&self, terminal_id: &str) -> Result<(), RpcError> {
+        let entry = self.entry(terminal_id)?;
+        self.kill_node(&entry.node_id).await
+    }
+
+    /// Kills the command if it still runs, closes its node and forgets the id.
+    pub(crate) async fn release(&self, terminal_id: &str) -> Result<(), RpcError> {
+        let entry = self.entry(terminal_id)?;
+        if let Ok(mut live) = self.live.lock() {
+            live.remove(terminal_id);
+        }
+        self.close_node(&entry.node_id).await
+    }
+
+    /// Releases every terminal still held: their commands killed, their nodes closed.
+    pub(crate) async fn shutdown(&self) {
+        let entries: Vec<Entry> = match self.live.lock() {
+            Ok(mut live) => live.drain().map(|(_, entry)| entry).collect(),
+            Err(_) => Vec::new(),
+        };
+        for entry in entries {
+            let _ = self.close_node(&entry.node_id).await;
+        }
+    }
+
+    /// `terminal_kill` when the node's process still runs, then `terminal_close`.
+    async fn close_node(&self, node_id: &str) -> Result<(), RpcError> {
+        let args = TerminalReadArgs {
+            node_id: node_id.to_owned(),
+            max_chars: Some(1.0),
+            since: Some(0.0),
+        };
+        let running = match self.call("terminal_read", &args).await {
+            Ok(value) => state_of(&value).map_or(true, |state| state.running),
+            Err(_) => true,
+        };
+        if running {
+            // A kill that fails (the process ended meanwhile) does not keep the node.
+            let _ = self.kill_node(node_id).await;
+        }
+        self.call("terminal_close", &NodeArgs { node_id: node_id.to_owned() }).await?;
+        Ok(())
+    }
+
+    async fn kill_node(&self, node_id: &str) -> Result<(), RpcError> {
+        self.call("terminal_kill", &NodeArgs { node_id: node_id.to_owned() }).await?;
+        Ok(())
+    }
+
+    fn entry(&self, terminal_id: &str) -> Result<Entry, RpcError> {
+        let live =
+            self.live.lock().map_err(|_| RpcError::internal("the terminal table is poisoned"))?;
+        live.get(terminal_id).cloned().ok_or_else(|| {
+            RpcError::invalid_params(format!("unknown or released terminal: {terminal_id}"))
+        })
+    }
+
+    /// One tool call; an `ok:false` answer is an internal error naming the operation.
+    async fn call(&self, operation: &str, args: &impl Serialize) -> Result<Value, RpcError> {
+        let args = serde_json::to_value(args)
+            .map_err(|error| RpcError::internal(format!("cannot encode {operation}: {error}")))?;
+        match self.client.call(&self.session_file, &ToolRequest::new(operation, &args)).await {
+            ToolResult::Success { value } => Ok(value.unwrap_or(Value::Null)),
+            ToolResult::Failure { error } => {
+                Err(RpcError::internal(format!("{operation} failed: {error}")))
+            }
+        }
+    }
+}
+
+/// The `sh` command line of a `terminal/create`: `command` as given (so a whole shell line
+/// works), then each argument shell-quoted.
+pub(crate) fn command_line(command: &str, args: &[String]) -> String {
+    let mut line = command.to_owned();
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    line
+}
+
+/// Whether the server's answer to `session_info` lists every operation canvas terminals need;
+/// the reason when not.
+pub(crate) fn check_operations(session_info: &ToolResult) -> Result<(), String> {
+    let value = match session_info {
+        ToolResult::Failure { error } => return Err(error.clone()),
+        ToolResult::Success { value } => value.as_ref(),
+    };
+    let Some(listed) = value.and_then(|value| value.get("operations")).and_then(Value::as_array)
+    else {
+        return Err("its session_info lists no operations".to_owned());
+    };
+    let missing: Vec<&str> = REQUIRED_OPERATIONS
+        .into_iter()
+        .filter(|name| !listed.iter().any(|listed| listed.as_str() == Some(name)))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("its session_info.operations lacks {}", missing.join(" and ")))
+    }
+}
+
+/// `running`, `exitCode` and `signal` of an answer.
+fn state_of(value: &Value) -> Result<State, RpcError> {
+    let running = value
+        .get("running")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| RpcError::internal("the tool server answered no running state"))?;
+    let exit_code = value
+        .get("exitCode")
+        .and_then(Value::as_u64)
+        .map(|code| u32::try_from(code).unwrap_or(u32::MAX));
+    let signal = value.get("signal").and_then(Value::as_str).map(str::to_owned);
+    Ok(State { running, status: ExitStatus { exit_code, signal } })
+}
+
+/// Whether `terminal_read {since: 0}` left output out: fewer characters than the cursor counts,
+/// with the answer at its `maxChars` cap (so output that arrived between the server's read and
+/// its cursor does not count as cut).
+fn read_was_cut(text: &str, cursor: u64, max_chars: usize) -> bool {
+    let units: usize = text.chars().map(char::len_utf16).sum();
+    u64::try_from(text.chars().count()).unwrap_or(u64::MAX) < cursor && units + 1 >= max_chars
+}
+
+/// The environment names `terminal_run` accepts: letters, digits and underscores, not starting
+/// with a digit.
+fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

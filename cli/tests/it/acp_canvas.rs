@@ -1,0 +1,318 @@
+//! `termsprawlctl acp --terminals`: canvas terminals end to end against the real
+//! `termsprawl-headless` server over real tmux (the peer agent's commands appear as canvas nodes
+//! another agent sees while they run), the clear start failure of `--terminals canvas` on a server
+//! without `terminal_run`/`terminal_wait`, `auto` choosing canvas on headless, and `tmux` keeping
+//! the local backend.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use termsprawl_protocol::{ToolRequest, ToolResult};
+
+use crate::acp::{Finished, Peer, Place, finish, peer, run};
+use crate::support::{BIN, Fixture};
+
+/// `termsprawl-headless` as cargo builds it next to `termsprawlctl`. Missing, the test fails under
+/// CI (`CI` set) and is skipped with a message elsewhere.
+fn built_headless() -> Option<PathBuf> {
+    let path = Path::new(BIN).with_file_name("termsprawl-headless");
+    if path.is_file() {
+        return Some(path);
+    }
+    let message = format!(
+        "termsprawl-headless is not built next to termsprawlctl ({}): run `cargo build -p termsprawl-headless` first",
+        path.display()
+    );
+    let under_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
+    assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
+    let _ = writeln!(std::io::stderr(), "skipped: {message}");
+    None
+}
+
+/// A `termsprawl-headless serve` whose project folder is the place's session root, and two agent
+/// nodes: `front` (the session of `termsprawlctl acp`) and `watcher` (the test's view from
+/// outside). Dropped: the server is killed, then its tmux server.
+struct Headless {
+    child: Child,
+    program: PathBuf,
+    data: PathBuf,
+    front: PathBuf,
+    watcher: PathBuf,
+}
+
+impl Headless {
+    fn start(program: PathBuf, place: &Place) -> Headless {
+        let data = place.path().join("data");
+        let mut child = Command::new(&program)
+            .arg("--data")
+            .arg(&data)
+            .arg("serve")
+            .arg("--project")
+            .arg(place.root())
+            .arg("--ctl")
+            .arg(BIN)
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            let read = stderr.read_line(&mut line).unwrap();
+            assert!(read > 0, "termsprawl-headless serve ended before it was ready: {lines:#?}");
+            if line.trim_end() == "termsprawl-headless: ready" {
+                break;
+            }
+            lines.push(line);
+        }
+        // Keep draining its stderr so it never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let mut headless =
+            Headless { child, program, data, front: PathBuf::new(), watcher: PathBuf::new() };
+        headless.front = headless.launch("front");
+        headless.watcher = headless.launch("watcher");
+        headless
+    }
+
+    /// `launch --agent NAME --json -- /bin/sh`; the agent's session file.
+    fn launch(&self, name: &str) -> PathBuf {
+        let output = Command::new(&self.program)
+            .arg("--data")
+            .arg(&self.data)
+            .args(["launch", "--agent", name, "--json", "--", "/bin/sh"])
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+        PathBuf::from(value["sessionFile"].as_str().unwrap())
+    }
+
+    /// One call as the watcher agent; its value.
+    fn watch(&self, operation: &str, args: &Value) -> Value {
+        let request = ToolRequest::new(operation, args);
+        match termsprawl_transport::call_blocking(&self.watcher, &request) {
+            ToolResult::Success { value } => value.unwrap_or(Value::Null),
+            ToolResult::Failure { error } => panic!("{operation} failed: {error}"),
+        }
+    }
+
+    /// The nodes of `canvas_list`.
+    fn nodes(&self) -> Vec<Value> {
+        self.watch("canvas_list", &json!({})).as_array().unwrap().clone()
+    }
+
+    /// `termsprawlctl --session FRONT acp … --prompt PROMPT -- peer`, not yet started.
+    fn front_end(&self, place: &Place, peer: &Peer, terminals: &str, prompt: &str) -> Command {
+        let session = self.front.to_string_lossy().into_owned();
+        place.command(
+            peer,
+            &["--session", &session],
+            &["--terminals", terminals, "--prompt", prompt],
+        )
+    }
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(self.data.join("tmux-sockets/termsprawl"))
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn ok(finished: &Finished) {
+    assert_eq!(
+        finished.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        finished.stdout,
+        finished.stderr
+    );
+    assert!(finished.stdout.contains("[stop reason: end_turn]"), "{}", finished.stdout);
+}
+
+/// The run nodes of a `canvas_list`: terminals that are not the two agents.
+fn run_nodes(nodes: &[Value]) -> Vec<Value> {
+    nodes.iter().filter(|node| node["kind"] == "terminal").cloned().collect()
+}
+
+#[test]
+fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_removes_it() {
+    let peer = peer();
+    let Some(program) = built_headless() else { return };
+    let place = Place::new();
+    let headless = Headless::start(program, &place);
+    assert_eq!(run_nodes(&headless.nodes()), Vec::<Value>::new());
+
+    let child = headless.front_end(&place, &peer, "canvas", "canvas").spawn().unwrap();
+    // Watch from outside while the front end runs: the node of `echo hi; sleep 2; exit 3` and
+    // its state as another agent reads it.
+    let mut seen: Option<(Value, Value)> = None;
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        if seen.is_none()
+            && let Some(node) = run_nodes(&headless.nodes()).into_iter().find(|node| {
+                node["title"].as_str().is_some_and(|title| title.contains("echo hi; sleep 2"))
+            })
+        {
+            let read =
+                headless.watch("terminal_read", &json!({"nodeId": node["nodeId"], "since": 0}));
+            seen = Some((node, read));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let finished = finish(child, Duration::from_mins(2));
+    ok(&finished);
+    let (node, read) = seen.expect("the command's node never appeared in canvas_list");
+    assert_eq!(node["title"], "sh '-c' 'echo hi; sleep 2; exit 3'");
+    assert_eq!(read["running"], true, "{read}");
+    let node_id = node["nodeId"].as_str().unwrap();
+
+    let report = finished.report();
+    assert!(report["output_running"]["ok"].get("exitStatus").is_none(), "{report}");
+    assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
+    assert_eq!(
+        report["output"],
+        json!({"ok": {"exitStatus": {"exitCode": 3}, "output": "hi\n", "truncated": false}})
+    );
+    assert_eq!(report["release"], json!({"ok": {}}));
+    assert_eq!(report["output_after_release"]["error"], -32602);
+    // The transcript says where the command shows.
+    let terminal_id = report["terminal_id"].as_str().unwrap();
+    assert!(
+        finished
+            .stdout
+            .contains(&format!("terminal {terminal_id} runs in the canvas node {node_id}")),
+        "{}",
+        finished.stdout
+    );
+    // Kill ends a command that ignores SIGTERM; the terminal stays readable.
+    assert_eq!(report["kill"], json!({"ok": {}}));
+    assert_eq!(report["kill_wait"], json!({"ok": {"signal": "SIGKILL"}}));
+    assert_eq!(report["kill_output"]["ok"]["output"], "started\n");
+    assert_eq!(report["kill_output"]["ok"]["exitStatus"], json!({"signal": "SIGKILL"}));
+    // outputByteLimit keeps the tail on the canvas too.
+    let limited = &report["limited"]["ok"];
+    let full = (1..=2000).fold(String::new(), |mut text, number| {
+        let _ = writeln!(text, "{number}");
+        text
+    });
+    let output = limited["output"].as_str().unwrap();
+    assert_eq!((output.len(), limited["truncated"].clone()), (100, json!(true)));
+    assert!(full.ends_with(output), "not the tail: {output:?}");
+    assert_eq!(limited["exitStatus"], json!({"exitCode": 0}));
+    // Every released node is gone; no tmux session of the local backend was made.
+    assert_eq!(run_nodes(&headless.nodes()), Vec::<Value>::new());
+    assert_eq!(place.tmux_sessions(), Vec::<String>::new());
+    let failures = place.check_trace(&peer);
+    assert_eq!(failures, Vec::<Value>::new());
+}
+
+#[test]
+fn auto_chooses_canvas_on_headless_and_tmux_keeps_the_local_backend() {
+    let peer = peer();
+    let Some(program) = built_headless() else { return };
+    let place = Place::new();
+    let headless = Headless::start(program, &place);
+
+    let finished = run(headless.front_end(&place, &peer, "auto", "canvas"));
+    ok(&finished);
+    let report = finished.report();
+    assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
+    assert!(finished.stdout.contains("runs in the canvas node "), "{}", finished.stdout);
+    assert!(!finished.stderr.contains("local tmux server"), "{}", finished.stderr);
+    assert_eq!(place.tmux_sessions(), Vec::<String>::new());
+
+    let finished = run(headless.front_end(&place, &peer, "tmux", "terminal"));
+    ok(&finished);
+    let report = finished.report();
+    assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
+    assert_eq!(report["tmux_sessions_showing_output"].as_array().unwrap().len(), 1, "{report}");
+    assert!(
+        finished.stdout.contains("runs in tmux: tmux -L termsprawl-acp attach -t "),
+        "{}",
+        finished.stdout
+    );
+    // The canvas never saw a run node from the tmux backend.
+    assert_eq!(run_nodes(&headless.nodes()), Vec::<Value>::new());
+}
+
+#[test]
+fn terminals_canvas_fails_at_start_without_the_operations_or_a_session() {
+    let peer = peer();
+    let place = Place::new();
+    let mut app = Fixture::new();
+    app.answer(
+        "session_info",
+        ToolResult::ok(
+            json!({"nodeId": "agent-1", "operations": ["terminal_open", "terminal_read"]}),
+        ),
+    );
+    let session = app.session_file().to_string_lossy().into_owned();
+    let options = ["--terminals", "canvas", "--prompt", "canvas"];
+    let finished = run(place.command(&peer, &["--session", &session], &options));
+    assert_eq!(finished.code(), Some(2), "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains(
+            "--terminals canvas: the tool server cannot host canvas terminals: its session_info.operations lacks terminal_run and terminal_wait"
+        ),
+        "{}",
+        finished.stderr
+    );
+    assert!(finished.stderr.contains("use --terminals tmux or auto"), "{}", finished.stderr);
+    // The agent never ran: nothing went over the wire, and only session_info reached the app.
+    assert!(place.traced("out").is_empty() && place.traced("in").is_empty());
+    assert_eq!(finished.stdout, "");
+    let received: Vec<String> =
+        app.take_received().into_iter().map(|received| received.operation).collect();
+    assert_eq!(received, ["session_info"]);
+    assert!(!finished.stderr.contains(&app.token()), "the token leaked");
+
+    // auto on the same server: the local backend, said once.
+    let finished = run(place.command(&peer, &["--session", &session], &["--prompt", "terminal"]));
+    ok(&finished);
+    assert!(
+        finished.stderr.contains(
+            "agent terminals run on the local tmux server, not on the canvas: its session_info.operations lacks terminal_run and terminal_wait"
+        ),
+        "{}",
+        finished.stderr
+    );
+    assert!(finished.stdout.contains("runs in tmux: "), "{}", finished.stdout);
+
+    // An unreachable server and a missing session file are as clear.
+    app.stop();
+    let finished = run(place.command(&peer, &["--session", &session], &options));
+    assert_eq!(finished.code(), Some(2), "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("--terminals canvas: the tool server cannot host canvas terminals: Tool connection unavailable: "),
+        "{}",
+        finished.stderr
+    );
+    let finished = run(place.command(&peer, &[], &options));
+    assert_eq!(finished.code(), Some(2), "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains(
+            "--terminals canvas needs the termsprawl session file (--session or TERMSPRAWL_SESSION_FILE)"
+        ),
+        "{}",
+        finished.stderr
+    );
+}
