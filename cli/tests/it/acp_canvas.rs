@@ -5,95 +5,32 @@
 //! the local backend.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 
 use crate::acp::{Finished, Peer, Place, finish, peer, run};
-use crate::support::{BIN, Fixture};
-
-/// `termsprawl-headless` as cargo builds it next to `termsprawlctl`. Missing, the test fails under
-/// CI (`CI` set) and is skipped with a message elsewhere.
-fn built_headless() -> Option<PathBuf> {
-    let path = Path::new(BIN).with_file_name("termsprawl-headless");
-    if path.is_file() {
-        return Some(path);
-    }
-    let message = format!(
-        "termsprawl-headless is not built next to termsprawlctl ({}): run `cargo build -p termsprawl-headless` first",
-        path.display()
-    );
-    let under_ci = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
-    assert!(!under_ci, "{message} (CI is set, so this test fails instead of skipping)");
-    let _ = writeln!(std::io::stderr(), "skipped: {message}");
-    None
-}
+use crate::headless::Headless;
+use crate::support::Fixture;
 
 /// A `termsprawl-headless serve` whose project folder is the place's session root, and two agent
 /// nodes: `front` (the session of `termsprawlctl acp`) and `watcher` (the test's view from
-/// outside). Dropped: the server is killed, then its tmux server.
-struct Headless {
-    child: Child,
-    program: PathBuf,
-    data: PathBuf,
+/// outside).
+struct Canvas {
+    _server: Headless,
     front: PathBuf,
     watcher: PathBuf,
 }
 
-impl Headless {
-    fn start(program: PathBuf, place: &Place) -> Headless {
-        let data = place.path().join("data");
-        let mut child = Command::new(&program)
-            .arg("--data")
-            .arg(&data)
-            .arg("serve")
-            .arg("--project")
-            .arg(place.root())
-            .arg("--ctl")
-            .arg(BIN)
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            let read = stderr.read_line(&mut line).unwrap();
-            assert!(read > 0, "termsprawl-headless serve ended before it was ready: {lines:#?}");
-            if line.trim_end() == "termsprawl-headless: ready" {
-                break;
-            }
-            lines.push(line);
-        }
-        // Keep draining its stderr so it never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        let mut headless =
-            Headless { child, program, data, front: PathBuf::new(), watcher: PathBuf::new() };
-        headless.front = headless.launch("front");
-        headless.watcher = headless.launch("watcher");
-        headless
-    }
-
-    /// `launch --agent NAME --json -- /bin/sh`; the agent's session file.
-    fn launch(&self, name: &str) -> PathBuf {
-        let output = Command::new(&self.program)
-            .arg("--data")
-            .arg(&self.data)
-            .args(["launch", "--agent", name, "--json", "--", "/bin/sh"])
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        let value: Value = serde_json::from_slice(&output.stdout).unwrap();
-        PathBuf::from(value["sessionFile"].as_str().unwrap())
+impl Canvas {
+    fn start(place: &Place) -> Canvas {
+        let server = Headless::start(&place.path().join("data"), &place.root(), |_| {});
+        let front = server.session("front");
+        let watcher = server.session("watcher");
+        Canvas { _server: server, front, watcher }
     }
 
     /// One call as the watcher agent; its value.
@@ -121,22 +58,6 @@ impl Headless {
     }
 }
 
-impl Drop for Headless {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(self.data.join("tmux-sockets/termsprawl"))
-            .arg("kill-server")
-            .env_remove("TMUX")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
 fn ok(finished: &Finished) {
     assert_eq!(
         finished.code(),
@@ -156,9 +77,8 @@ fn run_nodes(nodes: &[Value]) -> Vec<Value> {
 #[test]
 fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_removes_it() {
     let peer = peer();
-    let Some(program) = built_headless() else { return };
     let place = Place::new();
-    let headless = Headless::start(program, &place);
+    let headless = Canvas::start(&place);
     assert_eq!(run_nodes(&headless.nodes()), Vec::<Value>::new());
 
     let child = headless.front_end(&place, &peer, "canvas", "canvas").spawn().unwrap();
@@ -228,9 +148,8 @@ fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_remove
 #[test]
 fn auto_chooses_canvas_on_headless_and_tmux_keeps_the_local_backend() {
     let peer = peer();
-    let Some(program) = built_headless() else { return };
     let place = Place::new();
-    let headless = Headless::start(program, &place);
+    let headless = Canvas::start(&place);
 
     let finished = run(headless.front_end(&place, &peer, "auto", "canvas"));
     ok(&finished);

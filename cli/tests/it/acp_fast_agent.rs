@@ -8,101 +8,19 @@
 //! fast-agent's Python is `TERMSPRAWL_FAST_AGENT_PYTHON`, else `<repo>/.venv-fast-agent/bin/python`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{ChildStdout, Command, Stdio};
 
 use serde_json::Value;
 use tempfile::TempDir;
 
+use crate::headless::Headless;
 use crate::support::BIN;
 
 /// fast-agent's Python: the `fast-agent` peer that `cargo xtask test` provisions (a test without
 /// it fails, naming that command).
 fn fast_agent_python() -> PathBuf {
     termsprawl_test_support::peers::python("fast-agent")
-}
-
-/// `termsprawl-headless`, built next to `termsprawlctl` by `cargo test --workspace`.
-fn headless_binary() -> Option<PathBuf> {
-    let path = Path::new(BIN).with_file_name("termsprawl-headless");
-    if path.is_file() {
-        return Some(path);
-    }
-    let message = format!(
-        "termsprawl-headless is not built next to termsprawlctl ({}): run `cargo build -p termsprawl-headless` first",
-        path.display()
-    );
-    assert!(
-        std::env::var_os("CI").is_none_or(|value| value.is_empty()),
-        "{message} (CI is set, so this test fails instead of skipping)"
-    );
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {message}");
-    None
-}
-
-/// A running `termsprawl-headless serve` on a private data directory; stopped with its tmux
-/// server when dropped.
-struct Headless {
-    program: PathBuf,
-    child: Child,
-    data: PathBuf,
-}
-
-impl Headless {
-    fn start(program: PathBuf, data: &Path, project: &Path) -> Headless {
-        let mut child = Command::new(&program)
-            .arg("--data")
-            .arg(data)
-            .arg("serve")
-            .arg("--project")
-            .arg(project)
-            .arg("--ctl")
-            .arg(BIN)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut seen = String::new();
-        loop {
-            let mut line = String::new();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended early:\n{seen}");
-            seen.push_str(&line);
-            if line.trim_end().ends_with("ready") {
-                break;
-            }
-        }
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Headless { program, child, data: data.to_path_buf() }
-    }
-
-    /// `launch --json -- /bin/sh`: a node's session file.
-    fn launch(&self) -> PathBuf {
-        let output = Command::new(&self.program)
-            .arg("--data")
-            .arg(&self.data)
-            .args(["launch", "--json", "--", "/bin/sh"])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        let launched: Value = serde_json::from_slice(&output.stdout).unwrap();
-        PathBuf::from(launched["sessionFile"].as_str().unwrap())
-    }
-}
-
-impl Drop for Headless {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(self.data.join("tmux-sockets/termsprawl"))
-            .arg("kill-server")
-            .env_remove("TMUX")
-            .output();
-    }
 }
 
 /// Reads the transcript up to the end of the current turn.
@@ -124,7 +42,6 @@ fn turn(stdout: &mut BufReader<ChildStdout>) -> String {
 #[test]
 fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
     let python = fast_agent_python();
-    let Some(headless) = headless_binary() else { return };
     let dir = TempDir::new().unwrap();
     let dir_path = std::fs::canonicalize(dir.path()).unwrap();
     let (data, project, home) =
@@ -132,8 +49,8 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
     for path in [&data, &project, &home] {
         std::fs::create_dir(path).unwrap();
     }
-    let server = Headless::start(headless, &data, &project);
-    let session = server.launch();
+    let server = Headless::start(&data, &project, |_| {});
+    let session = server.session("fast-agent");
     let trace = dir_path.join("trace.jsonl");
     let log = dir_path.join("agent.log");
     let mut front_end = Command::new(BIN)

@@ -16,6 +16,7 @@ mod commands;
 mod compat;
 mod direct;
 mod fuzz_regressions;
+mod headless;
 mod mcp_inspector;
 mod mcp_interop;
 mod mcp_stdio;

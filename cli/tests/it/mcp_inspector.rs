@@ -16,14 +16,15 @@
 //! pinned lock file, into `target/peers/node`). Missing, the test fails and says how to install
 //! it; it is never skipped.
 
-use std::io::{BufRead as _, BufReader, Read as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use crate::headless::Headless;
 use crate::support::BIN;
 
 /// The version `tests/node/package.json` pins.
@@ -47,94 +48,28 @@ fn node_modules() -> PathBuf {
     found.clone()
 }
 
-/// `termsprawl-headless`, built by cargo next to `termsprawlctl`.
-fn headless_binary() -> PathBuf {
-    let path = Path::new(BIN).with_file_name("termsprawl-headless");
-    assert!(
-        path.is_file(),
-        "termsprawl-headless is not built next to termsprawlctl ({}): run \
-         `cargo build -p termsprawl-headless` first (cargo test --workspace builds it)",
-        path.display()
-    );
-    path
-}
-
 /// A running `termsprawl-headless serve` on a private data directory, with one launched agent.
-/// Dropping it stops the server and kills its tmux server.
-struct Headless {
-    child: Child,
-    binary: PathBuf,
+struct Server {
+    _headless: Headless,
     dir: TempDir,
     session_file: PathBuf,
     agent_node: String,
 }
 
-impl Headless {
-    fn start() -> Headless {
-        let binary = headless_binary();
+impl Server {
+    fn start() -> Server {
         let dir = TempDir::new().unwrap();
         let project = dir.path().join("project");
         let home = dir.path().join("home");
         std::fs::create_dir(&project).unwrap();
         std::fs::create_dir(&home).unwrap();
-        let mut child = Command::new(&binary)
-            .arg("--data")
-            .arg(dir.path().join("data"))
-            .arg("serve")
-            .arg("--project")
-            .arg(&project)
-            .arg("--ctl")
-            .arg(BIN)
-            .env("SHELL", "/bin/sh")
-            .env("HOME", &home)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("termsprawl-headless starts");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut lines = Vec::new();
-        loop {
-            let mut line = String::new();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                let _ = child.kill();
-                panic!("serve ended before it was ready: {lines:#?}");
-            }
-            let line = line.trim_end().to_owned();
-            let ready = line == "termsprawl-headless: ready";
-            lines.push(line);
-            if ready {
-                break;
-            }
-        }
-        // Keep draining stderr so that the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        let mut headless = Headless {
-            child,
-            binary,
-            dir,
-            session_file: PathBuf::new(),
-            agent_node: String::new(),
-        };
-        let launched = headless.run(&["launch", "--agent", "inspector", "--json", "--", "/bin/sh"]);
-        assert!(launched.status.success(), "{}", String::from_utf8_lossy(&launched.stderr));
-        let value: Value = serde_json::from_slice(&launched.stdout).unwrap();
-        headless.session_file = PathBuf::from(value["sessionFile"].as_str().unwrap());
-        value["nodeId"].as_str().unwrap().clone_into(&mut headless.agent_node);
-        headless
-    }
-
-    /// `termsprawl-headless --data D ARGS…`, to completion.
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(&self.binary)
-            .arg("--data")
-            .arg(self.dir.path().join("data"))
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        let headless = Headless::start(&dir.path().join("data"), &project, |command| {
+            command.env("SHELL", "/bin/sh").env("HOME", &home);
+        });
+        let launched = headless.launch("inspector");
+        let session_file = PathBuf::from(launched["sessionFile"].as_str().unwrap());
+        let agent_node = launched["nodeId"].as_str().unwrap().to_owned();
+        Server { _headless: headless, dir, session_file, agent_node }
     }
 
     /// The `mcpServers` configuration a host reads, for the agent's session.
@@ -145,26 +80,6 @@ impl Headless {
         let path = self.dir.path().join(format!("mcp-{}.json", extra.len()));
         std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
         path
-    }
-}
-
-impl Drop for Headless {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(self.dir.path().join("data/tmux-sockets/termsprawl"))
-            .arg("kill-server")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
     }
 }
 
@@ -271,7 +186,7 @@ fn tool_result(result: &Value) -> Value {
 
 #[test]
 fn the_mcp_inspector_lists_titled_tools_and_drives_a_terminal_through_the_bridge() {
-    let server = Headless::start();
+    let server = Server::start();
     let inspector = Inspector::new(server.write_config(&[]));
 
     // tools/list: the whole table (the headless server has no browser, so `session_info` leaves
@@ -361,7 +276,7 @@ fn the_mcp_inspector_lists_titled_tools_and_drives_a_terminal_through_the_bridge
 
 #[test]
 fn the_mcp_inspector_sees_only_what_the_narrowing_flags_keep() {
-    let server = Headless::start();
+    let server = Server::start();
     let inspector = Inspector::new(server.write_config(&["--read-only"]));
     let listed = inspector.ok(&["--method", "tools/list"]);
     let names: Vec<&str> = listed["tools"]
