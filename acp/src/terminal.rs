@@ -68,6 +68,27 @@ pub(crate) struct Spec {
     pub(crate) output_byte_limit: Option<u64>,
 }
 
+impl Spec {
+    /// The command's working directory: the requested one (absolute, an existing directory), or
+    /// `default`. Both backends check it the same way.
+    pub(crate) fn working_directory(&self, default: &Path) -> Result<PathBuf, RpcError> {
+        let cwd = match &self.cwd {
+            Some(cwd) if !Path::new(cwd).is_absolute() => {
+                return Err(RpcError::invalid_params(format!("the cwd must be absolute: {cwd}")));
+            }
+            Some(cwd) => PathBuf::from(cwd),
+            None => default.to_path_buf(),
+        };
+        if !cwd.is_dir() {
+            return Err(RpcError::invalid_params(format!(
+                "the cwd is not a directory: {}",
+                cwd.display()
+            )));
+        }
+        Ok(cwd)
+    }
+}
+
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ExitStatus {
@@ -167,19 +188,7 @@ impl Terminals {
                 )));
             }
         }
-        let cwd = match &spec.cwd {
-            Some(cwd) if !Path::new(cwd).is_absolute() => {
-                return Err(RpcError::invalid_params(format!("the cwd must be absolute: {cwd}")));
-            }
-            Some(cwd) => PathBuf::from(cwd),
-            None => self.default_cwd.clone(),
-        };
-        if !cwd.is_dir() {
-            return Err(RpcError::invalid_params(format!(
-                "the cwd is not a directory: {}",
-                cwd.display()
-            )));
-        }
+        let cwd = spec.working_directory(&self.default_cwd)?;
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let terminal_id = format!("term-{number}");
         let session = format!("{}-{number}", self.prefix);

@@ -19,7 +19,7 @@
 mod tests;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -95,19 +95,7 @@ impl CanvasTerminals {
             }
             env.push(format!("{name}={value}"));
         }
-        let cwd = match &spec.cwd {
-            Some(cwd) if !Path::new(cwd).is_absolute() => {
-                return Err(RpcError::invalid_params(format!("the cwd must be absolute: {cwd}")));
-            }
-            Some(cwd) => PathBuf::from(cwd),
-            None => self.default_cwd.clone(),
-        };
-        if !cwd.is_dir() {
-            return Err(RpcError::invalid_params(format!(
-                "the cwd is not a directory: {}",
-                cwd.display()
-            )));
-        }
+        let cwd = spec.working_directory(&self.default_cwd)?;
         let line = command_line(&spec.command, &spec.args);
         let args = TerminalRunArgs {
             command: format!("exec </dev/null\n{line}"),
