@@ -371,24 +371,7 @@ fn start_agents(
     for (project_index, project) in places.projects.iter().enumerate() {
         for slot in 0..AGENTS_PER_PROJECT {
             let name = format!("soak-{project_index}-{slot}");
-            let folder = project.to_string_lossy();
-            let printed = server::headless(
-                binaries,
-                places,
-                &[
-                    "launch",
-                    "--project",
-                    &folder,
-                    "--agent",
-                    &name,
-                    "--json",
-                    "--",
-                    "sh",
-                    "-c",
-                    "cat >/dev/null",
-                ],
-            )?;
-            let value: Value = serde_json::from_str(&printed).context("launch printed no JSON")?;
+            let value = server::launch(binaries, places, project, &name)?;
             agents.push(Agent {
                 node_id: value["nodeId"].as_str().context("no nodeId")?.to_owned(),
                 session_file: PathBuf::from(

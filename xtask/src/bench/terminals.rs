@@ -213,24 +213,7 @@ fn launch_and_run(
     places: &Places,
     settings: &Settings,
 ) -> anyhow::Result<Outcome> {
-    let folder = places.projects[0].to_string_lossy();
-    let printed = server::headless(
-        binaries,
-        places,
-        &[
-            "launch",
-            "--project",
-            &folder,
-            "--agent",
-            "bench",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            "cat >/dev/null",
-        ],
-    )?;
-    let launched: Value = serde_json::from_str(&printed).context("launch printed no JSON")?;
+    let launched = server::launch(binaries, places, &places.projects[0], "bench")?;
     let session = launched["sessionFile"].as_str().context("launch printed no sessionFile")?;
     let output = Command::new(helper)
         .arg("terminals")

@@ -137,6 +137,31 @@ pub fn headless(binaries: &Binaries, places: &Places, args: &[&str]) -> anyhow::
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// `launch --project PROJECT --agent NAME --json -- sh -c 'cat >/dev/null'`: an agent node whose
+/// program reads its input and never executes it; the launch's JSON (`nodeId`, `sessionFile`, …).
+pub fn launch(
+    binaries: &Binaries,
+    places: &Places,
+    project: &Path,
+    name: &str,
+) -> anyhow::Result<serde_json::Value> {
+    let folder = project.to_string_lossy();
+    let args = [
+        "launch",
+        "--project",
+        &folder,
+        "--agent",
+        name,
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "cat >/dev/null",
+    ];
+    let printed = headless(binaries, places, &args)?;
+    serde_json::from_str(&printed).context("launch printed no JSON")
+}
+
 /// Rewrites `path` in place with its own content, non-atomically: truncate, write the first
 /// part, pause `pause`, write the rest. A reader meanwhile sees an empty or partial file.
 pub fn rewrite_torn(path: &Path, pause: Duration) -> anyhow::Result<()> {
