@@ -2,8 +2,8 @@
 //! (`termsprawl_cli::operation_args`, `spec/shell-conventions.md` §3 – §5), against the real
 //! operation table.
 //!
-//! Input: the first byte picks the operation (low five bits: one of the 32) and how flags are
-//! written when re-rendered (high three bits); the rest, up to the first `00 00 00`, is the words
+//! Input: the first byte picks the operation (its value modulo the 35 operations) and how flags
+//! are written when re-rendered (its high three bits); the rest, up to the first `00 00 00`, is the words
 //! after the operation's name, separated by `00` (a real argument can never hold a NUL, so every
 //! other byte, invalid UTF-8 included, can be in a word); what follows `00 00 00` is stdin, read
 //! for a `-` positional.
@@ -29,7 +29,7 @@ use termsprawl_fuzz::spec::{Kind, OPERATIONS, arguments};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else { return };
-    let (operation, _) = OPERATIONS[usize::from(first & 0x1F)];
+    let (operation, _) = OPERATIONS[usize::from(first) % OPERATIONS.len()];
     let style = first >> 5;
     let (argv, stdin) = match rest.windows(3).position(|window| window == [0, 0, 0]) {
         Some(at) => (&rest[..at], &rest[at + 3..]),

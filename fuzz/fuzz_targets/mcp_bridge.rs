@@ -1100,7 +1100,28 @@ fn augment(
 const CHUNKS: [usize; 8] = [1, 2, 7, 64, 1000, 65_536, 1 << 20, usize::MAX];
 const CALL_LIMITS: [usize; 4] = [1, 2, 4, 64];
 
+/// The oracle's table (typed in from the spec) and the crate's agree on the names, their order and
+/// the read-only hints; a protocol change the oracle has not learned fails the first input, not a
+/// lucky one.
+fn check_the_oracle_knows_the_table() {
+    let crate_names: Vec<&str> =
+        operations().iter().map(termsprawl_protocol::Operation::name).collect();
+    let oracle_names: Vec<&str> = OPERATIONS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(oracle_names, crate_names, "fuzz/src/spec.rs OPERATIONS is not the crate's table");
+    for operation in operations() {
+        assert_eq!(
+            READ_ONLY.contains(&operation.name()),
+            operation.annotations().read_only,
+            "fuzz/src/spec.rs READ_ONLY disagrees with the crate on {}",
+            operation.name()
+        );
+    }
+}
+
+static ORACLE_CHECKED: std::sync::Once = std::sync::Once::new();
+
 fuzz_target!(|data: &[u8]| {
+    ORACLE_CHECKED.call_once(check_the_oracle_knows_the_table);
     let mut input = data;
     let knobs = take_byte(&mut input);
     let pick = take_byte(&mut input);

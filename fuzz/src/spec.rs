@@ -1,6 +1,7 @@
-//! The operation table of `spec/protocol.md` §4.3 and the read-only rule of §4.2, typed in again
-//! from the spec (not read from `termsprawl_protocol`), and the validation rules of §5 written
-//! straight from the spec.
+//! The operation table of `spec/protocol.md` §4.3 with the 1.3.0 additions of
+//! `docs/protocol-changelog.md` (`terminal_run`, `terminal_wait`, `terminal_kill`, `since`), and
+//! the read-only rule of §4.2, typed in again from the spec (not read from `termsprawl_protocol`),
+//! and the validation rules of §5 written straight from the spec.
 
 use serde_json::Value;
 
@@ -26,7 +27,7 @@ pub const TOPICS: &[&str] =
     &["overview", "browser", "terminal", "canvas", "context", "agents", "artifacts"];
 const AGENTS: &[&str] = &["claude", "codex", "gemini", "grok", "openclaude", "opencode", "custom"];
 
-/// The 32 operations in table order, each with its arguments in table order.
+/// The 35 operations of protocol 1.3.0 in table order, each with its arguments in table order.
 pub const OPERATIONS: &[(&str, &[Arg])] = &[
     ("session_info", &[]),
     ("guide_read", &[("topic", Kind::Enum(TOPICS), true)]),
@@ -46,10 +47,32 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
     ("browser_type", &[NODE, ("selector", Kind::String, true), ("text", Kind::String, true)]),
     ("browser_screenshot", &[NODE]),
     ("terminal_open", &[("title", Kind::String, false)]),
-    ("terminal_read", &[NODE, ("maxChars", Kind::Number, false)]),
+    (
+        "terminal_run",
+        &[
+            ("command", Kind::String, true),
+            ("title", Kind::String, false),
+            ("cwd", Kind::String, false),
+            ("env", Kind::Strings, false),
+            ("timeoutMs", Kind::Number, false),
+        ],
+    ),
+    ("terminal_read", &[NODE, ("maxChars", Kind::Number, false), ("since", Kind::Number, false)]),
+    (
+        "terminal_wait",
+        &[
+            NODE,
+            ("until", Kind::Enum(&["exit", "text", "quiet"]), true),
+            ("text", Kind::String, false),
+            ("since", Kind::Number, false),
+            ("quietMs", Kind::Number, false),
+            ("timeoutMs", Kind::Number, false),
+        ],
+    ),
     ("terminal_submit", &[NODE, ("command", Kind::String, true)]),
     ("terminal_input", &[NODE, ("text", Kind::String, true)]),
     ("terminal_interrupt", &[NODE]),
+    ("terminal_kill", &[NODE]),
     ("terminal_external", &[NODE]),
     ("terminal_close", &[NODE]),
     ("agent_launch", &[("agent", Kind::Enum(AGENTS), true)]),
@@ -81,6 +104,7 @@ pub const READ_ONLY: &[&str] = &[
     "browser_inspect",
     "browser_screenshot",
     "terminal_read",
+    "terminal_wait",
     "agent_status",
     "context_read",
     "agent_cards",
