@@ -310,13 +310,19 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
     }
 
     for param in operation.params() {
-        values(ctx, operation, param.name(), param.kind()).await;
+        values(ctx, operation, param.name(), param.kind(), param.is_cursor()).await;
     }
 }
 
 /// The value checks of one argument: `(value, accepted)` probes grouped into rules.
 #[expect(clippy::too_many_lines, reason = "the value checks of each argument kind, as a table")]
-async fn values(ctx: &mut Ctx, operation: &'static Operation, param: &str, kind: &ParamKind) {
+async fn values(
+    ctx: &mut Ctx,
+    operation: &'static Operation,
+    param: &str,
+    kind: &ParamKind,
+    is_cursor: bool,
+) {
     let emoji = "\u{1F600}";
     let groups: Vec<Group<'_>> = match kind {
         ParamKind::String => vec![
@@ -348,6 +354,29 @@ async fn values(ctx: &mut Ctx, operation: &'static Operation, param: &str, kind:
                 vec![(r#""a\u0000b""#.to_owned(), false)],
             ),
             ("empty", "the empty string is accepted", vec![(string(""), true)]),
+        ],
+        ParamKind::Number if is_cursor => vec![
+            (
+                "type",
+                "a cursor argument of another JSON type is `Invalid <name>`",
+                typed(&["\"1\"", "null", "true", "[]", "{}"]),
+            ),
+            (
+                "cursor-range",
+                "a cursor may pass 1000000, up to 9007199254740991 (2^53 - 1, protocol 1.3.0); beyond is `Invalid <name>`",
+                vec![
+                    ("1000001".to_owned(), true),
+                    ("9007199254740991".to_owned(), true),
+                    ("0".to_owned(), true),
+                    ("9007199254740993".to_owned(), false),
+                    ("1e16".to_owned(), false),
+                ],
+            ),
+            (
+                "finite",
+                "a number that is not finite (1e400) is `Invalid <name>`",
+                vec![("1e400".to_owned(), false)],
+            ),
         ],
         ParamKind::Number => vec![
             (

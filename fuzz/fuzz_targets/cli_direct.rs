@@ -85,7 +85,9 @@ fn render(operation: &str, args: &Map<String, Value>, style: u8) -> (Vec<OsStrin
         let kind = table.iter().find(|(arg, _, _)| arg == name).map(|(_, kind, _)| *kind);
         match (kind, value) {
             (Some(Kind::String | Kind::Enum(_)), Value::String(text)) => flag(name, text.clone()),
-            (Some(Kind::Number), Value::Number(number)) => flag(name, number.to_string()),
+            (Some(Kind::Number | Kind::Cursor), Value::Number(number)) => {
+                flag(name, number.to_string());
+            }
             (Some(Kind::Strings), Value::Array(items))
                 if !items.is_empty() && items.iter().all(Value::is_string) =>
             {

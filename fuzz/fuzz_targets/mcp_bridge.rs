@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value, json};
-use termsprawl_fuzz::spec::{OPERATIONS, READ_ONLY, TOPICS, arguments};
+use termsprawl_fuzz::spec::{Kind, OPERATIONS, READ_ONLY, TOPICS, arguments};
 use termsprawl_fuzz::take_byte;
 use termsprawl_mcp::{
     MAX_LINE_BYTES, MAX_RESPONSE_BYTES, Options, ToolCaller, ToolFilter, serve_with,
@@ -1115,6 +1115,18 @@ fn check_the_oracle_knows_the_table() {
             "fuzz/src/spec.rs READ_ONLY disagrees with the crate on {}",
             operation.name()
         );
+        for param in operation.params() {
+            let kind = arguments(operation.name())
+                .and_then(|args| args.iter().find(|arg| arg.0 == param.name()))
+                .map(|arg| arg.1);
+            assert_eq!(
+                kind == Some(Kind::Cursor),
+                param.is_cursor(),
+                "fuzz/src/spec.rs disagrees with the crate on whether {}.{} is a cursor",
+                operation.name(),
+                param.name()
+            );
+        }
     }
 }
 

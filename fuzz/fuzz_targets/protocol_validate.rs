@@ -104,7 +104,7 @@ fn value_of(kind: Kind, u: &mut Unstructured<'_>) -> Result<String> {
                 _ => quoted(value),
             }
         }
-        Kind::Number => number(u)?,
+        Kind::Number | Kind::Cursor => number(u)?,
         Kind::Strings => {
             let length = match u.int_in_range(0..=4)? {
                 0 => 0,
@@ -136,7 +136,7 @@ fn text(u: &mut Unstructured<'_>, limit: usize) -> Result<String> {
     })
 }
 
-/// A number literal near the ±1 000 000 bound, or an arbitrary one.
+/// A number literal near the ±1 000 000 bound or the cursors' ±(2^53 − 1), or an arbitrary one.
 fn number(u: &mut Unstructured<'_>) -> Result<String> {
     let literals = [
         "1000000",
@@ -155,6 +155,12 @@ fn number(u: &mut Unstructured<'_>) -> Result<String> {
         "1e-400",
         "123456789012345678901234567890",
         "999999.999999999999999999",
+        "9007199254740991",
+        "9007199254740992",
+        "9007199254740993",
+        "-9007199254740991",
+        "9.007199254740991e15",
+        "1e16",
     ];
     if u.ratio(1, 2)? {
         return Ok((*u.choose(&literals)?).to_owned());

@@ -12,6 +12,9 @@ pub enum Kind {
     String,
     /// `number`.
     Number,
+    /// A `number` that is a terminal cursor (`since`, protocol 1.3.0): the magnitude limit is
+    /// 2^53 − 1 instead of 1 000 000.
+    Cursor,
     /// `string[]`.
     Strings,
     /// `enum a|b|…`.
@@ -57,14 +60,14 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
             ("timeoutMs", Kind::Number, false),
         ],
     ),
-    ("terminal_read", &[NODE, ("maxChars", Kind::Number, false), ("since", Kind::Number, false)]),
+    ("terminal_read", &[NODE, ("maxChars", Kind::Number, false), ("since", Kind::Cursor, false)]),
     (
         "terminal_wait",
         &[
             NODE,
             ("until", Kind::Enum(&["exit", "text", "quiet"]), true),
             ("text", Kind::String, false),
-            ("since", Kind::Number, false),
+            ("since", Kind::Cursor, false),
             ("quietMs", Kind::Number, false),
             ("timeoutMs", Kind::Number, false),
         ],
@@ -160,7 +163,8 @@ fn fits(kind: Kind, value: &Value) -> bool {
         Kind::Enum(allowed) => {
             value.as_str().is_some_and(|text| string_ok(text) && allowed.contains(&text))
         }
-        Kind::Number => value.is_number() && number_ok(&value.to_string()),
+        Kind::Number => value.is_number() && number_ok(&value.to_string(), 1e6),
+        Kind::Cursor => value.is_number() && number_ok(&value.to_string(), 9_007_199_254_740_991.0),
         Kind::Strings => match value {
             Value::Array(items) if !items.is_empty() && items.len() <= 100 => {
                 items.iter().all(|item| {
@@ -187,7 +191,7 @@ fn utf16_units(text: &str) -> usize {
 }
 
 /// The JSON number literal `literal`, read as JavaScript reads it (the nearest double), is finite
-/// and at most 1 000 000 in absolute value.
-fn number_ok(literal: &str) -> bool {
-    literal.parse::<f64>().is_ok_and(|number| number.is_finite() && number.abs() <= 1e6)
+/// and at most `limit` in absolute value.
+fn number_ok(literal: &str, limit: f64) -> bool {
+    literal.parse::<f64>().is_ok_and(|number| number.is_finite() && number.abs() <= limit)
 }

@@ -14,8 +14,16 @@
 //!
 //! One inotify watch on the folder wakes the waiters of a node whenever one of its files changes,
 //! so waits are event-driven, never a poll.
+//!
+//! The files stay small on disk however long a node prints: once [`COMPACT_BYTES`] have been read
+//! past the last restart point, the server records a new one in `<nodeId>.mark` (the byte offset
+//! of a line start before the retained text, and the cursor there) and punches the bytes before
+//! it out of `<nodeId>.out` (`fallocate` with `FALLOC_FL_PUNCH_HOLE`: the file keeps its length,
+//! so tmux's appending `cat` and every offset stay valid). A restarted server resumes at the mark
+//! with its cursor. The watch compacts the file of a node nobody reads, too.
 
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::OwnedFd;
@@ -30,6 +38,14 @@ use tokio::sync::watch;
 /// How many characters of each stream are kept for `since` and `terminal_wait`.
 pub(crate) const RETAINED_CHARS: usize = 1_000_000;
 
+/// How many bytes of `<nodeId>.out` are read past the last restart point before the bytes before
+/// a newer one are punched out of the file.
+pub(crate) const COMPACT_BYTES: u64 = 16 << 20;
+
+/// How many bytes are read at most at once, and how far apart candidate restart points are.
+const READ_CHUNK: u64 = 1 << 20;
+const MARK_SPACING: u64 = 64 << 10;
+
 /// The streams of every terminal node of the server.
 #[derive(Debug)]
 pub(crate) struct Streams {
@@ -41,6 +57,7 @@ pub(crate) struct Streams {
 #[derive(Debug)]
 pub(crate) struct Stream {
     out: PathBuf,
+    mark: PathBuf,
     state: Mutex<StreamState>,
     /// Bumped on every change of the node's files, and when the node is closed.
     changed: watch::Sender<u64>,
@@ -59,6 +76,13 @@ struct StreamState {
     /// When the output last grew (the file's modification time until this server saw it grow).
     last_change: Option<SystemTime>,
     closed: bool,
+    /// Candidate restart points, oldest first: `(offset, cursor)` just after a line feed, the
+    /// first one at or before the retained text.
+    marks: VecDeque<(u64, u64)>,
+    /// The offset of the restart point in `<nodeId>.mark`, before which the file is punched out.
+    compacted: u64,
+    /// The file system cannot punch holes: keep the bytes.
+    cannot_punch: bool,
 }
 
 /// The escape-sequence parser of a stream, kept between reads (a sequence may be split).
@@ -129,17 +153,34 @@ impl Streams {
         self.dir.join(format!("{node_id}.died"))
     }
 
+    /// `<dir>/<nodeId>.mark`, the restart point of a compacted `.out` file: `offset cursor`.
+    pub(crate) fn mark_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.mark"))
+    }
+
     /// The node's stream, read up to the end of its file.
     pub(crate) fn get(&self, node_id: &str) -> Arc<Stream> {
         let stream = Arc::clone(lock(&self.nodes).entry(node_id.to_owned()).or_insert_with(|| {
-            Arc::new(Stream {
-                out: self.out_file(node_id),
-                state: Mutex::new(StreamState::default()),
-                changed: watch::Sender::new(0),
-            })
+            let (out, mark) = (self.out_file(node_id), self.mark_file(node_id));
+            let state = StreamState::resumed(&out, &mark);
+            Arc::new(Stream { out, mark, state: Mutex::new(state), changed: watch::Sender::new(0) })
         }));
         stream.refresh();
         stream
+    }
+
+    /// Whether [`COMPACT_BYTES`] of the node's file are unread: then the watch reads it, so that
+    /// the file of a node nobody reads is compacted too.
+    fn far_behind(&self, node_id: &str) -> bool {
+        let Ok(length) = std::fs::metadata(self.out_file(node_id)).map(|m| m.len()) else {
+            return false;
+        };
+        if length < COMPACT_BYTES {
+            return false;
+        }
+        let known = lock(&self.nodes).get(node_id).cloned();
+        let read = known.map_or(0, |stream| lock(&stream.state).offset);
+        length >= read + COMPACT_BYTES
     }
 
     /// Wakes the node's waiters.
@@ -165,6 +206,7 @@ impl Streams {
             self.status_file(node_id),
             self.end_file(node_id),
             self.died_file(node_id),
+            self.mark_file(node_id),
         ] {
             let _ = std::fs::remove_file(path);
         }
@@ -214,6 +256,11 @@ impl Streams {
                     }
                 }
                 for node_id in woken {
+                    if streams.far_behind(&node_id) {
+                        let streams = Arc::clone(&streams);
+                        let node_id = node_id.clone();
+                        tokio::task::spawn_blocking(move || drop(streams.get(&node_id)));
+                    }
                     streams.wake(&node_id);
                 }
             }
@@ -228,7 +275,7 @@ fn node_of(file_name: &str) -> Option<&str> {
 }
 
 impl Stream {
-    /// Reads what the file gained since the last look.
+    /// Reads what the file gained since the last look, then compacts the file when it is due.
     fn refresh(&self) {
         let mut state = lock(&self.state);
         let Ok(mut file) = File::open(&self.out) else { return };
@@ -242,16 +289,31 @@ impl Stream {
         if file.seek(SeekFrom::Start(state.offset)).is_err() {
             return;
         }
-        let mut bytes = Vec::new();
-        if file.read_to_end(&mut bytes).is_err() {
-            return;
+        // Up to the length seen now, in bounded chunks: a node that prints faster than it is read
+        // cannot keep one look reading.
+        let mut left = metadata.len() - state.offset;
+        let mut bytes = vec![0; usize::try_from(left.min(READ_CHUNK)).unwrap_or(usize::MAX)];
+        let mut added = 0;
+        while left > 0 {
+            let want = usize::try_from(left.min(READ_CHUNK)).unwrap_or(bytes.len());
+            let read = match file.read(&mut bytes[..want]) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            left = left.saturating_sub(read as u64);
+            let chunk = &bytes[..read];
+            match chunk.iter().rposition(|&byte| byte == b'\n') {
+                Some(at) => {
+                    added += state.consume(&chunk[..=at]);
+                    state.mark();
+                    added += state.consume(&chunk[at + 1..]);
+                }
+                None => added += state.consume(chunk),
+            }
+            state.trim();
         }
-        state.offset += bytes.len() as u64;
-        let StreamState { parser, text, cursor, .. } = &mut *state;
-        let mut printer = Printer { text, added: 0 };
-        parser.0.advance(&mut printer, &bytes);
-        let added = printer.added;
-        *cursor += added;
         if added > 0 {
             state.last_change = if state.last_change.is_none() {
                 metadata.modified().ok()
@@ -259,7 +321,7 @@ impl Stream {
                 Some(SystemTime::now())
             };
         }
-        state.trim();
+        state.compact(&self.out, &self.mark);
     }
 
     /// A receiver that sees every change from now on.
@@ -358,6 +420,82 @@ pub(crate) struct Look {
 }
 
 impl StreamState {
+    /// The state of a stream whose files are `out` and `mark`: at the restart point when the file
+    /// was compacted, at its start otherwise.
+    fn resumed(out: &std::path::Path, mark: &std::path::Path) -> StreamState {
+        let point = std::fs::read_to_string(mark).ok().and_then(|text| {
+            let (offset, cursor) = text.trim_end().split_once(' ')?;
+            Some((offset.parse::<u64>().ok()?, cursor.parse::<u64>().ok()?))
+        });
+        match point {
+            // A mark past the end of the file belongs to an older file of the same name.
+            Some((offset, cursor))
+                if std::fs::metadata(out).is_ok_and(|metadata| metadata.len() >= offset) =>
+            {
+                StreamState {
+                    offset,
+                    cursor,
+                    text_start: cursor,
+                    compacted: offset,
+                    marks: VecDeque::from([(offset, cursor)]),
+                    ..StreamState::default()
+                }
+            }
+            _ => StreamState::default(),
+        }
+    }
+
+    /// Parses `bytes`, the next bytes of the file, and returns how many characters they added.
+    fn consume(&mut self, bytes: &[u8]) -> u64 {
+        let mut printer = Printer { text: &mut self.text, added: 0 };
+        self.parser.0.advance(&mut printer, bytes);
+        let added = printer.added;
+        self.offset += bytes.len() as u64;
+        self.cursor += added;
+        added
+    }
+
+    /// Records the current position, just after a line feed, as a candidate restart point.
+    fn mark(&mut self) {
+        if self.marks.back().is_none_or(|&(offset, _)| self.offset >= offset + MARK_SPACING) {
+            self.marks.push_back((self.offset, self.cursor));
+        }
+    }
+
+    /// Records a new restart point and punches the bytes before it out of the file, once
+    /// [`COMPACT_BYTES`] have been read past the last one. The point is written first: a crash in
+    /// between leaves bytes that are no longer needed, never a mark past punched-out text.
+    fn compact(&mut self, out: &std::path::Path, mark: &std::path::Path) {
+        // The newest candidate at or before the retained text: everything after it is kept.
+        while self.marks.len() >= 2 && self.marks[1].1 <= self.text_start {
+            self.marks.pop_front();
+        }
+        let Some(&(offset, cursor)) = self.marks.front() else { return };
+        if self.cannot_punch || cursor > self.text_start || offset < self.compacted + COMPACT_BYTES
+        {
+            return;
+        }
+        let temporary = mark.with_extension("mark.tmp");
+        if std::fs::write(&temporary, format!("{offset} {cursor}\n")).is_err()
+            || std::fs::rename(&temporary, mark).is_err()
+        {
+            return;
+        }
+        self.compacted = offset;
+        let punched = std::fs::OpenOptions::new().write(true).open(out).and_then(|file| {
+            rustix::fs::fallocate(
+                &file,
+                rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+                0,
+                offset,
+            )
+            .map_err(io::Error::from)
+        });
+        if punched.is_err() {
+            self.cannot_punch = true;
+        }
+    }
+
     /// Drops the oldest characters beyond [`RETAINED_CHARS`].
     fn trim(&mut self) {
         let kept = usize::try_from(self.cursor - self.text_start).unwrap_or(usize::MAX);

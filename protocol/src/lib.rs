@@ -42,8 +42,8 @@ pub use types::{
     ToolResult, ToolSession,
 };
 pub use validate::{
-    MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16, ValidationError,
-    validate,
+    MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16,
+    ValidationError, validate,
 };
 
 /// The version of the protocol this crate describes, in semver.

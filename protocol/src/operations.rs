@@ -178,6 +178,20 @@ impl Param {
     pub fn description(&self) -> &str {
         &self.description
     }
+
+    /// Whether it takes a terminal cursor (`since`).
+    pub fn is_cursor(&self) -> bool {
+        self.name == "since"
+    }
+
+    /// The largest absolute value a number argument may have (§5): [`MAX_CURSOR`] for a cursor,
+    /// [`MAX_NUMBER_MAGNITUDE`] for every other.
+    ///
+    /// [`MAX_CURSOR`]: crate::MAX_CURSOR
+    /// [`MAX_NUMBER_MAGNITUDE`]: crate::MAX_NUMBER_MAGNITUDE
+    pub fn max_magnitude(&self) -> f64 {
+        if self.is_cursor() { crate::MAX_CURSOR } else { crate::MAX_NUMBER_MAGNITUDE }
+    }
 }
 
 /// All operations of the current protocol version, in table order.

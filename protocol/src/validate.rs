@@ -14,8 +14,12 @@ pub const MAX_ARRAY_ITEMS: usize = 100;
 pub const MAX_ITEM_UTF16: usize = 255;
 /// Most UTF-16 units in a string or enum argument.
 pub const MAX_STRING_UTF16: usize = 64_000;
-/// Largest absolute value of a number argument (inclusive).
+/// Largest absolute value of a number argument (inclusive), cursors excepted.
 pub const MAX_NUMBER_MAGNITUDE: f64 = 1_000_000.0;
+/// Largest absolute value of a cursor argument (`since`, protocol 1.3.0; inclusive): 2^53 − 1, the
+/// largest integer every JSON peer reads exactly. A cursor counts every character a terminal has
+/// printed, so it passes 1 000 000 within minutes of a busy build.
+pub const MAX_CURSOR: f64 = 9_007_199_254_740_991.0;
 
 /// Why a request body was refused. `Display` is the exact `error` string the server answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,14 +82,14 @@ pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
         let Some(param) = operation.param(name) else {
             return Err(ValidationError::UnknownArgument(name.clone()));
         };
-        if !value_fits(param.kind(), value) {
+        if !value_fits(param.kind(), param.max_magnitude(), value) {
             return Err(ValidationError::InvalidArgument(name.clone()));
         }
     }
     Ok(ToolRequest::new(operation.name(), &Value::Object(Map::clone(args))))
 }
 
-fn value_fits(kind: &ParamKind, value: &Value) -> bool {
+fn value_fits(kind: &ParamKind, max_magnitude: f64, value: &Value) -> bool {
     match (kind, value) {
         (ParamKind::String, Value::String(text)) => string_fits(text),
         (ParamKind::Enum(values), Value::String(text)) => {
@@ -93,7 +97,7 @@ fn value_fits(kind: &ParamKind, value: &Value) -> bool {
         }
         (ParamKind::Number, Value::Number(number)) => number
             .as_f64()
-            .is_some_and(|number| number.is_finite() && number.abs() <= MAX_NUMBER_MAGNITUDE),
+            .is_some_and(|number| number.is_finite() && number.abs() <= max_magnitude),
         (ParamKind::StringArray, Value::Array(items)) => {
             (1..=MAX_ARRAY_ITEMS).contains(&items.len())
                 && items.iter().all(|item| {

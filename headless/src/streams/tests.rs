@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{RETAINED_CHARS, Streams, node_of};
+use super::{COMPACT_BYTES, RETAINED_CHARS, Streams, node_of};
 
 fn append(streams: &Streams, node_id: &str, bytes: &[u8]) {
     let mut file = std::fs::OpenOptions::new()
@@ -95,5 +95,95 @@ async fn a_write_wakes_the_waiters_of_its_node_only() {
         .await
         .expect("the end marker wakes w2")
         .unwrap();
+    watcher.abort();
+}
+
+/// Whether the file system of `dir` can punch holes (tmpfs, ext4, xfs, btrfs can).
+fn can_punch(dir: &std::path::Path) -> bool {
+    let path = dir.join("punch-probe");
+    std::fs::write(&path, vec![b'x'; 1 << 16]).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+    rustix::fs::fallocate(&file, flags, 0, 1 << 16).is_ok()
+}
+
+/// Bytes the file occupies on disk.
+fn allocated(path: &std::path::Path) -> u64 {
+    std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(path).unwrap()) * 512
+}
+
+#[test]
+fn a_long_stream_is_punched_out_of_its_file_and_a_restart_resumes_at_the_mark() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    let line = "y".repeat(99) + "\r\n";
+    let lines = usize::try_from(COMPACT_BYTES).unwrap() / 100 + RETAINED_CHARS / 50;
+    append(&streams, "n5", line.repeat(lines).as_bytes());
+    let stream = streams.get("n5");
+    let total = (lines * 100) as u64;
+    assert_eq!(stream.cursor(), total, "every character is counted");
+    let out = streams.out_file("n5");
+    let length = std::fs::metadata(&out).unwrap().len();
+    assert_eq!(length, (lines * 101) as u64, "the file keeps its length");
+
+    let mark = std::fs::read_to_string(streams.mark_file("n5")).expect("a restart point");
+    let (offset, cursor) = mark.trim_end().split_once(' ').unwrap();
+    let (offset, cursor): (u64, u64) = (offset.parse().unwrap(), cursor.parse().unwrap());
+    assert!(offset >= COMPACT_BYTES && offset % 101 == 0, "a line start past 16 MiB: {offset}");
+    assert_eq!(cursor, offset / 101 * 100, "the cursor at the mark");
+    assert!(total - cursor >= RETAINED_CHARS as u64, "the retained text is after the mark");
+    if can_punch(dir.path()) {
+        assert!(
+            allocated(&out) <= length - offset + (1 << 20),
+            "{} bytes on disk",
+            allocated(&out)
+        );
+    } else {
+        eprintln!("this file system cannot punch holes: the bytes stay on disk");
+    }
+
+    // A restarted server reads from the mark on: the same cursor and the same retained tail.
+    let (before, _) = stream.after(Some(total - 250));
+    drop((stream, streams));
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    let stream = streams.get("n5");
+    assert_eq!(stream.cursor(), total);
+    assert_eq!(stream.after(Some(total - 250)), (before, false));
+    let (window, dropped) = stream.after(Some(0));
+    assert!(dropped && window.chars().count() >= RETAINED_CHARS, "the retained window survives");
+    append(&streams, "n5", b"after\n");
+    assert_eq!(stream.after(Some(total)), ("after\n".to_owned(), false));
+
+    streams.remove_files("n5");
+    assert!(!streams.mark_file("n5").exists(), "closing removes the mark too");
+}
+
+#[test]
+fn a_mark_past_the_end_of_its_file_is_ignored() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    append(&streams, "n6", b"fresh\n");
+    std::fs::write(streams.mark_file("n6"), "999999 123\n").unwrap();
+    assert_eq!(streams.get("n6").after(None), ("fresh\n".to_owned(), false));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_watch_compacts_the_file_of_a_node_nobody_reads() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = std::sync::Arc::new(Streams::new(dir.path().join("terminals")).unwrap());
+    let watcher = streams.watch().unwrap();
+    let line = "z".repeat(99) + "\n";
+    for _ in 0..3 {
+        append(
+            &streams,
+            "n7",
+            line.repeat(usize::try_from(COMPACT_BYTES).unwrap() / 200).as_bytes(),
+        );
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !streams.mark_file("n7").exists() {
+        assert!(std::time::Instant::now() < deadline, "no restart point after 30 s");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     watcher.abort();
 }

@@ -375,6 +375,34 @@ async fn a_restarted_server_keeps_run_nodes_readable_and_waitable() {
     assert_eq!(later["output"], "before\nafter-restart\n");
 }
 
+/// A node that prints far more than is retained: its file keeps only about the retained window
+/// on disk (the bytes before its restart point are punched out), and a restarted server still
+/// counts every character and reads the tail.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_output_stays_small_on_disk_and_keeps_its_cursor_across_a_restart() {
+    let mut fixture = Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    // 200,000 lines of 99 characters and a line feed: 20 MB of text, 19.07 MiB on disk.
+    let command = "yes 012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678 | head -n 200000; echo done";
+    let done = ok(&agent, "terminal_run", json!({"command": command, "timeoutMs": 30000})).await;
+    assert_eq!((&done["running"], &done["exitCode"]), (&json!(false), &json!(0)), "{done}");
+    let node_id = id(&done);
+    let total = 200_000 * 100 + 5;
+    assert_eq!(cursor(&done), total, "every character is counted");
+
+    let out = fixture.agent_tools().join("terminals").join(format!("{node_id}.out"));
+    let on_disk = std::os::unix::fs::MetadataExt::blocks(&std::fs::metadata(&out).unwrap()) * 512;
+    assert!(std::fs::metadata(&out).unwrap().len() > 20_000_000, "tmux wrote it all");
+    assert!(on_disk < 8 << 20, "{on_disk} bytes on disk for a 1,000,000-character window");
+
+    fixture.restart().await;
+    let read = ok(&agent, "terminal_read", json!({"nodeId": node_id, "since": total - 105})).await;
+    assert_eq!(
+        (&read["output"], &read["cursor"], &read["exitCode"]),
+        (&json!("0123456789".repeat(10)[..99].to_owned() + "\ndone\n"), &json!(total), &json!(0))
+    );
+}
+
 /// The direct form through the real `termsprawlctl`: flags in, the value out, exit 0 for every
 /// outcome of the command (the tool call succeeded), exit 1 for a refused call.
 #[tokio::test(flavor = "multi_thread")]

@@ -124,6 +124,31 @@ fn numbers_must_be_finite_and_within_a_million() {
 }
 
 #[test]
+fn cursors_may_pass_a_million_up_to_the_largest_exact_integer() {
+    for operation in ["terminal_read", "terminal_wait"] {
+        let body = |since: &str| {
+            format!(
+                r#"{{"operation":"{operation}","args":{{"nodeId":"n","until":"exit","since":{since}}}}}"#
+            )
+        };
+        let body = |since: &str| {
+            let body = body(since);
+            if operation == "terminal_read" { body.replace(r#""until":"exit","#, "") } else { body }
+        };
+        for ok in ["1000001", "20000005", "9007199254740991", "0", "-5", "0.5"] {
+            assert!(check(&body(ok)).is_ok(), "{operation} since {ok}");
+        }
+        for bad in ["9007199254740993", "1e16", "1e400", "\"5\""] {
+            assert_eq!(check(&body(bad)), Err("Invalid since".into()), "{operation} since {bad}");
+        }
+    }
+    // The other numbers of the same operations keep the limit of a million.
+    let wait =
+        r#"{"operation":"terminal_wait","args":{"nodeId":"n","until":"quiet","quietMs":1000001}}"#;
+    assert_eq!(check(wait), Err("Invalid quietMs".into()));
+}
+
+#[test]
 fn number_literals_pass_through_unchanged() {
     // Digits are never rounded through floating point; the exponent sign is spelled out.
     let body = r#"{"operation":"canvas_move","args":{"nodeId":"n","x":1.50,"y":-0.1e2}}"#;
