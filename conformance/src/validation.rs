@@ -355,56 +355,50 @@ async fn values(
             ),
             ("empty", "the empty string is accepted", vec![(string(""), true)]),
         ],
-        ParamKind::Number if is_cursor => vec![
-            (
-                "type",
-                "a cursor argument of another JSON type is `Invalid <name>`",
-                typed(&["\"1\"", "null", "true", "[]", "{}"]),
-            ),
-            (
-                "cursor-range",
-                "a cursor may pass 1000000, up to 9007199254740991 (2^53 - 1, protocol 1.3.0); beyond is `Invalid <name>`",
-                vec![
-                    ("1000001".to_owned(), true),
-                    ("9007199254740991".to_owned(), true),
-                    ("0".to_owned(), true),
-                    ("9007199254740993".to_owned(), false),
-                    ("1e16".to_owned(), false),
-                ],
-            ),
-            (
-                "finite",
-                "a number that is not finite (1e400) is `Invalid <name>`",
-                vec![("1e400".to_owned(), false)],
-            ),
-        ],
-        ParamKind::Number => vec![
-            (
-                "type",
-                "a number argument of another JSON type is `Invalid <name>`",
-                typed(&["\"1\"", "null", "true", "[]", "{}"]),
-            ),
-            (
-                "range",
-                "numbers up to 1000000 in magnitude are accepted (fractions and negatives too), beyond is `Invalid <name>`",
-                vec![
-                    ("1000000".to_owned(), true),
-                    ("-1000000".to_owned(), true),
-                    ("1e6".to_owned(), true),
-                    ("0".to_owned(), true),
-                    ("0.5".to_owned(), true),
-                    ("-0.25".to_owned(), true),
-                    ("1000000.5".to_owned(), false),
-                    ("-1000001".to_owned(), false),
-                    ("10000000".to_owned(), false),
-                ],
-            ),
-            (
-                "finite",
-                "a number that is not finite (1e400) is `Invalid <name>`",
-                vec![("1e400".to_owned(), false)],
-            ),
-        ],
+        ParamKind::Number => {
+            let range: Group<'_> = if is_cursor {
+                (
+                    "cursor-range",
+                    "a cursor may pass 1000000, up to 9007199254740991 (2^53 - 1, protocol 1.3.0); beyond is `Invalid <name>`",
+                    vec![
+                        ("1000001".to_owned(), true),
+                        ("9007199254740991".to_owned(), true),
+                        ("0".to_owned(), true),
+                        ("9007199254740993".to_owned(), false),
+                        ("1e16".to_owned(), false),
+                    ],
+                )
+            } else {
+                (
+                    "range",
+                    "numbers up to 1000000 in magnitude are accepted (fractions and negatives too), beyond is `Invalid <name>`",
+                    vec![
+                        ("1000000".to_owned(), true),
+                        ("-1000000".to_owned(), true),
+                        ("1e6".to_owned(), true),
+                        ("0".to_owned(), true),
+                        ("0.5".to_owned(), true),
+                        ("-0.25".to_owned(), true),
+                        ("1000000.5".to_owned(), false),
+                        ("-1000001".to_owned(), false),
+                        ("10000000".to_owned(), false),
+                    ],
+                )
+            };
+            vec![
+                (
+                    "type",
+                    "a number argument of another JSON type is `Invalid <name>`",
+                    typed(&["\"1\"", "null", "true", "[]", "{}"]),
+                ),
+                range,
+                (
+                    "finite",
+                    "a number that is not finite (1e400) is `Invalid <name>`",
+                    vec![("1e400".to_owned(), false)],
+                ),
+            ]
+        }
         ParamKind::StringArray => {
             let items = |count: usize| format!("[{}]", vec![string("a"); count].join(","));
             vec![
