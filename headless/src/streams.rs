@@ -179,7 +179,16 @@ impl Streams {
             return false;
         }
         let known = lock(&self.nodes).get(node_id).cloned();
-        let read = known.map_or(0, |stream| lock(&stream.state).offset);
+        let read = match &known {
+            None => 0,
+            // Being read right now (by a caller or an earlier catch-up): not this watch's turn,
+            // and the watch must not wait for a long read to end.
+            Some(stream) => match stream.state.try_lock() {
+                Ok(state) => state.offset,
+                Err(std::sync::TryLockError::Poisoned(state)) => state.into_inner().offset,
+                Err(std::sync::TryLockError::WouldBlock) => return false,
+            },
+        };
         length >= read + COMPACT_BYTES
     }
 
