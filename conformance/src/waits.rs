@@ -88,6 +88,11 @@ pub(crate) const RULES: &[(&str, &str, &str)] = &[
         "a terminal_wait whose node is closed ends with ok:false `Terminal was closed while waiting`",
     ),
     ("wait.cursor-monotonic", WAITS, "a terminal's cursor never goes back across answers"),
+    (
+        "wait.follow-joins",
+        WAITS,
+        "following a terminal that prints all the time, each answer's cursor is the end of its output: read on from it, the outputs join into the whole stream",
+    ),
     ("wait.bad-run-command", WAITS, "terminal_run with an empty command fails (ok:false, 400)"),
     (
         "wait.bad-run-cwd",
@@ -208,6 +213,7 @@ pub(crate) async fn check(ctx: &mut Ctx, shell: &str) {
     run_and_exit(ctx, &mut state).await;
     text_since(ctx, &mut state, shell).await;
     kill(ctx, &mut state).await;
+    follow(ctx, &mut state).await;
     closed_while_waiting(ctx, &mut state).await;
     bad_arguments(ctx, &mut state, shell).await;
     let problem = state.cursors.iter().find_map(|(node, cursors)| {
@@ -510,6 +516,84 @@ async fn kill(ctx: &mut Ctx, state: &mut State) {
         Some(_) => None,
     };
     verdict(ctx, "wait.kill-sigkill", problem);
+}
+
+/// Follows a run node that prints numbered lines for about two seconds, alternating
+/// `terminal_wait` (for the next line feed) and `terminal_read` with `since` the previous answer's
+/// cursor: every answer not cut to its tail holds exactly the characters between its `since` and
+/// its `cursor`, and the outputs join into every line in order.
+async fn follow(ctx: &mut Ctx, state: &mut State) {
+    const LINES: u32 = 8000;
+    const READ_CHARS: u64 = 100_000;
+    let command = format!(
+        "i=0; while [ $i -lt {LINES} ]; do i=$((i+1)); echo conformance-$i; [ $((i % 20)) -eq 0 ] && sleep 0.005; done; sleep 30"
+    );
+    let args = json!({"command": command, "title": "conformance-follow", "timeoutMs": 0});
+    let Some(ran) = shaped(ctx, state, None, "terminal_run", args).await else {
+        skip(ctx, "wait.follow-joins", "terminal_run of the printing command failed");
+        return;
+    };
+    let node = ran["nodeId"].as_str().unwrap_or_default().to_owned();
+    let last = format!("conformance-{LINES}\n");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut since, mut joined, mut answers, mut whole) = (0_u64, String::new(), 0_u32, 0_u32);
+    let mut problem = None;
+    while problem.is_none() && !joined.ends_with(&last) {
+        if Instant::now() > deadline {
+            problem = Some(format!("the last line did not come within 30 s ({answers} answers)"));
+            break;
+        }
+        let (operation, args) = if answers % 2 == 0 {
+            (
+                "terminal_wait",
+                json!({"nodeId": node, "until": "text", "text": "\n", "since": since}),
+            )
+        } else {
+            ("terminal_read", json!({"nodeId": node, "since": since, "maxChars": READ_CHARS}))
+        };
+        let Some(value) = shaped(ctx, state, None, operation, args).await else {
+            problem = Some(format!("{operation} failed while following"));
+            break;
+        };
+        answers += 1;
+        let output = text(&value);
+        let cursor = value["cursor"].as_u64().unwrap_or(since);
+        let count = u64::try_from(output.chars().count()).unwrap_or(u64::MAX);
+        if value["truncated"] == true || count >= READ_CHARS {
+            // Cut to its tail: the join starts again after it.
+            joined.clear();
+        } else if cursor.checked_sub(since) != Some(count) {
+            problem = Some(format!(
+                "{operation} since {since} answered {count} characters and cursor {cursor}: {} characters are missed or repeated",
+                i128::from(cursor) - i128::from(since) - i128::from(count)
+            ));
+        } else {
+            whole += 1;
+        }
+        joined.push_str(output);
+        since = cursor;
+    }
+    if problem.is_none() {
+        let mut expected = None;
+        for line in joined.lines().skip(1) {
+            let number = line.strip_prefix("conformance-").and_then(|n| n.parse::<u32>().ok());
+            match (number, expected) {
+                (None, _) => problem = Some(format!("a line that was never printed: {line:?}")),
+                (Some(n), Some(e)) if n != e => {
+                    problem = Some(format!("line {n} came where line {e} was due"));
+                }
+                _ => {}
+            }
+            if problem.is_some() {
+                break;
+            }
+            expected = number.map(|n| n + 1);
+        }
+    }
+    if problem.is_none() && whole < 10 {
+        problem = Some(format!("only {whole} of {answers} answers were whole enough to check"));
+    }
+    verdict(ctx, "wait.follow-joins", problem);
 }
 
 /// A wait on a run node that the run closes meanwhile.

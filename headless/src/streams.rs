@@ -393,19 +393,20 @@ impl Stream {
         self.look().cursor
     }
 
-    /// The text after cursor `since` (all retained text when `None`), and whether characters
-    /// after `since` were dropped because they are no longer retained.
-    pub(crate) fn after(&self, since: Option<u64>) -> (String, bool) {
+    /// The text after cursor `since` (all retained text when `None`), whether characters after
+    /// `since` were dropped because they are no longer retained, and the cursor at the end of
+    /// that text, taken in the same look: an agent that reads on from it misses nothing.
+    pub(crate) fn after(&self, since: Option<u64>) -> (String, bool, u64) {
         self.refresh();
         let state = lock(&self.state);
         let since = since.unwrap_or(state.text_start).min(state.cursor);
         if since < state.text_start {
-            return (state.text.clone(), true);
+            return (state.text.clone(), true, state.cursor);
         }
         let skip = usize::try_from(since - state.text_start).unwrap_or(usize::MAX);
         let start =
             state.text.char_indices().nth(skip).map_or(state.text.len(), |(index, _)| index);
-        (state.text[start..].to_owned(), false)
+        (state.text[start..].to_owned(), false, state.cursor)
     }
 
     /// Whether `needle` occurs in the text after `since`.

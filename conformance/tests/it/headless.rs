@@ -179,6 +179,7 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         "wait.kill-sigkill",
         "wait.closed-while-waiting",
         "wait.cursor-monotonic",
+        "wait.follow-joins",
         "wait.bad-run-command",
         "wait.bad-run-cwd",
         "wait.bad-run-env",

@@ -140,23 +140,27 @@ pub(super) async fn read(
     access::terminal(engine, caller, &args.node_id, Access::Read)?;
     let limit = clamp_max_chars(args.max_chars);
     let stream = engine.streams.get(&args.node_id);
-    let (output, state) = match args.since {
+    let (output, cursor, state) = match args.since {
         None => {
+            // The cursor from before the capture: reading on from it may repeat a little of the
+            // screen, never miss what came after it.
+            let cursor = stream.cursor();
             let (text, state) = engine
                 .tmux
                 .capture_with_state(&args.node_id, HISTORY_LINES)
                 .await
                 .map_err(tmux_error)?;
-            (tail(trim_blank_end(&text), limit), engine.with_recorded_status(&args.node_id, state))
+            let state = engine.with_recorded_status(&args.node_id, state);
+            (tail(trim_blank_end(&text), limit), cursor, state)
         }
         Some(since) => {
             let state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
-            let (text, _) = stream.after(Some(cursor_of(since)));
-            (tail(&text, limit), state)
+            let (text, _, cursor) = stream.after(Some(cursor_of(since)));
+            (tail(&text, limit), cursor, state)
         }
     };
     let mut value = json!({ "nodeId": args.node_id, "output": output });
-    add_state(&mut value, stream.cursor(), state);
+    add_state(&mut value, cursor, state);
     Ok(value)
 }
 
@@ -373,7 +377,7 @@ impl Wait {
         if state.dead {
             self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
         }
-        let (text, dropped) = self.stream.after(self.since);
+        let (text, dropped, cursor) = self.stream.after(self.since);
         let output = tail(&text, WAIT_OUTPUT_CHARS);
         let truncated = dropped || output.len() < text.len();
         let mut value = serde_json::Map::new();
@@ -382,7 +386,7 @@ impl Wait {
             value.insert("reached".to_owned(), Value::Bool(reached));
         }
         let mut members = json!({});
-        add_state(&mut members, self.stream.cursor(), state);
+        add_state(&mut members, cursor, state);
         for name in ["running", "exitCode", "signal"] {
             value.insert(name.to_owned(), members[name].take());
         }

@@ -20,15 +20,15 @@ fn control_sequences_are_removed_and_the_cursor_counts_characters() {
     assert_eq!(streams.get("n1").cursor(), 0, "no file yet is an empty stream");
     append(&streams, "n1", b"\x1b[31mred\x1b[0m\r\n\x1b]0;title\x07tab\there\r\n");
     let stream = streams.get("n1");
-    assert_eq!(stream.after(None), ("red\ntab\there\n".to_owned(), false));
+    assert_eq!(stream.after(None), ("red\ntab\there\n".to_owned(), false, 13));
     assert_eq!(stream.cursor(), 13);
     // A sequence and a UTF-8 character split across writes.
     append(&streams, "n1", b"\x1b[1");
     append(&streams, "n1", b"mb\xc3");
     append(&streams, "n1", b"\xa9!");
-    assert_eq!(stream.after(Some(13)), ("b\u{e9}!".to_owned(), false));
+    assert_eq!(stream.after(Some(13)), ("b\u{e9}!".to_owned(), false, 16));
     assert_eq!(stream.cursor(), 16);
-    assert_eq!(stream.after(Some(99)), (String::new(), false), "a cursor ahead is the end");
+    assert_eq!(stream.after(Some(99)), (String::new(), false, 16), "a cursor ahead is the end");
     assert!(stream.contains_after(Some(8), "here"));
     assert!(!stream.contains_after(Some(9), "here"));
 }
@@ -43,11 +43,11 @@ fn old_text_is_dropped_but_the_cursor_keeps_counting() {
     let stream = streams.get("n2");
     let total = (lines * 1000) as u64;
     assert_eq!(stream.cursor(), total);
-    let (text, dropped) = stream.after(Some(0));
+    let (text, dropped, _) = stream.after(Some(0));
     assert!(dropped, "text before the retained window is reported as dropped");
     assert_eq!(text.chars().count(), RETAINED_CHARS);
-    let (recent, dropped) = stream.after(Some(total - 5));
-    assert_eq!((recent.as_str(), dropped), ("xxxx\n", false));
+    let (recent, dropped, cursor) = stream.after(Some(total - 5));
+    assert_eq!((recent.as_str(), dropped, cursor), ("xxxx\n", false, total));
 }
 
 #[test]
@@ -143,16 +143,16 @@ fn a_long_stream_is_punched_out_of_its_file_and_a_restart_resumes_at_the_mark() 
     }
 
     // A restarted server reads from the mark on: the same cursor and the same retained tail.
-    let (before, _) = stream.after(Some(total - 250));
+    let (before, _, _) = stream.after(Some(total - 250));
     drop((stream, streams));
     let streams = Streams::new(dir.path().join("terminals")).unwrap();
     let stream = streams.get("n5");
     assert_eq!(stream.cursor(), total);
-    assert_eq!(stream.after(Some(total - 250)), (before, false));
-    let (window, dropped) = stream.after(Some(0));
+    assert_eq!(stream.after(Some(total - 250)), (before, false, total));
+    let (window, dropped, _) = stream.after(Some(0));
     assert!(dropped && window.chars().count() >= RETAINED_CHARS, "the retained window survives");
     append(&streams, "n5", b"after\n");
-    assert_eq!(stream.after(Some(total)), ("after\n".to_owned(), false));
+    assert_eq!(stream.after(Some(total)), ("after\n".to_owned(), false, total + 6));
 
     streams.remove_files("n5");
     assert!(!streams.mark_file("n5").exists(), "closing removes the mark too");
@@ -164,7 +164,7 @@ fn a_mark_past_the_end_of_its_file_is_ignored() {
     let streams = Streams::new(dir.path().join("terminals")).unwrap();
     append(&streams, "n6", b"fresh\n");
     std::fs::write(streams.mark_file("n6"), "999999 123\n").unwrap();
-    assert_eq!(streams.get("n6").after(None), ("fresh\n".to_owned(), false));
+    assert_eq!(streams.get("n6").after(None), ("fresh\n".to_owned(), false, 6));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -403,6 +403,69 @@ async fn a_long_output_stays_small_on_disk_and_keeps_its_cursor_across_a_restart
     );
 }
 
+/// Following a terminal that prints all the time, each answer's `cursor` is the end of its
+/// `output`: reading on from it, the outputs join into the whole stream, nothing missed or
+/// repeated.
+#[tokio::test(flavor = "multi_thread")]
+async fn following_a_busy_terminal_with_the_cursor_misses_nothing() {
+    let fixture = Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    // About 5,000 lines a second for 3 s, in bursts of 25 lines.
+    let lines = 15_000;
+    let command = format!(
+        "i=0; while [ $i -lt {lines} ]; do i=$((i+1)); echo tick-$i; [ $((i % 25)) -eq 0 ] && sleep 0.005; done; sleep 60"
+    );
+    let started = ok(&agent, "terminal_run", json!({"command": command, "timeoutMs": 0})).await;
+    let node_id = id(&started);
+    let (mut since, mut joined, mut calls, mut checked) = (0, String::new(), 0, 0);
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while !joined.ends_with(&format!("tick-{lines}\n")) {
+        assert!(Instant::now() < deadline, "the stream did not end within 60 s");
+        let (operation, args) = if calls % 2 == 0 {
+            (
+                "terminal_wait",
+                json!({"nodeId": node_id, "until": "text", "text": "\n", "since": since}),
+            )
+        } else {
+            ("terminal_read", json!({"nodeId": node_id, "since": since, "maxChars": 100_000}))
+        };
+        let answer = ok(&agent, operation, args).await;
+        calls += 1;
+        let output = answer["output"].as_str().unwrap();
+        let next = cursor(&answer);
+        assert!(next >= since, "the cursor went back: {since} to {next}");
+        let counted = output.chars().count() as u64;
+        if answer["truncated"] == json!(true) || counted == 100_000 {
+            // Cut to its tail: what came between is not in this answer; start again after it.
+            joined.clear();
+        } else {
+            assert_eq!(
+                counted,
+                next - since,
+                "{operation}: the output is not what lies between since and cursor"
+            );
+            checked += 1;
+        }
+        joined.push_str(output);
+        since = next;
+    }
+    // The last whole run of answers is the stream itself, line after line.
+    let numbers: Vec<u64> = joined
+        .lines()
+        .skip(1)
+        .map(|line| {
+            line.strip_prefix("tick-")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("not a tick: {line:?}"))
+        })
+        .collect();
+    assert!(
+        numbers.windows(2).all(|pair| pair[1] == pair[0] + 1),
+        "a gap or a repeat in the stream"
+    );
+    assert!(checked >= 20, "only {checked} of {calls} answers could be checked");
+}
+
 /// The direct form through the real `termsprawlctl`: flags in, the value out, exit 0 for every
 /// outcome of the command (the tool call succeeded), exit 1 for a refused call.
 #[tokio::test(flavor = "multi_thread")]
