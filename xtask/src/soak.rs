@@ -4,7 +4,8 @@
 //! Setup: a temporary directory with a data directory and two project folders; `serve` with
 //! `--exec-log`; four agent nodes (two per project) running `sh -c 'cat >/dev/null'`, so that
 //! delivered text is never executed, linked in pairs with `link --both`; one `terminal_open` per
-//! agent.
+//! agent; one ticker per project, a run node (`terminal_run`) printing `tick-N` five times a
+//! second.
 //!
 //! Load, until the time is up ([`load`]): one-shot workers spawning `termsprawlctl` (the `call`
 //! form and the direct form, half each), long-lived `termsprawlctl mcp` bridges with several
@@ -16,6 +17,10 @@
 //! `endpoint.json` is rewritten in place, torn (truncate, half, pause, rest).
 //!
 //! Checks (each violation is counted by kind and fails the run, exit 1):
+//! - one follower per ticker waits for each next line (`terminal_wait` with `since` the last
+//!   answer's cursor) through every kill and restart: each answer holds exactly the text between
+//!   its `since` and its `cursor`, cursors never go back, and the ticks arrive once each, in
+//!   order ([`load::follow`]);
 //! - every call ends `ok` or with the client contract's connection-unavailable error (one-shot:
 //!   exit 1 with that text; MCP: an `isError` result with it); anything else (crash, hang past
 //!   60 s, other error, malformed output) is a failure, except the tool errors the spec makes
@@ -225,6 +230,7 @@ fn soak(
     let server_pid = AtomicU32::new(serve.pid());
     let mut ledger = Ledger::default();
     let agents = start_agents(binaries, places, &mut ledger)?;
+    let tickers = start_tickers(binaries, &agents, &mut ledger)?;
     let shared = Shared {
         ctl: binaries.ctl.clone(),
         agents,
@@ -286,6 +292,15 @@ fn soak(
             let seed = settings.seed.wrapping_add(300 + index as u64);
             scope.spawn(move || bridge.run(shared, seed));
         }
+        let followers: Vec<_> = tickers
+            .iter()
+            .enumerate()
+            .map(|(index, (agent, node))| {
+                let seed = settings.seed.wrapping_add(400 + index as u64);
+                let agent = &shared.agents[*agent];
+                scope.spawn(move || load::follow(shared, seed, agent, node))
+            })
+            .collect();
         {
             let resources = Arc::clone(&resources);
             let server_pid = &server_pid;
@@ -313,6 +328,14 @@ fn soak(
             .collect();
         shared.release.store(true, Ordering::Relaxed);
         sampling.store(false, Ordering::Relaxed);
+        for follower in followers {
+            let followed = follower.join().unwrap_or_default();
+            control.figures.ticks += followed.ticks;
+            control.figures.follow_answers += followed.answers;
+            if followed.ticks == 0 {
+                lock(&shared.ledger).fail("follower: no tick seen", "");
+            }
+        }
         faulted
     });
     control.figures.seconds = started.elapsed().as_secs();
@@ -402,6 +425,28 @@ fn start_agents(
             .clone_into(&mut agent.terminal);
     }
     Ok(agents)
+}
+
+/// One ticker run node per project ([`load::TICKER`]), started by the project's first agent:
+/// `(agent index, node id)`.
+fn start_tickers(
+    binaries: &Binaries,
+    agents: &[Agent],
+    ledger: &mut Ledger,
+) -> anyhow::Result<Vec<(usize, String)>> {
+    let mut tickers = Vec::new();
+    for (index, agent) in agents.iter().enumerate().step_by(AGENTS_PER_PROJECT) {
+        let args = json!({"command": load::TICKER, "title": format!("soak-ticker-{}", agent.project), "timeoutMs": 0});
+        ledger.attempt(CallPath::OneShot, "terminal_run", &args);
+        let outcome = load::oneshot(&binaries.ctl, agent, Form::Call, "terminal_run", &args);
+        ledger.outcome(CallPath::OneShot, "terminal_run", &args, &outcome, None);
+        let Outcome::Ok(value) = outcome else {
+            anyhow::bail!("terminal_run of the ticker failed at the start: {outcome:?}");
+        };
+        let node = value["nodeId"].as_str().context("terminal_run gave no nodeId")?;
+        tickers.push((index, node.to_owned()));
+    }
+    Ok(tickers)
 }
 
 /// Samples the server and the bridges every second until `sampling` is cleared.

@@ -539,6 +539,86 @@ fn record_tool_error(
     lock(&shared.ledger).outcome(CallPath::OneShot, operation, args, &outcome, expected);
 }
 
+/// The program of a ticker: a run node that prints `tick-N` five times a second, forever.
+pub const TICKER: &str = "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.2; done";
+
+/// What a [`follow`] saw: ticks in order, and answers checked.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Followed {
+    /// The last tick seen (every one before it was seen once, in order).
+    pub ticks: u64,
+    /// `terminal_wait` answers that held exactly the text between their `since` and `cursor`.
+    pub answers: u64,
+}
+
+/// Follows the ticker run node `node` of `agent`'s project through every restart:
+/// `terminal_wait {until: text, text: "\n", since}` with `since` the previous answer's cursor,
+/// one-shot, retried while the server is away. Each answer must hold exactly the characters
+/// between its `since` and its `cursor` (never cut), cursors never go back, and the outputs join
+/// into `tick-1`, `tick-2`, … with none missing or repeated, across kills and restarts.
+pub fn follow(shared: &Shared, seed: u64, agent: &Agent, node: &str) -> Followed {
+    let mut rng = Rng::new(seed);
+    let mut followed = Followed::default();
+    let (mut since, mut partial) = (0_u64, String::new());
+    while !shared.stopping() {
+        // The marker in `timeoutMs` makes each call a key of its own.
+        let n = shared.marker();
+        let args = json!({"nodeId": node, "until": "text", "text": "\n", "since": since, "timeoutMs": number(&format!("5000.{n:09}"))});
+        let Some(outcome) = until_answered(shared, &mut rng, agent, "terminal_wait", &args) else {
+            break;
+        };
+        let value = match outcome {
+            Outcome::Ok(value) => value,
+            Outcome::ToolError(error) => {
+                record_tool_error(shared, "terminal_wait", &args, &error, None);
+                pause_after_unavailable(&mut rng);
+                continue;
+            }
+            // Recorded as a failure by the attempt.
+            _ => {
+                pause_after_unavailable(&mut rng);
+                continue;
+            }
+        };
+        let output = value["output"].as_str().unwrap_or_default();
+        let Some(cursor) = value["cursor"].as_u64() else {
+            lock(&shared.ledger).fail("follower: an answer without cursor", &value.to_string());
+            break;
+        };
+        let count = output.chars().count() as u64;
+        let problem = if cursor < since {
+            Some("follower: the cursor went back")
+        } else if value["truncated"] != false {
+            Some("follower: the output was cut")
+        } else if cursor - since != count {
+            Some("follower: the output is not what lies between since and cursor")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            lock(&shared.ledger).fail(problem, &format!("since {since}: {value}"));
+            break;
+        }
+        followed.answers += 1;
+        since = cursor;
+        partial.push_str(output);
+        let Some(end) = partial.rfind('\n') else { continue };
+        for line in partial[..end].split('\n') {
+            let tick = line.strip_prefix("tick-").and_then(|tick| tick.parse::<u64>().ok());
+            if tick != Some(followed.ticks + 1) {
+                lock(&shared.ledger).fail(
+                    "follower: a tick is missing or repeated",
+                    &format!("{line:?} after tick-{}", followed.ticks),
+                );
+                return followed;
+            }
+            followed.ticks += 1;
+        }
+        partial.drain(..=end);
+    }
+    followed
+}
+
 /// A long-lived `termsprawlctl mcp` bridge with [`BRIDGE_DEPTH`] calls in flight.
 #[derive(Debug)]
 pub struct Bridge {

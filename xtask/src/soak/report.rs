@@ -36,6 +36,10 @@ pub struct Figures {
     pub longest_down_ms: u64,
     /// Restarts after which the persisted canvas and tasks were checked.
     pub restart_checks: u64,
+    /// Ticks the followers saw, each once and in order, and their checked answers.
+    pub ticks: u64,
+    /// See `ticks`.
+    pub follow_answers: u64,
     /// Nodes and tasks acknowledged by the end.
     pub nodes: usize,
     /// See `nodes`.
@@ -101,6 +105,7 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
          | torn rewrites of endpoint.json | {} |\n\
          | restarts whose canvas and tasks were checked | {} |\n\
          | nodes / tasks acknowledged | {} / {} |\n\
+         | ticks followed across the restarts (each once, in order) / answers checked | {} / {} |\n\
          | executions logged by the server | {} |\n\
          | executions matched to an attempt | {} |\n\
          | ran although the client saw the connection fail | {} |\n\
@@ -116,6 +121,8 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
         figures.restart_checks,
         figures.nodes,
         figures.tasks,
+        figures.ticks,
+        figures.follow_answers,
         r.executions,
         r.matched,
         r.ran_unacknowledged,
