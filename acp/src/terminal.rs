@@ -69,6 +69,18 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
+    /// A bare command: no arguments, environment, cwd or output limit.
+    #[cfg(test)]
+    pub(crate) fn of(command: &str) -> Spec {
+        Spec {
+            command: command.to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            output_byte_limit: None,
+        }
+    }
+
     /// The command's working directory: the requested one (absolute, an existing directory), or
     /// `default`. Both backends check it the same way.
     pub(crate) fn working_directory(&self, default: &Path) -> Result<PathBuf, RpcError> {

@@ -44,21 +44,11 @@ fn fixture() -> Fixture {
     Fixture { directory, terminals }
 }
 
-fn spec(command: &str) -> Spec {
-    Spec {
-        command: command.to_owned(),
-        args: Vec::new(),
-        env: Vec::new(),
-        cwd: None,
-        output_byte_limit: None,
-    }
-}
-
 #[tokio::test]
 async fn a_failing_command_reports_its_code_and_both_streams_until_released() {
     let f = fixture();
     let id =
-        f.terminals.create(spec("printf 'out\\n'; printf 'err\\n' >&2; exit 3")).await.unwrap();
+        f.terminals.create(Spec::of("printf 'out\\n'; printf 'err\\n' >&2; exit 3")).await.unwrap();
     let status = f.terminals.wait_for_exit(&id).await.unwrap();
     assert_eq!(status, ExitStatus { exit_code: Some(3), signal: None });
     let output = f.terminals.output(&id).await.unwrap();
@@ -104,7 +94,7 @@ async fn arguments_environment_and_cwd_reach_the_command() {
         .create(Spec {
             env: vec![("ACP_X".to_owned(), "x y".to_owned())],
             cwd: Some(work.to_str().unwrap().to_owned()),
-            ..spec("printf '%s|%s|%s|%s\\n' \"$ACP_X\" \"$(pwd)\" \"$PAGER\" \"$GIT_PAGER\"; read line; echo \"read:$line\"")
+            ..Spec::of("printf '%s|%s|%s|%s\\n' \"$ACP_X\" \"$(pwd)\" \"$PAGER\" \"$GIT_PAGER\"; read line; echo \"read:$line\"")
         })
         .await
         .unwrap();
@@ -121,11 +111,11 @@ async fn arguments_environment_and_cwd_reach_the_command() {
 #[tokio::test]
 async fn bad_requests_are_invalid_params() {
     let f = fixture();
-    let relative = Spec { cwd: Some("relative".to_owned()), ..spec("true") };
+    let relative = Spec { cwd: Some("relative".to_owned()), ..Spec::of("true") };
     assert_eq!(f.terminals.create(relative).await.unwrap_err().code, -32602);
-    let missing = Spec { cwd: Some("/no/such/dir".to_owned()), ..spec("true") };
+    let missing = Spec { cwd: Some("/no/such/dir".to_owned()), ..Spec::of("true") };
     assert_eq!(f.terminals.create(missing).await.unwrap_err().code, -32602);
-    let bad_env = Spec { env: vec![("A=B".to_owned(), "c".to_owned())], ..spec("true") };
+    let bad_env = Spec { env: vec![("A=B".to_owned(), "c".to_owned())], ..Spec::of("true") };
     assert_eq!(f.terminals.create(bad_env).await.unwrap_err().code, -32602);
     assert_eq!(f.terminals.output("term-404").await.unwrap_err().code, -32602);
 }
@@ -133,10 +123,10 @@ async fn bad_requests_are_invalid_params() {
 #[tokio::test]
 async fn kill_ends_the_command_and_keeps_the_terminal() {
     let f = fixture();
-    let id = f.terminals.create(spec("echo started; sleep 300")).await.unwrap();
+    let id = f.terminals.create(Spec::of("echo started; sleep 300")).await.unwrap();
     let stubborn = f
         .terminals
-        .create(spec("trap '' TERM; echo stubborn; sleep 300; sleep 300"))
+        .create(Spec::of("trap '' TERM; echo stubborn; sleep 300; sleep 300"))
         .await
         .unwrap();
     let running = loop {
@@ -179,7 +169,7 @@ fn status_of(signal: &str) -> ExitStatus {
 #[tokio::test]
 async fn shutdown_kills_running_commands() {
     let f = fixture();
-    let id = f.terminals.create(spec("sleep 300")).await.unwrap();
+    let id = f.terminals.create(Spec::of("sleep 300")).await.unwrap();
     let session = f.terminals.session_names()[0].clone();
     let pid: i32 = f
         .tmux(&["display-message", "-p", "-t", &format!("={session}:"), "#{pane_pid}"])
@@ -207,7 +197,7 @@ async fn output_is_tail_truncated_to_the_byte_limit() {
     let f = fixture();
     let id = f
         .terminals
-        .create(Spec { output_byte_limit: Some(100), ..spec("seq 1 3000") })
+        .create(Spec { output_byte_limit: Some(100), ..Spec::of("seq 1 3000") })
         .await
         .unwrap();
     f.terminals.wait_for_exit(&id).await.unwrap();

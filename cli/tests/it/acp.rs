@@ -167,6 +167,12 @@ impl Finished {
     pub(crate) fn code(&self) -> Option<i32> {
         self.status.code()
     }
+
+    /// Exit 0 after a turn that ended with `end_turn`.
+    pub(crate) fn assert_end_turn(&self) {
+        assert_eq!(self.code(), Some(0), "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert!(self.stdout.contains("[stop reason: end_turn]"), "{}", self.stdout);
+    }
 }
 
 /// Waits for a child with a generous limit (a hung front end fails the test instead of the run).

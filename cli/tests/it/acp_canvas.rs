@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 
-use crate::acp::{Finished, Peer, Place, finish, peer, run};
+use crate::acp::{Peer, Place, finish, peer, run};
 use crate::headless::Headless;
 use crate::support::Fixture;
 
@@ -58,17 +58,6 @@ impl Canvas {
     }
 }
 
-fn ok(finished: &Finished) {
-    assert_eq!(
-        finished.code(),
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        finished.stdout,
-        finished.stderr
-    );
-    assert!(finished.stdout.contains("[stop reason: end_turn]"), "{}", finished.stdout);
-}
-
 /// The run nodes of a `canvas_list`: terminals that are not the two agents.
 fn run_nodes(nodes: &[Value]) -> Vec<Value> {
     nodes.iter().filter(|node| node["kind"] == "terminal").cloned().collect()
@@ -99,7 +88,7 @@ fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_remove
         std::thread::sleep(Duration::from_millis(50));
     }
     let finished = finish(child, Duration::from_mins(2));
-    ok(&finished);
+    finished.assert_end_turn();
     let (node, read) = seen.expect("the command's node never appeared in canvas_list");
     assert_eq!(node["title"], "sh '-c' 'echo hi; sleep 2; exit 3'");
     assert_eq!(read["running"], true, "{read}");
@@ -152,7 +141,7 @@ fn auto_chooses_canvas_on_headless_and_tmux_keeps_the_local_backend() {
     let headless = Canvas::start(&place);
 
     let finished = run(headless.front_end(&place, &peer, "auto", "canvas"));
-    ok(&finished);
+    finished.assert_end_turn();
     let report = finished.report();
     assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
     assert!(finished.stdout.contains("runs in the canvas node "), "{}", finished.stdout);
@@ -160,7 +149,7 @@ fn auto_chooses_canvas_on_headless_and_tmux_keeps_the_local_backend() {
     assert_eq!(place.tmux_sessions(), Vec::<String>::new());
 
     let finished = run(headless.front_end(&place, &peer, "tmux", "terminal"));
-    ok(&finished);
+    finished.assert_end_turn();
     let report = finished.report();
     assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
     assert_eq!(report["tmux_sessions_showing_output"].as_array().unwrap().len(), 1, "{report}");
@@ -206,7 +195,7 @@ fn terminals_canvas_fails_at_start_without_the_operations_or_a_session() {
 
     // auto on the same server: the local backend, said once.
     let finished = run(place.command(&peer, &["--session", &session], &["--prompt", "terminal"]));
-    ok(&finished);
+    finished.assert_end_turn();
     assert!(
         finished.stderr.contains(
             "agent terminals run on the local tmux server, not on the canvas: its session_info.operations lacks terminal_run and terminal_wait"

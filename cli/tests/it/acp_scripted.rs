@@ -19,17 +19,6 @@ fn check(place: &Place, peer: &Peer, options: &[&str], prompt: &str) -> (Finishe
     (finished, failures)
 }
 
-fn ok(finished: &Finished) {
-    assert_eq!(
-        finished.code(),
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        finished.stdout,
-        finished.stderr
-    );
-    assert!(finished.stdout.contains("[stop reason: end_turn]"), "{}", finished.stdout);
-}
-
 #[test]
 fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     let peer = peer();
@@ -37,7 +26,7 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     std::fs::write(place.path().join("session.json"), "{}").unwrap();
     let finished = run(place.command(&peer, &["--session", "session.json"], &["--prompt", "caps"]));
     let failures = place.check_trace(&peer);
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
     let report = finished.report();
     assert_eq!(report["protocolVersion"], 1);
@@ -81,18 +70,18 @@ fn the_session_file_comes_from_the_environment_and_no_mcp_or_no_session_injects_
     let mut command = place.command(&peer, &[], &["--prompt", "caps"]);
     command.env("TERMSPRAWL_SESSION_FILE", &session);
     let finished = run(command);
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(finished.report()["mcpServers"][0]["args"], json!(["--session", session, "mcp"]));
 
     let mut command =
         place.command(&peer, &["--session", "s.json"], &["--prompt", "caps", "--no-mcp"]);
     command.env("TERMSPRAWL_SESSION_FILE", &session);
     let finished = run(command);
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(finished.report()["mcpServers"], json!([]));
 
     let finished = run(place.command(&peer, &[], &["--prompt", "caps"]));
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(finished.report()["mcpServers"], json!([]));
     assert!(finished.stderr.contains("no session file"), "{}", finished.stderr);
 }
@@ -129,13 +118,13 @@ fn permission_policies_pick_by_kind_and_fail_closed() {
     ];
     for (options, prompt, outcome) in cases {
         let (finished, failures) = check(&place, &peer, options, prompt);
-        ok(&finished);
+        finished.assert_end_turn();
         assert_eq!(failures, Vec::<Value>::new());
         assert_eq!(finished.report()["outcome"], *outcome, "{options:?} {prompt}");
     }
     let (finished, _) =
         check(&place, &peer, &["--permission", "allow-once"], "permission malformed");
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(finished.report()["malformed"], -32602);
 }
 
@@ -144,7 +133,7 @@ fn files_are_confined_to_the_session_root() {
     let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "fs");
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
     let report = finished.report();
     let content = |name: &str| report[name]["ok"]["content"].clone();
@@ -179,7 +168,7 @@ fn a_terminal_reports_exit_code_and_both_streams_in_a_visible_tmux_session() {
     let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &["--terminals", "tmux"], "terminal");
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
     let report = finished.report();
     assert_eq!(report["wait"], json!({"ok": {"exitCode": 3}}));
@@ -215,7 +204,7 @@ fn a_killed_command_reports_a_signal_within_seconds() {
     let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "kill");
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
     let report = finished.report();
     for case in ["plain", "ignores_term"] {
@@ -234,7 +223,7 @@ fn big_output_keeps_the_tail_within_the_byte_limit() {
     let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "bigoutput");
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
     let report = finished.report();
     let seq = &report["seq"]["ok"];
@@ -261,7 +250,7 @@ fn odd_updates_leave_the_client_working_and_every_variant_renders() {
     let peer = peer();
     let place = Place::new();
     let (finished, failures) = check(&place, &peer, &[], "updates");
-    ok(&finished);
+    finished.assert_end_turn();
     // Only the deliberately broken or unknown updates fail the schema.
     assert_eq!(failures.len(), 3, "{failures:?}");
     assert_eq!(finished.report()["read_after_odd_updates"], json!({"ok": {"content": "probe\n"}}));
@@ -293,7 +282,7 @@ fn unknown_methods_bad_params_and_cancelled_requests_get_their_codes() {
     let peer = peer();
     let place = Place::new();
     let (finished, _) = check(&place, &peer, &[], "unknown-method");
-    ok(&finished);
+    finished.assert_end_turn();
     let report = finished.report();
     assert_eq!(report["elicitation/create"], -32601);
     assert_eq!(report["_vendor/unknown"], -32601);
@@ -301,7 +290,7 @@ fn unknown_methods_bad_params_and_cancelled_requests_get_their_codes() {
     assert_eq!(report["terminal_output_without_id"], -32602);
     assert_eq!(report["unknown_terminal"]["error"], -32602);
     let (finished, failures) = check(&place, &peer, &[], "cancel-request");
-    ok(&finished);
+    finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
     assert_eq!(finished.report()["cancelled_wait"], -32800);
 }

@@ -26,16 +26,6 @@ async fn fixture() -> Fixture {
     Fixture { app, cwd, terminals }
 }
 
-fn spec(command: &str) -> Spec {
-    Spec {
-        command: command.to_owned(),
-        args: Vec::new(),
-        env: Vec::new(),
-        cwd: None,
-        output_byte_limit: None,
-    }
-}
-
 /// The answer of `terminal_run`/`terminal_read`/`terminal_wait` with these state members.
 fn state(
     node_id: &str,
@@ -96,7 +86,7 @@ async fn create_runs_the_quoted_command_line_at_once_with_env_and_cwd() {
     assert_eq!(fixture.terminals.location(&terminal_id).as_deref(), Some("the canvas node n7"));
     // Ids are our own and unique; the default cwd is the session's.
     fixture.app.respond(ToolResult::ok(state("n8", "", 0, true, &Value::Null, &Value::Null)));
-    let second = fixture.terminals.create(spec("true")).await.unwrap();
+    let second = fixture.terminals.create(Spec::of("true")).await.unwrap();
     assert_ne!(second, terminal_id);
     let sent = args(&fixture.app.take_received()[0]);
     assert_eq!(sent["cwd"], json!(fixture.cwd.path()));
@@ -113,20 +103,20 @@ fn the_command_line_is_the_command_then_each_argument_quoted() {
 async fn create_refuses_bad_cwd_and_env_names_without_calling_and_reports_server_errors() {
     let fixture = fixture().await;
     let cases = [
-        (Spec { cwd: Some("relative".to_owned()), ..spec("true") }, "the cwd must be absolute"),
+        (Spec { cwd: Some("relative".to_owned()), ..Spec::of("true") }, "the cwd must be absolute"),
         (
-            Spec { cwd: Some("/nonexistent/dir".to_owned()), ..spec("true") },
+            Spec { cwd: Some("/nonexistent/dir".to_owned()), ..Spec::of("true") },
             "the cwd is not a directory",
         ),
         (
-            Spec { env: vec![("1X".to_owned(), "secret".to_owned())], ..spec("true") },
+            Spec { env: vec![("1X".to_owned(), "secret".to_owned())], ..Spec::of("true") },
             "invalid environment variable name \"1X\"",
         ),
         (
-            Spec { env: vec![("A=B".to_owned(), "v".to_owned())], ..spec("true") },
+            Spec { env: vec![("A=B".to_owned(), "v".to_owned())], ..Spec::of("true") },
             "invalid environment variable name",
         ),
-        (Spec { env: vec![(String::new(), "v".to_owned())], ..spec("true") }, "invalid"),
+        (Spec { env: vec![(String::new(), "v".to_owned())], ..Spec::of("true") }, "invalid"),
     ];
     for (spec, message) in cases {
         let error = fixture.terminals.create(spec).await.unwrap_err();
@@ -137,18 +127,18 @@ async fn create_refuses_bad_cwd_and_env_names_without_calling_and_reports_server
     assert!(fixture.app.take_received().is_empty());
 
     fixture.app.respond(ToolResult::failure("command must not be empty"));
-    let error = fixture.terminals.create(spec(" ")).await.unwrap_err();
+    let error = fixture.terminals.create(Spec::of(" ")).await.unwrap_err();
     assert_eq!(error.code, code::INTERNAL_ERROR);
     assert_eq!(error.message, "terminal_run failed: command must not be empty");
     fixture.app.respond(ToolResult::ok(json!({"running": true})));
-    let error = fixture.terminals.create(spec("true")).await.unwrap_err();
+    let error = fixture.terminals.create(Spec::of("true")).await.unwrap_err();
     assert_eq!(error.message, "terminal_run answered no nodeId");
 }
 
 #[tokio::test]
 async fn output_reads_everything_since_zero_with_the_exit_status_once_exited() {
     let fixture = fixture().await;
-    let terminal_id = fixture.created(spec("sh -c 'echo hi; exit 3'")).await;
+    let terminal_id = fixture.created(Spec::of("sh -c 'echo hi; exit 3'")).await;
 
     fixture.app.respond(ToolResult::ok(state("n1", "hi\n", 3, true, &Value::Null, &Value::Null)));
     let running = fixture.terminals.output(&terminal_id).await.unwrap();
@@ -191,7 +181,7 @@ async fn output_reads_everything_since_zero_with_the_exit_status_once_exited() {
 #[tokio::test]
 async fn output_keeps_the_tail_within_the_byte_limit_on_a_character_boundary() {
     let fixture = fixture().await;
-    let terminal_id = fixture.created(Spec { output_byte_limit: Some(5), ..spec("x") }).await;
+    let terminal_id = fixture.created(Spec { output_byte_limit: Some(5), ..Spec::of("x") }).await;
     // The server is asked for as many UTF-16 units as bytes are allowed: never fewer bytes.
     fixture.app.respond(ToolResult::ok(state("n1", "ééé", 40, false, &json!(0), &Value::Null)));
     let output = fixture.terminals.output(&terminal_id).await.unwrap();
@@ -199,7 +189,7 @@ async fn output_keeps_the_tail_within_the_byte_limit_on_a_character_boundary() {
     assert_eq!(output.output, "éé");
     assert!(output.truncated);
 
-    let zero = fixture.created(Spec { output_byte_limit: Some(0), ..spec("x") }).await;
+    let zero = fixture.created(Spec { output_byte_limit: Some(0), ..Spec::of("x") }).await;
     fixture.app.respond(ToolResult::ok(state("n1", "a", 3, false, &json!(0), &Value::Null)));
     let output = fixture.terminals.output(&zero).await.unwrap();
     assert_eq!(args(&fixture.app.take_received()[0])["maxChars"].as_f64(), Some(1.0));
@@ -209,7 +199,7 @@ async fn output_keeps_the_tail_within_the_byte_limit_on_a_character_boundary() {
 #[tokio::test]
 async fn output_is_truncated_when_the_read_was_cut_and_not_when_output_raced_the_cursor() {
     let fixture = fixture().await;
-    let terminal_id = fixture.created(Spec { output_byte_limit: Some(10), ..spec("x") }).await;
+    let terminal_id = fixture.created(Spec { output_byte_limit: Some(10), ..Spec::of("x") }).await;
     // At the cap with fewer characters than the cursor: the server dropped the start.
     fixture.app.respond(ToolResult::ok(state(
         "n1",
@@ -239,7 +229,7 @@ async fn output_is_truncated_when_the_read_was_cut_and_not_when_output_raced_the
 #[tokio::test]
 async fn wait_for_exit_waits_again_in_30_second_slices_until_the_process_ended() {
     let fixture = fixture().await;
-    let terminal_id = fixture.created(spec("sleep 70")).await;
+    let terminal_id = fixture.created(Spec::of("sleep 70")).await;
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &Value::Null, &json!("SIGTERM"))));
@@ -266,7 +256,7 @@ async fn wait_for_exit_waits_again_in_30_second_slices_until_the_process_ended()
 #[tokio::test]
 async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its_node() {
     let fixture = fixture().await;
-    let terminal_id = fixture.created(spec("sleep 300")).await;
+    let terminal_id = fixture.created(Spec::of("sleep 300")).await;
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &Value::Null, &json!("SIGKILL"))));
     fixture.terminals.kill(&terminal_id).await.unwrap();
     let received = fixture.app.take_received();
@@ -291,13 +281,13 @@ async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its
     assert!(fixture.app.take_received().is_empty());
 
     // Exited already: no kill.
-    let exited = fixture.created(spec("true")).await;
+    let exited = fixture.created(Spec::of("true")).await;
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &json!(0), &Value::Null)));
     fixture.terminals.release(&exited).await.unwrap();
     assert_eq!(operations(&fixture.app.take_received()), ["terminal_read", "terminal_close"]);
 
     // A close that fails is reported; the id is released all the same.
-    let failing = fixture.created(spec("true")).await;
+    let failing = fixture.created(Spec::of("true")).await;
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &json!(0), &Value::Null)));
     fixture.app.respond(ToolResult::failure("Local terminal not found in this project"));
     let error = fixture.terminals.release(&failing).await.unwrap_err();
@@ -308,8 +298,8 @@ async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its
 #[tokio::test]
 async fn shutdown_releases_every_terminal_still_held() {
     let fixture = fixture().await;
-    let first = fixture.created(spec("sleep 300")).await;
-    let _second = fixture.created(spec("sleep 300")).await;
+    let first = fixture.created(Spec::of("sleep 300")).await;
+    let _second = fixture.created(Spec::of("sleep 300")).await;
     fixture.terminals.release(&first).await.unwrap();
     fixture.app.take_received();
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
