@@ -301,20 +301,19 @@ pub fn spec_citation_violations(
         });
         let line = text[..end].matches('\n').count() + 1;
         let at = format!("{}:{line}", path.display());
-        match folder {
-            Some("spec") => {}
-            Some(_) => continue,
-            None if prefix.ends_with(|c: char| c == '.' || c == '\\') => continue,
-            None if BARE_SPEC_NAMES.contains(&name.as_str()) => {}
-            None if name == AMBIGUOUS_NAME && in_spec => {}
-            None if name == AMBIGUOUS_NAME => {
+        let cited = match folder {
+            Some(folder) => folder == "spec",
+            None if name == AMBIGUOUS_NAME && !in_spec => {
                 violations.push(format!(
                     "{at}: `{name}` alone may mean docs/{name} or docs/spec/{name}: write \
                      `spec/{name}` for the contract or `docs/{name}` for the guide"
                 ));
                 continue;
             }
-            None => continue,
+            None => name == AMBIGUOUS_NAME || BARE_SPEC_NAMES.contains(&name.as_str()),
+        };
+        if !cited {
+            continue;
         }
         let Some(headings) = sections.get(&name) else {
             violations.push(format!("{at}: spec/{name} is not a file of {SPEC_DIR}/"));

@@ -410,10 +410,10 @@ fn a_planted_dangling_citation_fails_the_check() {
     let root = spec_fixture(&[("ok/src/lib.rs", good.as_str())]);
     assert_eq!(spec_citations(root.path()).unwrap(), Vec::<String>::new());
 
+    let missing = format!("{}.md", "missing");
     let dangling = format!(
         "x\n/// As spec/{p} §6.3 says, and spec/{p} §9 (fenced, not a heading).\n\
-         # spec/{} and `spec/{p}` §1–§7\n",
-        format!("{}.md", "missing")
+         # spec/{missing} and `spec/{p}` §1–§7\n"
     );
     let root = spec_fixture(&[
         ("ok/src/lib.rs", good.as_str()),
