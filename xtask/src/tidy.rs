@@ -47,7 +47,7 @@ const CONFORMANCE: &str = "termsprawl-conformance";
 const XTASK: &str = "xtask";
 const TEST_SUPPORT: &str = "termsprawl-test-support";
 
-/// The crate graph of `STYLE.md` §1 and ARCHITECTURE.md, one row per workspace package, edges
+/// The crate graph of ARCHITECTURE.md ("Invariants"), one row per workspace package, edges
 /// listed exactly. A package without a row, a row without a package, an edge not listed and a
 /// listed edge that does not exist all fail the check: change the row with the edge.
 pub const CRATE_RULES: &[CrateRule] = &[
