@@ -1,8 +1,8 @@
 //! The agent process: spawned directly (no shell) in its own process group with piped stdin and
-//! stdout, and stopped by closing stdin, then SIGTERM, then SIGKILL to its group (`acp.md` §2.2,
-//! §2.11). It dies with the front end even when the front end is killed with SIGKILL: the kernel
-//! sends it SIGKILL when we die (Linux's parent-death signal, set between fork and exec), and the
-//! MCP bridge it started then reads the end of its stdin and exits.
+//! stdout, and stopped by closing stdin, then SIGTERM, then SIGKILL to its group (`spec/acp.md`
+//! §2.2, §2.11). It dies with the front end even when the front end is killed with SIGKILL: the
+//! kernel sends it SIGKILL when we die (Linux's parent-death signal, set between fork and exec),
+//! and the MCP bridge it started then reads the end of its stdin and exits.
 
 use std::ffi::OsString;
 use std::io;

@@ -158,7 +158,7 @@ impl Chat {
         }
     }
 
-    /// After a failure: where the agent's stderr went, if to a file (`acp.md` §2.1).
+    /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1).
     fn log_hint(&mut self) {
         if let Some(path) = &self.agent_log {
             let line = format!("the agent's stderr is in {}", path.display());
@@ -204,8 +204,8 @@ impl Chat {
         }
     }
 
-    /// Shutdown (`acp.md` §2.11): asks cancelled, terminals released, the agent's stdin closed, then
-    /// SIGTERM and SIGKILL.
+    /// Shutdown (`spec/acp.md` §2.11): asks cancelled, terminals released, the agent's stdin
+    /// closed, then SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
         self.terminals.shutdown().await;

@@ -1,6 +1,6 @@
-//! The agent's requests and notifications to us (`acp.md` §1.2): each request runs in its own task
-//! and is answered from there, so the reader never waits; `session/update` goes to the chat loop in
-//! order.
+//! The agent's requests and notifications to us (`spec/acp.md` §1.2): each request runs in its own
+//! task and is answered from there, so the reader never waits; `session/update` goes to the chat
+//! loop in order.
 
 #[cfg(test)]
 mod tests;
@@ -208,7 +208,7 @@ impl Client {
                     let _ = cancel.send(());
                 }
             }
-            // Unknown notifications are ignored (`acp.md` §2.2).
+            // Unknown notifications are ignored (`spec/acp.md` §2.2).
             _ => {}
         }
     }

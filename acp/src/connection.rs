@@ -1,5 +1,5 @@
 //! The hand-written JSON-RPC 2.0 layer: LF-framed messages on the agent's stdio, ids correlated in
-//! both directions (`acp.md` §2.2).
+//! both directions (`spec/acp.md` §2.2).
 //!
 //! The reader only decodes and dispatches: responses resolve the pending request they answer;
 //! requests and notifications go to a callback that must not block (it spawns tasks or queues).
@@ -24,7 +24,7 @@ use crate::trace::{Direction, Trace};
 /// The longest incoming line accepted; a longer one fails the connection.
 pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// JSON-RPC and ACP error codes (`acp.md` §1.12), as the `i64` an [`RpcError`] carries; the
+/// JSON-RPC and ACP error codes (`spec/acp.md` §1.12), as the `i64` an [`RpcError`] carries; the
 /// numbers are `protocol`'s [`ErrorCode`](termsprawl_protocol::jsonrpc::ErrorCode).
 pub(crate) mod code {
     use termsprawl_protocol::jsonrpc::ErrorCode;

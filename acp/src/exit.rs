@@ -1,4 +1,4 @@
-//! The exit codes of `termsprawlctl acp` (`acp.md` §2.1), documented in one place.
+//! The exit codes of `termsprawlctl acp` (`spec/acp.md` §2.1), documented in one place.
 
 use std::process::ExitCode;
 

@@ -1,4 +1,5 @@
-//! `fs/read_text_file` and `fs/write_text_file`, confined to the session roots (`acp.md` §2.9).
+//! `fs/read_text_file` and `fs/write_text_file`, confined to the session roots (`spec/acp.md`
+//! §2.9).
 //!
 //! A path must be absolute and inside a root both lexically (after normalising `.` and `..`) and
 //! after resolving symlinks (for a file that does not exist yet, its nearest existing ancestor).

@@ -1,24 +1,25 @@
 //! `termsprawlctl acp`: an Agent Client Protocol (ACP v1) client that hosts any ACP agent inside a
-//! termsprawl terminal node as a line-oriented chat (spec: `acp.md`).
+//! termsprawl terminal node as a line-oriented chat (spec: `spec/acp.md`).
 //!
 //! This crate owns the whole front end: the agent process, the JSON-RPC connection, the chat loop
 //! and its rendering, the fail-closed permission asks, the confined file system and the
 //! agent's terminals: on a local tmux server, or as canvas nodes through the tool server's
-//! `terminal_run` and `terminal_wait` (protocol 1.3.0), chosen by `--terminals`. The `cli` crate parses the command line (with its Go-style flag scanner,
-//! the workspace's one) into [`Options`] and calls [`run`].
+//! `terminal_run` and `terminal_wait` (protocol 1.3.0), chosen by `--terminals`. The `cli` crate
+//! parses the command line (with its Go-style flag scanner, the workspace's one) into [`Options`]
+//! and calls [`run`].
 //!
 //! It must never: answer a permission ask `selected` with anything but the person's explicit choice
 //! (or a kind-based policy the person chose on the command line); touch a file outside the session
-//! roots, checked both lexically and after resolving symlinks; block the message reader on a handler;
-//! leave a terminal's process or the agent's process group running after it exits.
+//! roots, checked both lexically and after resolving symlinks; block the message reader on a
+//! handler; leave a terminal's process or the agent's process group running after it exits.
 //!
 //! Design decision: the JSON-RPC layer is written by hand (LF-framed JSON over `serde_json`, ids
 //! correlated in both directions) with our own lenient serde types for the v1 subset we use
-//! (`acp.md` §3.3), not the `agent-client-protocol` SDK crate. The client surface is small (about nine
-//! inbound methods, four outbound requests and one notification); the SDK's dispatch loop waits for
-//! each handler (`acp.md` §3.2), its major versions break the API often, and this mirrors the MCP
-//! bridge, which owns its loop the same way. Every inbound request runs in its own task, so the
-//! reader only decodes and dispatches.
+//! (`spec/acp.md` §3.3), not the `agent-client-protocol` SDK crate. The client surface is small
+//! (about nine inbound methods, four outbound requests and one notification); the SDK's dispatch
+//! loop waits for each handler (`spec/acp.md` §3.2), its major versions break the API often, and
+//! this mirrors the MCP bridge, which owns its loop the same way. Every inbound request runs in its
+//! own task, so the reader only decodes and dispatches.
 //!
 //! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
 //! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the

@@ -1,4 +1,4 @@
-//! Lenient serde types for the ACP v1 subset this client reads (`acp.md` §1).
+//! Lenient serde types for the ACP v1 subset this client reads (`spec/acp.md` §1).
 //!
 //! Unknown members are ignored, optional members may be absent or `null`, and discriminated unions
 //! are decoded by hand from their discriminator, so that an unknown variant becomes `Unknown`
@@ -141,7 +141,8 @@ pub(crate) struct ToolCall {
     pub(crate) raw_input: Option<Value>,
 }
 
-/// A `tool_call_update`, also the `toolCall` of a permission ask: every member but the id is a patch.
+/// A `tool_call_update`, also the `toolCall` of a permission ask: every member but the id is a
+/// patch.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolCallUpdate {

@@ -1,4 +1,4 @@
-//! The options of one run of `termsprawlctl acp` (`acp.md` §2.1), already parsed.
+//! The options of one run of `termsprawlctl acp` (`spec/acp.md` §2.1), already parsed.
 //!
 //! The command line itself is read by `cli` with its Go-style flag scanner (the one scanner of the
 //! workspace); this crate only says what the options are.
@@ -10,7 +10,7 @@ use std::time::Duration;
 /// The default of `--permission-timeout`.
 pub const DEFAULT_PERMISSION_TIMEOUT: Duration = Duration::from_mins(10);
 
-/// Who answers `session/request_permission` (`acp.md` §2.8).
+/// Who answers `session/request_permission` (`spec/acp.md` §2.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermissionMode {
     /// The person decides.
@@ -21,7 +21,7 @@ pub enum PermissionMode {
     Deny,
 }
 
-/// Where agent terminals run (`acp.md` §2.10).
+/// Where agent terminals run (`spec/acp.md` §2.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TerminalBackend {
     /// Canvas terminals when the tool server offers them, else the local tmux server.

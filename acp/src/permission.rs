@@ -1,5 +1,6 @@
-//! `session/request_permission`, failing closed (`acp.md` §2.8): only the person's explicit choice
-//! among the offered options, or a policy that picks by option kind, is ever answered `selected`.
+//! `session/request_permission`, failing closed (`spec/acp.md` §2.8): only the person's explicit
+//! choice among the offered options, or a policy that picks by option kind, is ever answered
+//! `selected`.
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! Turns `session/update` variants into transcript pieces (`acp.md` §2.6). Pure: the caller prints.
+//! Turns `session/update` variants into transcript pieces (`spec/acp.md` §2.6). Pure: the caller
+//! prints.
 
 #[cfg(test)]
 mod tests;
@@ -35,8 +36,8 @@ struct ToolState {
 }
 
 impl Renderer {
-    /// The pieces for one update; `attach` names where a terminal runs ("tmux: COMMAND", "the canvas
-    /// node ID"), if known.
+    /// The pieces for one update; `attach` names where a terminal runs ("tmux: COMMAND", "the
+    /// canvas node ID"), if known.
     pub(crate) fn update(
         &mut self,
         update: &SessionUpdate,

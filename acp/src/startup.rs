@@ -1,6 +1,6 @@
-//! Start-up (`acp.md` §2.1, §2.2): the options checked against the machine (cwd, trace file, agent
-//! log), the terminals prepared, the agent spawned, the connection's reader and writer started, and
-//! the chat run to its exit status and shut down.
+//! Start-up (`spec/acp.md` §2.1, §2.2): the options checked against the machine (cwd, trace file,
+//! agent log), the terminals prepared, the agent spawned, the connection's reader and writer
+//! started, and the chat run to its exit status and shut down.
 
 use std::fs::OpenOptions;
 use std::path::PathBuf;
@@ -62,7 +62,7 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
             return ExitStatus::Failure;
         }
     };
-    // `--terminals` chooses the backend before the agent starts (acp.md §2.10).
+    // `--terminals` chooses the backend before the agent starts (spec/acp.md §2.10).
     let terminals = match terminal::choose(options.terminals, session_file.as_deref(), &cwd).await {
         Ok(chosen) => {
             if let Some(notice) = &chosen.notice {

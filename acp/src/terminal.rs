@@ -1,5 +1,5 @@
-//! The `terminal/*` methods on a local tmux server (`acp.md` §2.10): one tmux session per terminal,
-//! on the dedicated server `tmux -L termsprawl-acp`.
+//! The `terminal/*` methods on a local tmux server (`spec/acp.md` §2.10): one tmux session per
+//! terminal, on the dedicated server `tmux -L termsprawl-acp`.
 //!
 //! `remain-on-exit` is set globally in the same tmux invocation that creates the pane, so a command
 //! that exits at once still leaves its pane, output and exit status behind. A released terminal's
@@ -338,7 +338,8 @@ impl Terminals {
         self.kill_entry(&entry).await
     }
 
-    /// Kills the command if it still runs and forgets the id; its tmux session stays until shutdown.
+    /// Kills the command if it still runs and forgets the id; its tmux session stays until
+    /// shutdown.
     pub(crate) async fn release(&self, terminal_id: &str) -> Result<(), RpcError> {
         let entry = self.entry(terminal_id)?;
         if let Ok(mut live) = self.live.lock() {

@@ -47,7 +47,7 @@ pub const PYTHON_PEERS: &[PythonPeer] = &[
         min_python: (3, 10),
         required: true,
     },
-    // The official ACP Python SDK, under the deterministic peer agent of acp.md §4.
+    // The official ACP Python SDK, under the deterministic peer agent of spec/acp.md §4.
     PythonPeer {
         name: "acp-sdk",
         requirements: "tests/python/requirements-acp.txt",

@@ -1,4 +1,4 @@
-"""A small deterministic ACP agent for testing `termsprawlctl acp` (spec acp.md section 4).
+"""A small deterministic ACP agent for testing `termsprawlctl acp` (spec/acp.md §4).
 
 Written on the official Python SDK (`agent-client-protocol`, pinned in requirements-acp.txt), which
 does the framing, the encoding and the validation of every answer our client gives. The first word

@@ -5,6 +5,7 @@
 //! all of them at once and other tests can feed the checks synthetic input. The dependency rules
 //! between crates are data: [`CRATE_RULES`].
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,7 +47,7 @@ const CONFORMANCE: &str = "termsprawl-conformance";
 const XTASK: &str = "xtask";
 const TEST_SUPPORT: &str = "termsprawl-test-support";
 
-/// The crate graph of `STYLE.md` §1 and ARCHITECTURE.md, one row per workspace package, edges
+/// The crate graph of ARCHITECTURE.md ("Invariants"), one row per workspace package, edges
 /// listed exactly. A package without a row, a row without a package, an edge not listed and a
 /// listed edge that does not exist all fail the check: change the row with the edge.
 pub const CRATE_RULES: &[CrateRule] = &[
@@ -197,6 +198,228 @@ pub fn trailing_whitespace(path: &Path, text: &str) -> Vec<String> {
         .filter(|(_, line)| line.ends_with([' ', '\t']))
         .map(|(index, _)| format!("{}:{}: trailing whitespace", path.display(), index + 1))
         .collect()
+}
+
+/// Where the project's specification lives: a citation `spec/protocol.md §6.2` in code or docs
+/// means `docs/spec/protocol.md`, section 6.2 (`docs/spec/README.md`).
+pub const SPEC_DIR: &str = "docs/spec";
+
+/// The spec files that a citation may also name without `spec/` outside `docs/spec/`
+/// (`protocol.md §6.2`): no other file of the repository has these names. The ACP contract is
+/// not among them, because `docs/acp.md` (the guide to the agents) has the same name: it is
+/// written `spec/acp.md` or `docs/acp.md`.
+const BARE_SPEC_NAMES: &[&str] = &["protocol.md", "mcp.md", "shell-conventions.md"];
+
+/// The name that [`BARE_SPEC_NAMES`] leaves out: alone, it is ambiguous.
+const AMBIGUOUS_NAME: &str = concat!("acp", ".md");
+
+/// The section numbers of a spec file: every Markdown heading outside code fences whose text
+/// starts with a number (`## 6. Server behaviour` is `6`, `### 6.2 Handling order` is `6.2`).
+pub fn heading_numbers(text: &str) -> BTreeSet<String> {
+    let mut numbers = BTreeSet::new();
+    let mut fence: Option<&str> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let marker = ["````", "```", "~~~"].into_iter().find(|marker| trimmed.starts_with(marker));
+        match (fence, marker) {
+            (None, Some(marker)) => {
+                fence = Some(marker);
+                continue;
+            }
+            (Some(open), Some(marker)) if marker == open && trimmed.trim_end() == open => {
+                fence = None;
+                continue;
+            }
+            _ => {}
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('#') else { continue };
+        let rest = rest.trim_start_matches('#');
+        let Some(rest) = rest.strip_prefix(' ') else { continue };
+        let (number, after) = section_number(rest.trim_start());
+        let after = after.strip_prefix('.').unwrap_or(after);
+        if !number.is_empty() && (after.is_empty() || after.starts_with(' ')) {
+            numbers.insert(number.to_owned());
+        }
+    }
+    numbers
+}
+
+/// The headings of every Markdown file of [`SPEC_DIR`] below `root`, by file name.
+pub fn spec_sections(root: &Path) -> anyhow::Result<BTreeMap<String, BTreeSet<String>>> {
+    let dir = root.join(SPEC_DIR);
+    let mut sections = BTreeMap::new();
+    for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|extension| extension == "md") {
+            let text = fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            sections.insert(name, heading_numbers(&text));
+        }
+    }
+    Ok(sections)
+}
+
+/// One violation per citation of the spec in `text` (the file at `path`, relative to the
+/// repository root) that does not resolve against `sections` (from [`spec_sections`]).
+///
+/// A citation is a file name ending `.md` whose folder is `spec/` (`spec/mcp.md`,
+/// `docs/spec/mcp.md`), or a bare name of [`BARE_SPEC_NAMES`], or, inside `docs/spec/` itself,
+/// also a bare [`AMBIGUOUS_NAME`] (there it names its neighbour); it may be followed (after a
+/// closing backtick and spaces)
+/// by sections: `§6.2`, `§2, §7.1`, `§6.1–§6.3`, `§6.2–6.3`, `§2.3 to §2.5`. The file must be in
+/// `docs/spec/` and each section must be a heading there. A bare [`AMBIGUOUS_NAME`] outside
+/// `docs/spec/` is a violation too: it may mean the guide in `docs/` or the contract.
+pub fn spec_citation_violations(
+    path: &Path,
+    text: &str,
+    sections: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let in_spec = path.parent().is_some_and(|parent| parent == Path::new(SPEC_DIR));
+    let mut violations = Vec::new();
+    let mut search = 0;
+    while let Some(found) = text[search..].find(".md") {
+        let end = search + found + ".md".len();
+        search = end;
+        if text[end..].starts_with(|c: char| is_name_char(c) || c == '.') {
+            continue; // `.mdx`, `.md.tmp`, `.md-…`
+        }
+        let before = &text[..end - ".md".len()];
+        let stem_start = before.trim_end_matches(is_name_char).len();
+        let stem = &before[stem_start..];
+        if stem.is_empty() {
+            continue;
+        }
+        let name = format!("{stem}.md");
+        let prefix = &before[..stem_start];
+        let folder = prefix.strip_suffix('/').map(|parent| {
+            let start = parent.trim_end_matches(|c: char| is_name_char(c) || c == '.').len();
+            &parent[start..]
+        });
+        let line = text[..end].matches('\n').count() + 1;
+        let at = format!("{}:{line}", path.display());
+        let cited = match folder {
+            Some(folder) => folder == "spec",
+            None if name == AMBIGUOUS_NAME && !in_spec => {
+                violations.push(format!(
+                    "{at}: `{name}` alone may mean docs/{name} or docs/spec/{name}: write \
+                     `spec/{name}` for the contract or `docs/{name}` for the guide"
+                ));
+                continue;
+            }
+            None => name == AMBIGUOUS_NAME || BARE_SPEC_NAMES.contains(&name.as_str()),
+        };
+        if !cited {
+            continue;
+        }
+        let Some(headings) = sections.get(&name) else {
+            violations.push(format!("{at}: spec/{name} is not a file of {SPEC_DIR}/"));
+            continue;
+        };
+        for number in cited_sections(&text[end..]) {
+            if !headings.contains(number) {
+                violations.push(format!(
+                    "{at}: spec/{name} §{number}: {SPEC_DIR}/{name} has no heading numbered {number}"
+                ));
+            }
+        }
+    }
+    violations
+}
+
+/// Characters of a file name's stem.
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The section numbers cited right after a spec file name: `` ` §6.2``, `§2, §7.1`, `§6.1–§6.3`,
+/// `§6.2–6.3`, `§2.3 to §2.5`; nothing when no `§` follows.
+fn cited_sections(after: &str) -> Vec<&str> {
+    let rest = after.strip_prefix('`').unwrap_or(after).trim_start_matches([' ', '\t']);
+    let Some(mut rest) = rest.strip_prefix('§') else { return Vec::new() };
+    let mut numbers = Vec::new();
+    loop {
+        let (number, tail) = section_number(rest.trim_start_matches(' '));
+        if number.is_empty() {
+            break;
+        }
+        numbers.push(number);
+        let joined = tail.trim_start_matches(' ');
+        let Some((separator, next)) = [",", "–", "-", "and ", "or ", "to "]
+            .into_iter()
+            .find_map(|separator| joined.strip_prefix(separator).map(|next| (separator, next)))
+        else {
+            break;
+        };
+        let next = next.trim_start_matches(' ');
+        rest = match next.strip_prefix('§') {
+            Some(next) => next,
+            // A range may leave out the second `§` (`§6.2–6.3`); a list may not.
+            None if matches!(separator, "–" | "-") => next,
+            None => break,
+        };
+    }
+    numbers
+}
+
+/// The section number at the start of `text` (`6.2` of `6.2 Handling`, `5` of `5.`; a trailing
+/// dot is not part of it) and the text after it.
+fn section_number(text: &str) -> (&str, &str) {
+    let mut end = 0;
+    let bytes = text.as_bytes();
+    while end < bytes.len() && bytes[end].is_ascii_digit() {
+        end += 1;
+        if end < bytes.len()
+            && bytes[end] == b'.'
+            && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
+        {
+            end += 1;
+        }
+    }
+    text.split_at(end)
+}
+
+/// The file kinds searched for citations of the spec.
+pub const CITING_EXTENSIONS: &[&str] = &["rs", "md", "py", "toml", "ts", "sh"];
+
+/// Every citation of the spec below `root` that does not resolve, and every reference to a folder
+/// outside the repository ([`spec_citation_violations`], [`outside_references`]), over the files
+/// with [`CITING_EXTENSIONS`] outside the [`SKIPPED_DIRS`].
+pub fn spec_citations(root: &Path) -> anyhow::Result<Vec<String>> {
+    let sections = spec_sections(root)?;
+    let mut violations = Vec::new();
+    for path in files_with_extensions(root, CITING_EXTENSIONS)? {
+        let full = root.join(&path);
+        let text =
+            fs::read_to_string(&full).with_context(|| format!("cannot read {}", full.display()))?;
+        violations.extend(spec_citation_violations(&path, &text, &sections));
+        violations.extend(outside_references(&path, &text));
+    }
+    Ok(violations)
+}
+
+/// The fragments that would make the repository depend on a folder outside it (the contracts
+/// now live in `docs/spec/`). Spelled in pieces so this file does not match.
+const OUTSIDE_FOLDERS: &[&str] = &[concat!("../", "shared"), concat!("shared", "/spec")];
+
+/// One violation per line that points outside the repository for its contracts.
+pub fn outside_references(path: &Path, text: &str) -> Vec<String> {
+    let mut violations = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        for fragment in OUTSIDE_FOLDERS {
+            if line.contains(fragment) {
+                violations.push(format!(
+                    "{}:{}: `{fragment}` is outside the repository; cite {SPEC_DIR}/ instead",
+                    path.display(),
+                    index + 1
+                ));
+            }
+        }
+    }
+    violations
 }
 
 /// `cargo metadata --format-version 1 --no-deps` of the workspace at `root`, run with the cargo

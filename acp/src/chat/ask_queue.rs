@@ -1,5 +1,5 @@
-//! The permission asks waiting for the person (`acp.md` §2.8): shown one at a time, answered only
-//! by an explicit choice among the offered options, cancelled with the turn.
+//! The permission asks waiting for the person (`spec/acp.md` §2.8): shown one at a time, answered
+//! only by an explicit choice among the offered options, cancelled with the turn.
 
 use std::collections::VecDeque;
 

@@ -1,4 +1,4 @@
-//! The handshake (`acp.md` §2.3 to §2.5): `initialize`, `session/new` with the MCP bridge, and
+//! The handshake (`spec/acp.md` §2.3 to §2.5): `initialize`, `session/new` with the MCP bridge, and
 //! authentication when the agent asks for it: `agent` methods through `authenticate`, `env_var`
 //! methods used at once when their variables are set, `terminal` methods run in the person's
 //! terminal. Every wait can be interrupted with Ctrl-C (or, on a terminal, Ctrl-D).
@@ -405,9 +405,9 @@ impl Chat {
     }
 }
 
-/// The stdio MCP server entry that hands the agent termsprawl's tools (`acp.md` §2.5), narrowed
-/// by `--mcp-read-only` and `--mcp-tools` (the bridge's own `--read-only` and `--tools`); `mark`
-/// is the file the bridge leaves when it starts.
+/// The stdio MCP server entry that hands the agent termsprawl's tools (`spec/acp.md` §2.5),
+/// narrowed by `--mcp-read-only` and `--mcp-tools` (the bridge's own `--read-only` and `--tools`);
+/// `mark` is the file the bridge leaves when it starts.
 pub(crate) fn mcp_entry(
     program: &Path,
     session_file: &Path,

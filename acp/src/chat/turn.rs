@@ -1,6 +1,6 @@
-//! The turn loop (`acp.md` §2.6, §2.7): one prompt in flight at a time, interactive or one-shot,
-//! Ctrl-C that cancels a turn (and ends an idle session when pressed twice), and the deadline of a
-//! cancel the agent ignores.
+//! The turn loop (`spec/acp.md` §2.6, §2.7): one prompt in flight at a time, interactive or
+//! one-shot, Ctrl-C that cancels a turn (and ends an idle session when pressed twice), and the
+//! deadline of a cancel the agent ignores.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! The one terminal backend of a front end, chosen at start by `--terminals` (`acp.md` §2.10): the
-//! local tmux server ([`Terminals`]) or canvas terminals ([`CanvasTerminals`]). The client's
+//! The one terminal backend of a front end, chosen at start by `--terminals` (`spec/acp.md` §2.10):
+//! the local tmux server ([`Terminals`]) or canvas terminals ([`CanvasTerminals`]). The client's
 //! `terminal/*` handlers and the transcript only talk to [`Backend`].
 
 use std::path::Path;
@@ -46,7 +46,7 @@ pub(crate) enum ChoiceError {
 
 impl ChoiceError {
     /// How the front end ends: 2 when the asked-for backend cannot be had (the agent is not
-    /// started, `acp.md` §2.1), 1 when the local one cannot be prepared.
+    /// started, `spec/acp.md` §2.1), 1 when the local one cannot be prepared.
     pub(crate) fn exit_status(&self) -> ExitStatus {
         match self {
             ChoiceError::NoSession | ChoiceError::Unsupported(_) => ExitStatus::Usage,

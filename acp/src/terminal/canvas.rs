@@ -1,6 +1,6 @@
-//! The `terminal/*` methods on canvas terminals (`acp.md` §2.10, protocol 1.3.0): every command the
-//! agent runs is a `terminal_run` node on the person's canvas, reached through the session file
-//! with the loopback client of `transport`.
+//! The `terminal/*` methods on canvas terminals (`spec/acp.md` §2.10, protocol 1.3.0): every
+//! command the agent runs is a `terminal_run` node on the person's canvas, reached through the
+//! session file with the loopback client of `transport`.
 //!
 //! The mapping (documented in `docs/acp.md`, "Terminals"):
 //! - `terminal/create` → `terminal_run` with `timeoutMs: 0`: the command line is `command` followed

@@ -1,7 +1,8 @@
-//! Shared fixtures of the `termsprawlctl acp` end-to-end tests (acp.md §4): the deterministic
+//! Shared fixtures of the `termsprawlctl acp` end-to-end tests (spec/acp.md §4): the deterministic
 //! peer agent on the pinned Python SDK (the `acp-sdk` peer that `cargo xtask test` provisions), a
 //! private directory per run (session root, trace, and `TMUX_TMPDIR`, so the `termsprawl-acp` tmux
-//! server is private too), the REPORT line, and the wire-conformance check of a trace against the ACP v1 JSON Schema.
+//! server is private too), the REPORT line, and the wire-conformance check of a trace against the
+//! ACP v1 JSON Schema.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -66,8 +67,8 @@ impl Place {
         self.path().join("tmux")
     }
 
-    /// `termsprawlctl [program] acp --cwd ROOT --trace TRACE --agent-log - [options] -- python agent`,
-    /// with the place's `TMUX_TMPDIR`, no inherited session and stdin from `/dev/null`.
+    /// `termsprawlctl [program] acp --cwd ROOT --trace TRACE --agent-log - [options] -- python
+    /// agent`, with the place's `TMUX_TMPDIR`, no inherited session and stdin from `/dev/null`.
     pub(crate) fn command(&self, peer: &Peer, program: &[&str], options: &[&str]) -> Command {
         let mut command = Command::new(BIN);
         command

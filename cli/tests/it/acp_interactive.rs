@@ -1,7 +1,7 @@
-//! The interactive driver of acp.md §4: `termsprawlctl acp --terminals tmux --trace …` runs in a
-//! tmux session on a private socket, as in a termsprawl node; the test types prompts and permission
-//! answers with `send-keys` and reads the screen with `capture-pane` until the stop-reason line
-//! appears.
+//! The interactive driver of spec/acp.md §4: `termsprawlctl acp --terminals tmux --trace …` runs in
+//! a tmux session on a private socket, as in a termsprawl node; the test types prompts and
+//! permission answers with `send-keys` and reads the screen with `capture-pane` until the
+//! stop-reason line appears.
 
 use std::ffi::OsString;
 use std::time::Duration;

@@ -1,5 +1,5 @@
-//! The scripted driver of acp.md §4: `termsprawlctl acp --prompt … --permission … -- <peer>`, one
-//! scenario per run, checked through the peer's REPORT, the transcript, the exit status and the
+//! The scripted driver of spec/acp.md §4: `termsprawlctl acp --prompt … --permission … -- <peer>`,
+//! one scenario per run, checked through the peer's REPORT, the transcript, the exit status and the
 //! trace validated against the ACP v1 JSON Schema.
 
 use std::time::Duration;

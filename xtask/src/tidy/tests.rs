@@ -1,5 +1,6 @@
 //! The tidy checks, run on the repository, and tests that each check catches what it should.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -7,7 +8,8 @@ use serde_json::{Value, json};
 
 use super::{
     CRATE_RULES, CrateRule, cargo_metadata, dependency_violations, files_with_extensions,
-    forbidden_attributes, missing_module_doc, trailing_whitespace, unversioned_path_dependencies,
+    forbidden_attributes, heading_numbers, missing_module_doc, spec_citation_violations,
+    spec_citations, trailing_whitespace, unversioned_path_dependencies,
     unversioned_workspace_dependencies,
 };
 use crate::project_root;
@@ -369,4 +371,108 @@ fn the_test_fixtures_are_never_a_normal_dependency_of_a_shipped_crate() {
         dependency_violations(&metadata, CRATE_RULES),
         ["termsprawl-protocol must not depend on termsprawl-test-support (normal)"]
     );
+}
+
+// Citations of the spec.
+
+#[test]
+fn every_citation_of_the_spec_resolves() {
+    let violations = spec_citations(&project_root()).unwrap();
+    assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+/// A repository in a temp dir: `docs/spec/` with two files, and `files` (path, text) beside it.
+fn spec_fixture(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let spec = [
+        (
+            "docs/spec/protocol.md",
+            "# P\n\n## 1. Types\n\n## 6. Server\n\n### 6.2 Order\n\n```\n## 9. In a fence\n```\n",
+        ),
+        ("docs/spec/acp.md", "# A\n\n## 2. Features\n\n### 2.10 Terminals\n"),
+    ];
+    for (path, text) in spec.iter().chain(files) {
+        let full = root.path().join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+    root
+}
+
+#[test]
+fn a_planted_dangling_citation_fails_the_check() {
+    // The names are put together at run time so that this file itself cites nothing.
+    let (p, a) = (format!("{}.md", "protocol"), format!("{}.md", "acp"));
+    let outside = concat!("..", "/shared");
+    let good = format!(
+        "//! See `spec/{p}` §6.2, spec/{p} §1, §6 and {p} §6.2 (`docs/{a}`, `spec/{a}` §2.10).\n"
+    );
+    let root = spec_fixture(&[("ok/src/lib.rs", good.as_str())]);
+    assert_eq!(spec_citations(root.path()).unwrap(), Vec::<String>::new());
+
+    let missing = format!("{}.md", "missing");
+    let dangling = format!(
+        "x\n/// As spec/{p} §6.3 says, and spec/{p} §9 (fenced, not a heading).\n\
+         # spec/{missing} and `spec/{p}` §1–§7\n"
+    );
+    let root = spec_fixture(&[
+        ("ok/src/lib.rs", good.as_str()),
+        ("bad/src/lib.rs", dangling.as_str()),
+        ("bad/run.sh", &format!("# see {a} §2.10\n")),
+        ("docs/notes.md", &format!("{outside}/spec/{p}\n")),
+    ]);
+    assert_eq!(
+        spec_citations(root.path()).unwrap(),
+        [
+            format!(
+                "bad/run.sh:1: `{a}` alone may mean docs/{a} or docs/spec/{a}: write `spec/{a}` for the contract or `docs/{a}` for the guide"
+            ),
+            format!("bad/src/lib.rs:2: spec/{p} §6.3: docs/spec/{p} has no heading numbered 6.3"),
+            format!("bad/src/lib.rs:2: spec/{p} §9: docs/spec/{p} has no heading numbered 9"),
+            format!("bad/src/lib.rs:3: spec/{}.md is not a file of docs/spec/", "missing"),
+            format!("bad/src/lib.rs:3: spec/{p} §7: docs/spec/{p} has no heading numbered 7"),
+            format!(
+                "docs/notes.md:1: `{outside}` is outside the repository; cite docs/spec/ instead"
+            ),
+            format!(
+                "docs/notes.md:1: `{}` is outside the repository; cite docs/spec/ instead",
+                concat!("shared", "/spec")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn headings_give_the_section_numbers_outside_fences() {
+    let text = "# Title\n\n## 1. Types\n### 2.4 Identifiers and tokens\n#### 11.5 Numbers\n\
+                ## 3 Bare\n## 4.Tight\nNot ## 5. a heading\n```sh\n## 6. fenced\n```\n\
+                ````markdown\n```\n## 7. nested\n```\n````\n## 8. After\n";
+    let numbers: Vec<String> = heading_numbers(text).into_iter().collect();
+    assert_eq!(numbers, ["1", "11.5", "2.4", "3", "8"]);
+}
+
+#[test]
+fn cited_sections_follow_lists_and_ranges() {
+    let p = format!("{}.md", "protocol");
+    let sections = BTreeMap::from([(
+        p.clone(),
+        ["1", "2", "2.3", "2.5", "6.1", "6.3", "7.1"].map(str::to_owned).into_iter().collect(),
+    )]);
+    let check = |text: &str| spec_citation_violations(Path::new("a.rs"), text, &sections);
+    for text in [
+        format!("`spec/{p}` §2, §7.1"),
+        format!("spec/{p} §6.1–§6.3"),
+        format!("spec/{p} §6.1–6.3."),
+        format!("spec/{p} §2.3 to §2.5"),
+        format!("spec/{p} §1 and §2, 32 operations"),
+        format!("docs/spec/{p} §7.1."),
+        format!("spec/{p}"),
+        format!("other/{p} §9"),
+        format!("spec/{}.mdx §9", "protocol"),
+    ] {
+        assert_eq!(check(&text), Vec::<String>::new(), "{text}");
+    }
+    assert_eq!(check(&format!("spec/{p} §1, §4")).len(), 1);
+    assert_eq!(check(&format!("spec/{p} §6.1–6.2")).len(), 1);
+    assert_eq!(check(&format!("{p} §8.1")).len(), 1);
 }
