@@ -210,8 +210,13 @@ pub const SPEC_DIR: &str = "docs/spec";
 /// written `spec/acp.md` or `docs/acp.md`.
 const BARE_SPEC_NAMES: &[&str] = &["protocol.md", "mcp.md", "shell-conventions.md"];
 
-/// The name that [`BARE_SPEC_NAMES`] leaves out: alone, it is ambiguous.
+/// The name that [`BARE_SPEC_NAMES`] leaves out: alone, it is ambiguous, unless a section
+/// number follows it (`acp.md §2.10`): the guide of that name has no numbered headings
+/// ([`AMBIGUOUS_GUIDE`], kept so by [`spec_citations`]), so a section can only be the contract's.
 const AMBIGUOUS_NAME: &str = concat!("acp", ".md");
+
+/// The guide that shares [`AMBIGUOUS_NAME`] with the contract.
+const AMBIGUOUS_GUIDE: &str = concat!("docs/", "acp", ".md");
 
 /// The section numbers of a spec file: every Markdown heading outside code fences whose text
 /// starts with a number (`## 6. Server behaviour` is `6`, `### 6.2 Handling order` is `6.2`).
@@ -272,7 +277,8 @@ pub fn spec_sections(root: &Path) -> anyhow::Result<BTreeMap<String, BTreeSet<St
 /// closing backtick and spaces)
 /// by sections: `§6.2`, `§2, §7.1`, `§6.1–§6.3`, `§6.2–6.3`, `§2.3 to §2.5`. The file must be in
 /// `docs/spec/` and each section must be a heading there. A bare [`AMBIGUOUS_NAME`] outside
-/// `docs/spec/` is a violation too: it may mean the guide in `docs/` or the contract.
+/// `docs/spec/` followed by a section is a citation of the contract; without one it is a
+/// violation: it may mean the guide in `docs/` or the contract.
 pub fn spec_citation_violations(
     path: &Path,
     text: &str,
@@ -303,7 +309,10 @@ pub fn spec_citation_violations(
         let at = format!("{}:{line}", path.display());
         let cited = match folder {
             Some(folder) => folder == "spec",
-            None if name == AMBIGUOUS_NAME && !in_spec => {
+            None if name == AMBIGUOUS_NAME
+                && !in_spec
+                && cited_sections(&text[end..]).is_empty() =>
+            {
                 violations.push(format!(
                     "{at}: `{name}` alone may mean docs/{name} or docs/spec/{name}: write \
                      `spec/{name}` for the contract or `docs/{name}` for the guide"
@@ -387,7 +396,8 @@ pub const CITING_EXTENSIONS: &[&str] = &["rs", "md", "py", "toml", "ts", "sh"];
 
 /// Every citation of the spec below `root` that does not resolve, and every reference to a folder
 /// outside the repository ([`spec_citation_violations`], [`outside_references`]), over the files
-/// with [`CITING_EXTENSIONS`] outside the [`SKIPPED_DIRS`].
+/// with [`CITING_EXTENSIONS`] outside the [`SKIPPED_DIRS`]; and a numbered heading in
+/// [`AMBIGUOUS_GUIDE`], which would make a bare [`AMBIGUOUS_NAME`] with a section ambiguous.
 pub fn spec_citations(root: &Path) -> anyhow::Result<Vec<String>> {
     let sections = spec_sections(root)?;
     let mut violations = Vec::new();
@@ -397,6 +407,21 @@ pub fn spec_citations(root: &Path) -> anyhow::Result<Vec<String>> {
             fs::read_to_string(&full).with_context(|| format!("cannot read {}", full.display()))?;
         violations.extend(spec_citation_violations(&path, &text, &sections));
         violations.extend(outside_references(&path, &text));
+    }
+    let guide = root.join(AMBIGUOUS_GUIDE);
+    let numbers = match fs::read_to_string(&guide) {
+        Ok(text) => heading_numbers(&text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => BTreeSet::new(),
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", guide.display()));
+        }
+    };
+    if let Some(number) = numbers.first() {
+        violations.push(format!(
+            "{AMBIGUOUS_GUIDE}: its heading numbered {number} would make `{AMBIGUOUS_NAME} \
+             §{number}` ambiguous (it means {SPEC_DIR}/{AMBIGUOUS_NAME}): leave the guide's \
+             headings unnumbered"
+        ));
     }
     Ok(violations)
 }

@@ -405,9 +405,11 @@ fn a_planted_dangling_citation_fails_the_check() {
     let (p, a) = (format!("{}.md", "protocol"), format!("{}.md", "acp"));
     let outside = concat!("..", "/shared");
     let good = format!(
-        "//! See `spec/{p}` §6.2, spec/{p} §1, §6 and {p} §6.2 (`docs/{a}`, `spec/{a}` §2.10).\n"
+        "//! See `spec/{p}` §6.2, spec/{p} §1, §6 and {p} §6.2 (`docs/{a}`, `spec/{a}` §2.10).\n\
+         //! A section names the contract: `{a}` §2.10.\n"
     );
-    let root = spec_fixture(&[("ok/src/lib.rs", good.as_str())]);
+    let guide = "# The guide\n\n## Agents\n";
+    let root = spec_fixture(&[("ok/src/lib.rs", good.as_str()), ("docs/acp.md", guide)]);
     assert_eq!(spec_citations(root.path()).unwrap(), Vec::<String>::new());
 
     let missing = format!("{}.md", "missing");
@@ -418,8 +420,9 @@ fn a_planted_dangling_citation_fails_the_check() {
     let root = spec_fixture(&[
         ("ok/src/lib.rs", good.as_str()),
         ("bad/src/lib.rs", dangling.as_str()),
-        ("bad/run.sh", &format!("# see {a} §2.10\n")),
+        ("bad/run.sh", &format!("# see {a}, and {a} §2.4\n")),
         ("docs/notes.md", &format!("{outside}/spec/{p}\n")),
+        ("docs/acp.md", "# The guide\n\n## 1. Agents\n"),
     ]);
     assert_eq!(
         spec_citations(root.path()).unwrap(),
@@ -427,6 +430,7 @@ fn a_planted_dangling_citation_fails_the_check() {
             format!(
                 "bad/run.sh:1: `{a}` alone may mean docs/{a} or docs/spec/{a}: write `spec/{a}` for the contract or `docs/{a}` for the guide"
             ),
+            format!("bad/run.sh:1: spec/{a} §2.4: docs/spec/{a} has no heading numbered 2.4"),
             format!("bad/src/lib.rs:2: spec/{p} §6.3: docs/spec/{p} has no heading numbered 6.3"),
             format!("bad/src/lib.rs:2: spec/{p} §9: docs/spec/{p} has no heading numbered 9"),
             format!("bad/src/lib.rs:3: spec/{}.md is not a file of docs/spec/", "missing"),
@@ -437,6 +441,9 @@ fn a_planted_dangling_citation_fails_the_check() {
             format!(
                 "docs/notes.md:1: `{}` is outside the repository; cite docs/spec/ instead",
                 concat!("shared", "/spec")
+            ),
+            format!(
+                "docs/{a}: its heading numbered 1 would make `{a} §1` ambiguous (it means docs/spec/{a}): leave the guide's headings unnumbered"
             ),
         ]
     );
