@@ -121,6 +121,20 @@ impl Response {
         Response::error(id, ErrorCode::INTERNAL_ERROR, format!("Internal error: {detail}"))
     }
 
+    /// This response with `data` set, when it is an error; a success is returned unchanged.
+    #[must_use]
+    pub fn with_data(mut self, value: Value) -> Response {
+        if let Outcome::Error { data, .. } = &mut self.outcome {
+            *data = Some(value);
+        }
+        self
+    }
+
+    /// Whether this is an error response.
+    pub fn is_error(&self) -> bool {
+        matches!(self.outcome, Outcome::Error { .. })
+    }
+
     /// The id the response answers.
     pub fn id(&self) -> &RequestId {
         &self.id
