@@ -18,6 +18,7 @@ mod direct;
 mod fuzz_regressions;
 mod headless;
 mod host_errors;
+mod hosts_doc;
 mod mcp_inspector;
 mod mcp_interop;
 mod mcp_stdio;
