@@ -197,10 +197,8 @@ fn send(session: &Path, request: &ToolRequest, streams: &mut Streams<'_>) -> Exi
     // Output that cannot be written changes nothing: the status reports the call.
     let _ = streams.write_stdout(text.as_bytes());
     // The printed result is the contract's; the guidance about a gone session goes beside it.
-    if !result.is_ok()
-        && let Some(hint) = termsprawl_transport::discovery::session_gone(session)
-    {
-        streams.error_line(&format!("hint: {hint}"));
+    if let Some(hint) = crate::session::gone_hint(session, &result) {
+        streams.error_line(&hint);
     }
     ExitStatus::from_ok(result.is_ok())
 }

@@ -26,6 +26,19 @@ pub(crate) fn mcp_missing_session_data() -> serde_json::Value {
     })
 }
 
+/// After a failed call whose session file is gone, the guidance line for stderr (`hint: …`), put
+/// beside the failure the call prints as the contract says
+/// (`termsprawl_transport::discovery::session_gone`).
+pub(crate) fn gone_hint(
+    session: &std::path::Path,
+    result: &termsprawl_protocol::ToolResult,
+) -> Option<String> {
+    if result.is_ok() {
+        return None;
+    }
+    termsprawl_transport::discovery::session_gone(session).map(|hint| format!("hint: {hint}"))
+}
+
 /// What the compatibility check removed from the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Removed {

@@ -131,6 +131,20 @@ fn a_session_whose_node_is_gone_says_so_beside_the_contracts_text() {
         assert_eq!(String::from_utf8_lossy(&output.stdout), expected, "{mode:?}");
         assert_eq!(String::from_utf8_lossy(&output.stderr), format!("hint: {hint}\n"), "{mode:?}");
     }
+    // The direct form: its error line as before, then the hint.
+    let output = Command::new(BIN)
+        .arg("--session")
+        .arg(&gone)
+        .arg("canvas_list")
+        .env_remove("TERMSPRAWL_SESSION_FILE")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!("Error: {contract}\nhint: {hint}\n")
+    );
 }
 
 /// Each unknown option of `mcp`, as typed, the message, with and without a session.
