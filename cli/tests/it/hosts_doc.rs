@@ -123,7 +123,7 @@ fn launch_in(document: &Value, host: &str, at: &str) -> Launch {
             let entry = &document["mcp"]["termsprawl"];
             assert_eq!(entry["type"], "local", "{at}");
             assert!(entry.get("args").is_none() && entry.get("env").is_none(), "{at}");
-            let mut command = strings(&entry["command"], &at);
+            let mut command = strings(&entry["command"], at);
             let program = command.remove(0);
             return Launch {
                 command: program,
@@ -138,10 +138,10 @@ fn launch_in(document: &Value, host: &str, at: &str) -> Launch {
     assert!(entry.is_object(), "{at}: no termsprawl server entry");
     let forwards_session_env = entry
         .get("env_vars")
-        .is_some_and(|names| strings(names, &at).iter().any(|name| name == SESSION_ENV));
+        .is_some_and(|names| strings(names, at).iter().any(|name| name == SESSION_ENV));
     Launch {
         command: entry["command"].as_str().unwrap_or_else(|| panic!("{at}: command")).to_owned(),
-        args: strings(&entry["args"], &at),
+        args: strings(&entry["args"], at),
         env: env_of(entry.get("env")),
         forwards_session_env,
     }
