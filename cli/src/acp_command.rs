@@ -14,7 +14,7 @@ use termsprawl_acp::{AgentLog, Options, PermissionMode, TerminalBackend};
 
 use crate::convert::convert;
 use crate::describe::Scalar;
-use crate::flags::{Scanner, Step, is_help, needs_argument, undefined};
+use crate::flags::{Scanner, Step, is_help, needs_argument};
 use crate::quote::go_quote;
 use crate::streams::Streams;
 use termsprawl_protocol::ExitStatus;
@@ -160,7 +160,8 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
                 return Ok(Parsed::Help);
             }
             let hint = (name == b"session").then_some(SESSION_HINT);
-            return Err(UsageError { message: undefined(name), hint });
+            let known: Vec<&str> = VALUE_FLAGS.iter().chain(&BOOL_FLAGS).copied().collect();
+            return Err(UsageError { message: scanner.unknown_option(&known), hint });
         };
         let value = inline.or_else(|| scanner.value()).ok_or_else(|| needs_argument(name))?;
         once(&mut seen, flag)?;

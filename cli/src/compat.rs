@@ -1,16 +1,23 @@
-//! The compatibility surface: `doctor`, `call OPERATION [JSON_ARGS]` and `mcp`, exactly as
-//! `spec/protocol.md` §8 defines them.
+//! The compatibility surface: `doctor`, `call OPERATION [JSON_ARGS]` and `mcp`, as
+//! `spec/protocol.md` §8 defines them, with issue 24's additions: `mcp`'s options are checked
+//! (an unknown one is a usage error), `mcp` without a session still answers its host, and a
+//! session file that is gone gets a hint on stderr beside the contract's output.
 //!
 //! Nothing here reads the operation table: a compatibility call does no work the call itself does
 //! not need, because agents run it once per tool call.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use termsprawl_mcp::ToolFilter;
 use termsprawl_protocol::{ExitStatus, ToolRequest, ToolResult};
 
+use crate::convert::convert;
+use crate::describe::Scalar;
+use crate::flags::{Scanner, Step};
+use crate::quote::go_quote;
 use crate::session::MISSING_SESSION;
 use crate::streams::Streams;
 
@@ -41,12 +48,6 @@ impl Mode {
     }
 }
 
-/// What a compatibility command line asks for, once checked.
-enum Plan {
-    Send(ToolRequest),
-    Bridge(ToolFilter),
-}
-
 /// How a compatibility command line ended, or what it leaves to the caller.
 #[derive(Debug)]
 pub(crate) enum Outcome {
@@ -55,41 +56,62 @@ pub(crate) enum Outcome {
     /// The `mcp` mode was chosen with this session file: the caller runs the bridge on the
     /// process's own stdio, serving what the filter keeps.
     Bridge(PathBuf, ToolFilter),
+    /// The `mcp` mode was chosen without a session; the missing-session line is printed. The
+    /// caller answers every request on the process's own stdio with an error that says what to
+    /// pass, and exits 2 at end of input (issue 24: a host shows the error, not "connection
+    /// closed").
+    BridgeWithoutSession,
 }
 
 /// Runs a compatibility command line; `rest` starts with the mode word and no longer holds
 /// `--session`.
+///
+/// `mcp`'s own options are checked first: an unknown one is a usage error with or without a
+/// session, because once a session is given it would serve more than was asked for.
 pub(crate) fn run(
     mode: Mode,
     rest: &[OsString],
     session: Option<PathBuf>,
     streams: &mut Streams<'_>,
 ) -> Outcome {
+    let filter = match mode {
+        Mode::Mcp => match mcp_filter(&rest[1..]) {
+            Ok(filter) => Some(filter),
+            Err(line) => {
+                streams.error_line(&line);
+                return Outcome::Done(ExitStatus::USAGE);
+            }
+        },
+        Mode::Doctor | Mode::Call => None,
+    };
     let Some(session) = session else {
         streams.error_line(MISSING_SESSION);
+        if mode == Mode::Mcp {
+            return Outcome::BridgeWithoutSession;
+        }
         return Outcome::Done(ExitStatus::USAGE);
     };
-    let plan = match plan(mode, &rest[1..]) {
-        Ok(plan) => plan,
+    if let Some(filter) = filter {
+        return Outcome::Bridge(session, filter);
+    }
+    match plan(mode, &rest[1..]) {
+        Ok(request) => Outcome::Done(send(&session, &request, streams)),
         Err(line) => {
             streams.error_line(&line);
-            return Outcome::Done(ExitStatus::USAGE);
+            Outcome::Done(ExitStatus::USAGE)
         }
-    };
-    match plan {
-        Plan::Bridge(tools) => Outcome::Bridge(session, tools),
-        Plan::Send(request) => Outcome::Done(send(&session, &request, streams)),
     }
 }
 
-fn plan(mode: Mode, arguments: &[OsString]) -> Result<Plan, String> {
+/// The request of `doctor` or `call`.
+fn plan(mode: Mode, arguments: &[OsString]) -> Result<ToolRequest, String> {
     match mode {
-        Mode::Mcp => mcp_filter(arguments).map(Plan::Bridge),
+        Mode::Mcp => unreachable!("mcp sends nothing itself"),
         Mode::Doctor => {
             if !arguments.is_empty() {
                 return Err(format!("Error: {USAGE_LINE}"));
             }
-            Ok(Plan::Send(ToolRequest::new("session_info", &Value::Object(Map::new()))))
+            Ok(ToolRequest::new("session_info", &Value::Object(Map::new())))
         }
         Mode::Call => {
             let operation = arguments.first().map(|word| word.to_string_lossy().into_owned());
@@ -97,36 +119,48 @@ fn plan(mode: Mode, arguments: &[OsString]) -> Result<Plan, String> {
                 Some(text) if !text.is_empty() => parse_json_args(&text.to_string_lossy())?,
                 _ => Value::Object(Map::new()),
             };
-            Ok(Plan::Send(match operation {
+            Ok(match operation {
                 Some(operation) => ToolRequest::new(operation, &args),
                 None => ToolRequest::without_operation(&args),
-            }))
+            })
         }
     }
 }
 
-/// The narrowing flags of `mcp` (issue 21): `--read-only`, and `--tools NAME,NAME…` (also
-/// `--tools=…`, repeatable, names accumulate). Any other argument is ignored, as it always was.
-/// `--tools` without a value, with no name, or with a name the table does not have is a usage
-/// error, checked before the bridge writes anything.
+/// The options of `mcp`, read with the one scanner of the workspace (`flags`, Go rules):
+/// `--read-only` (a boolean: `--read-only=false` is allowed), and `--tools NAME,NAME…` (also
+/// `--tools=…`, repeatable, names accumulate). `--tools` without a value, with no name, or with a
+/// name the table does not have, any other option (`--readonly`, `--tool`: issue 24, a typo must
+/// never widen access) and any word after the options are usage errors, checked before the bridge
+/// writes anything.
 fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, String> {
     let mut read_only = false;
     let mut names: Option<Vec<String>> = None;
-    let mut words = arguments.iter();
-    while let Some(word) = words.next() {
-        let list = match word.to_str() {
-            Some("--read-only") => {
-                read_only = true;
+    let mut scanner = Scanner::new(arguments);
+    loop {
+        let (name, inline) = match scanner.step().map_err(|error| format!("Error: mcp: {error}"))? {
+            Step::Done => break,
+            Step::Flag { name, inline } => (name, inline),
+        };
+        match name {
+            b"read-only" => {
+                let raw = inline.unwrap_or(b"true");
+                let value = convert(Scalar::Boolean, raw).map_err(|reason| {
+                    format!(
+                        "Error: mcp: invalid boolean value {} for --read-only: {reason}",
+                        go_quote(raw)
+                    )
+                })?;
+                read_only = value == "true";
                 continue;
             }
-            Some("--tools") => match words.next() {
-                Some(list) => list.to_string_lossy().into_owned(),
-                None => return Err("Error: mcp --tools needs a value: NAME,NAME…".to_owned()),
-            },
-            Some(word) if word.starts_with("--tools=") => word["--tools=".len()..].to_owned(),
-            _ => continue,
+            b"tools" => {}
+            _ => return Err(format!("Error: mcp: {}", scanner.unknown_option(&MCP_OPTIONS))),
+        }
+        let Some(list) = inline.or_else(|| scanner.value()) else {
+            return Err("Error: mcp --tools needs a value: NAME,NAME…".to_owned());
         };
-        let listed: Vec<String> = list
+        let listed: Vec<String> = String::from_utf8_lossy(list)
             .split(',')
             .map(str::trim)
             .filter(|name| !name.is_empty())
@@ -137,9 +171,18 @@ fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, String> {
         }
         names.get_or_insert_with(Vec::new).extend(listed);
     }
+    if let Some(word) = scanner.rest().first() {
+        return Err(format!(
+            "Error: mcp: unexpected argument {}: mcp takes only --read-only and --tools NAME,...",
+            go_quote(word.as_bytes())
+        ));
+    }
     ToolFilter::new(read_only, names.as_deref())
         .map_err(|unknown| format!("Error: mcp --tools: {unknown}"))
 }
+
+/// The options of `mcp`, without dashes.
+const MCP_OPTIONS: [&str; 2] = ["read-only", "tools"];
 
 /// `JSON_ARGS` parsed as any JSON value; the error line starts with `SyntaxError: `.
 fn parse_json_args(text: &str) -> Result<Value, String> {
@@ -153,6 +196,10 @@ fn send(session: &Path, request: &ToolRequest, streams: &mut Streams<'_>) -> Exi
     text.push('\n');
     // Output that cannot be written changes nothing: the status reports the call.
     let _ = streams.write_stdout(text.as_bytes());
+    // The printed result is the contract's; the guidance about a gone session goes beside it.
+    if let Some(hint) = crate::session::gone_hint(session, &result) {
+        streams.error_line(&hint);
+    }
     ExitStatus::from_ok(result.is_ok())
 }
 

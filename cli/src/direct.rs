@@ -279,7 +279,13 @@ fn operation(
     };
     let request = ToolRequest::with_raw_args(Some(name.to_owned()), args)
         .expect("the arguments are checked JSON");
-    let result = termsprawl_transport::call_blocking(&PathBuf::from(session), &request);
+    let session = PathBuf::from(session);
+    let result = termsprawl_transport::call_blocking(&session, &request);
     let out = options.out.as_ref().filter(|out| !out.is_empty()).map(PathBuf::from);
-    Ok(print_result(result, out, streams))
+    let hint = crate::session::gone_hint(&session, &result);
+    let status = print_result(result, out, streams);
+    if let Some(hint) = hint {
+        streams.error_line(&hint);
+    }
+    Ok(status)
 }

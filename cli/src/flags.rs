@@ -16,6 +16,8 @@ pub(crate) struct Scanner<'a> {
     args: &'a [OsString],
     next: usize,
     ended_at_double_dash: bool,
+    /// The index of the last flag [`Scanner::step`] returned.
+    last_flag: Option<usize>,
 }
 
 /// One step of the scanner.
@@ -35,7 +37,7 @@ pub(crate) enum Step<'a> {
 impl<'a> Scanner<'a> {
     /// A scanner at the start of `args`.
     pub(crate) fn new(args: &'a [OsString]) -> Scanner<'a> {
-        Scanner { args, next: 0, ended_at_double_dash: false }
+        Scanner { args, next: 0, ended_at_double_dash: false, last_flag: None }
     }
 
     /// The next flag, or the end of the flags: at the first argument that is not a flag (a lone
@@ -59,6 +61,7 @@ impl<'a> Scanner<'a> {
         if name.is_empty() || name[0] == b'-' || name[0] == b'=' {
             return Err(format!("bad flag syntax: {}", arg.to_string_lossy()));
         }
+        self.last_flag = Some(self.next);
         self.next += 1;
         Ok(match name.iter().position(|&b| b == b'=') {
             Some(equals) => Step::Flag { name: &name[..equals], inline: Some(&name[equals + 1..]) },
@@ -82,6 +85,49 @@ impl<'a> Scanner<'a> {
     pub(crate) fn rest(&self) -> &'a [OsString] {
         &self.args[self.next..]
     }
+
+    /// The message for the flag just read when none of `known` (names without dashes) has its
+    /// name: `unknown option --readonly`, the flag as it was typed (its dashes, without a value
+    /// after `=`), then `: did you mean --read-only?` when one of `known` is close (issue 24: a
+    /// typo in a narrowing flag must never pass unnoticed).
+    pub(crate) fn unknown_option(&self, known: &[&str]) -> String {
+        let typed = self.last_flag.map_or(&b""[..], |index| self.args[index].as_bytes());
+        let typed = typed.split(|&b| b == b'=').next().unwrap_or_default();
+        let typed = String::from_utf8_lossy(typed);
+        let name = typed.trim_start_matches('-');
+        match closest(name, known) {
+            Some(known) => format!("unknown option {typed}: did you mean --{known}?"),
+            None => format!("unknown option {typed}"),
+        }
+    }
+}
+
+/// The name of `known` closest to `name`, when one is close: the same letters once case, `_` and
+/// `-` are ignored (`read_only`, `readonly`, `mcp-readonly`), else one edit or swap away (`cdw`),
+/// else the best Jaro similarity of at least 0.8 (`tool`), the threshold clap's suggestions use, a
+/// little stricter.
+fn closest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    let letters = |text: &str| -> String {
+        text.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+    };
+    let wanted = letters(name);
+    if wanted.is_empty() {
+        return None;
+    }
+    if let Some(same) = known.iter().find(|known| letters(known) == wanted) {
+        return Some(same);
+    }
+    if let Some(near) =
+        known.iter().find(|known| strsim::osa_distance(&wanted, &letters(known)) == 1)
+    {
+        return Some(near);
+    }
+    known
+        .iter()
+        .map(|known| (strsim::jaro(&wanted, &letters(known)), *known))
+        .filter(|(similarity, _)| *similarity >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, known)| known)
 }
 
 /// The message for a flag nobody defined.

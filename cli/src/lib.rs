@@ -47,7 +47,7 @@ use std::process::ExitCode;
 pub use catalog::{clap_command, help_markdown, skill_documents, usage_markdown};
 pub use direct::VERSION;
 pub use operation_args::{OperationArgs, operation_args};
-pub use session::{MISSING_SESSION, SESSION_ENV};
+pub use session::{MCP_MISSING_SESSION, MISSING_SESSION, SESSION_ENV};
 pub use streams::Streams;
 pub use termsprawl_protocol::ExitStatus;
 
@@ -69,7 +69,7 @@ pub fn main() -> ExitCode {
 pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams<'_>) -> ExitCode {
     let removed = session::remove_session_flag(args);
     if let Some(mode) = removed.rest.first().and_then(compat::Mode::from_word) {
-        if mode == compat::Mode::Mcp && removed.rest.get(1).is_some_and(asks_for_help) {
+        if mode == compat::Mode::Mcp && asks_mcp_for_help(&removed.rest[1..]) {
             // Help needs no session (issue 16 item 8).
             let _ = streams.write_stdout(mode_help::MCP.as_bytes());
             return ExitCode::SUCCESS;
@@ -81,9 +81,18 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
                 acp_command::mark_bridge_started();
                 termsprawl_mcp::run_stdio(&session, tools)
             }
+            compat::Outcome::BridgeWithoutSession => termsprawl_mcp::run_stdio_refusing(
+                MCP_MISSING_SESSION,
+                &session::mcp_missing_session_data(),
+            ),
         };
     }
     direct::run(args, session_env, streams).into()
+}
+
+/// Whether `mcp`'s options ask for help: a help word among them, before any `--`.
+fn asks_mcp_for_help(options: &[OsString]) -> bool {
+    options.iter().take_while(|word| *word != "--").any(asks_for_help)
 }
 
 /// Whether a word is `-h`, `--h`, `-help` or `--help`.

@@ -621,13 +621,19 @@ impl Model {
         let immediate = |expect: Expect| (expect, false);
         match method {
             "ping" => immediate(Expect::Exact(result(&json!({})))),
-            "tools/list" | "resources/list" if member("cursor").is_some() => {
+            "tools/list" | "resources/list" | "resources/templates/list"
+                if member("cursor").is_some() =>
+            {
                 immediate(Expect::InvalidParams)
             }
             "tools/list" => self.legacy_tools_list(),
             "tools/call" => self.tools_call(member("name"), member("arguments"), false),
             "resources/list" => immediate(self.legacy_resources_list()),
             "resources/read" => immediate(resources_read(member("uri"), false)),
+            // No templates; the list answers because `resources` is declared (issue 24).
+            "resources/templates/list" => {
+                immediate(Expect::Exact(result(&json!({"resourceTemplates": []}))))
+            }
             _ => immediate(error(-32601, "Method not found", None)),
         }
     }
@@ -647,7 +653,9 @@ impl Model {
         }
         match method {
             "server/discover" => (self.discover(), true),
-            "tools/list" | "resources/list" if member("cursor").is_some() => {
+            "tools/list" | "resources/list" | "resources/templates/list"
+                if member("cursor").is_some() =>
+            {
                 (Expect::InvalidParams, false)
             }
             "tools/list" => (self.modern_tools_list(), true),
@@ -662,6 +670,15 @@ impl Model {
                 (Expect::Json(vec![Arc::new(json!({"result": value}))]), false)
             }
             "resources/read" => (resources_read(member("uri"), true), false),
+            "resources/templates/list" => {
+                let value = json!({
+                    "resultType": "complete",
+                    "resourceTemplates": [],
+                    "ttlMs": 3_600_000,
+                    "cacheScope": "public",
+                });
+                (Expect::Json(vec![Arc::new(json!({"result": value}))]), false)
+            }
             // `ping` and `logging/setLevel` are removed in 2026-07-28.
             _ => (error(-32601, "Method not found", None), false),
         }

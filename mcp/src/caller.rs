@@ -15,6 +15,13 @@ use termsprawl_transport::Client;
 pub trait ToolCaller: Send + Sync + 'static {
     /// Performs one call.
     fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>>;
+
+    /// Guidance to put beside a failed call (stderr, JSON-RPC `data`), when the caller knows
+    /// more than the failure says: for [`SessionCaller`], that the session file is gone. None by
+    /// default.
+    fn diagnose(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The real caller: the session file plus the transport client. The session file and
@@ -45,5 +52,9 @@ impl SessionCaller {
 impl ToolCaller for SessionCaller {
     fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>> {
         Box::pin(async move { self.client.call(&self.session_file, &request).await })
+    }
+
+    fn diagnose(&self) -> Option<String> {
+        termsprawl_transport::discovery::session_gone(&self.session_file)
     }
 }

@@ -112,6 +112,21 @@ pub enum Action {
     },
 }
 
+impl Action {
+    /// The id of the request this action answers, when it answers one.
+    pub fn request_id(&self) -> Option<&RequestId> {
+        match self {
+            Action::Ignore | Action::Log(_) | Action::Cancel { .. } => None,
+            Action::Respond(response) => Some(response.id()),
+            Action::Initialize { id, .. }
+            | Action::ToolsList { id }
+            | Action::Discover { id }
+            | Action::ModernToolsList { id }
+            | Action::Call { id, .. } => Some(id),
+        }
+    }
+}
+
 impl State {
     /// A fresh connection that lists and serves what `filter` keeps.
     pub fn new(filter: ToolFilter) -> State {
@@ -228,6 +243,16 @@ impl State {
                 "_meta": {SERVER_INFO_KEY: server_info(value, true)},
             }),
         )
+    }
+}
+
+/// The operation names a `session_info` result lists, when it succeeded and has `operations`.
+pub fn listed_by(session_info: &ToolResult) -> Option<Vec<String>> {
+    match session_info {
+        ToolResult::Success { value } => {
+            listed_operations(value.as_ref().and_then(Value::as_object))
+        }
+        ToolResult::Failure { .. } => None,
     }
 }
 
@@ -375,6 +400,13 @@ fn request(
             Err(response) => *response,
         }),
         "resources/read" => Action::Respond(resources_read(id, member("uri"), false)),
+        // No templates, but the list exists because `resources` is declared (issue 24).
+        "resources/templates/list" => {
+            Action::Respond(match no_cursor(id, member("cursor"), "resource template") {
+                Ok(id) => Response::result(id, json!({"resourceTemplates": []})),
+                Err(response) => *response,
+            })
+        }
         // Everything else; `server/discover` is handled above.
         _ => Action::Respond(Response::method_not_found(id)),
     }
@@ -413,6 +445,20 @@ fn modern_request(
             Err(response) => *response,
         }),
         "resources/read" => Action::Respond(resources_read(id, member("uri"), true)),
+        "resources/templates/list" => {
+            Action::Respond(match no_cursor(id, member("cursor"), "resource template") {
+                Ok(id) => Response::result(
+                    id,
+                    json!({
+                        "resultType": "complete",
+                        "resourceTemplates": [],
+                        "ttlMs": STATIC_TTL_MS,
+                        "cacheScope": "public",
+                    }),
+                ),
+                Err(response) => *response,
+            })
+        }
         // `ping`, `initialize`-era methods and everything unknown.
         _ => Action::Respond(Response::method_not_found(id)),
     }

@@ -66,7 +66,8 @@ fn integer_literal(text: &str) -> Option<i64> {
 /// A JSON-RPC error code (`spec/mcp.md` §3.9, `docs/mcp-eras.md`): the bridge sends
 /// `METHOD_NOT_FOUND` (unknown request method), `INVALID_PARAMS` (`Unknown tool: <name>` or
 /// `Invalid params: <detail>`), `INTERNAL_ERROR` (a failed `session_info` during `initialize`,
-/// `server/discover` or a modern `tools/list`, or a bug in the bridge), `RESOURCE_NOT_FOUND`
+/// `server/discover` or a modern `tools/list`, every request to a bridge without a session
+/// ([`crate::serve_refusing`]), or a bug in the bridge), `RESOURCE_NOT_FOUND`
 /// (`resources/read` of an unknown URI in the legacy era) and `UNSUPPORTED_PROTOCOL_VERSION`
 /// (a modern request whose version the bridge does not speak).
 pub use termsprawl_protocol::jsonrpc::ErrorCode;
@@ -119,6 +120,20 @@ impl Response {
     /// `-32603` `Internal error: <detail>`, for bugs in the bridge only.
     pub fn internal_error(id: RequestId, detail: &str) -> Response {
         Response::error(id, ErrorCode::INTERNAL_ERROR, format!("Internal error: {detail}"))
+    }
+
+    /// This response with `data` set, when it is an error; a success is returned unchanged.
+    #[must_use]
+    pub fn with_data(mut self, value: Value) -> Response {
+        if let Outcome::Error { data, .. } = &mut self.outcome {
+            *data = Some(value);
+        }
+        self
+    }
+
+    /// Whether this is an error response.
+    pub fn is_error(&self) -> bool {
+        matches!(self.outcome, Outcome::Error { .. })
     }
 
     /// The id the response answers.

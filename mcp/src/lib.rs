@@ -32,8 +32,8 @@ pub use caller::{SessionCaller, ToolCaller};
 pub use framing::MAX_LINE_BYTES;
 pub use jsonrpc::{ErrorCode, RequestId, Response};
 pub use resources::{GUIDE_MIME_TYPE, GUIDE_URI_PREFIX, guide_uri};
-pub use serve::{LogSink, Options, serve, serve_with};
-pub use stdio::run_stdio;
+pub use serve::{LogSink, Options, serve, serve_refusing, serve_with};
+pub use stdio::{run_stdio, run_stdio_refusing};
 pub use tools::{
     MAX_RESPONSE_BYTES, ToolFilter, UnknownToolName, call_response_line, call_result,
     modern_call_response_line, modern_call_result, tools_list,

@@ -21,9 +21,9 @@ use tokio::sync::Semaphore;
 use tokio::task::{AbortHandle, Id, JoinError, JoinSet};
 
 use crate::caller::ToolCaller;
-use crate::dispatch::{Action, State, classify};
+use crate::dispatch::{Action, State, classify, listed_by};
 use crate::framing::{Frame, LineReader, MAX_LINE_BYTES};
-use crate::jsonrpc::{RequestId, Response};
+use crate::jsonrpc::{ErrorCode, RequestId, Response};
 use crate::tools::{ToolFilter, call_response_line, modern_call_response_line};
 
 /// Where log lines go, without the `termsprawlctl mcp: ` prefix.
@@ -117,8 +117,17 @@ where
     W: AsyncWrite + Unpin,
 {
     let mut reader = LineReader::new(input);
+    let removed = options.tools.removed_by_read_only();
+    if !removed.is_empty() {
+        (options.log)(&format!(
+            "--read-only removes {} from --tools: not listed or served",
+            name_list(&removed)
+        ));
+    }
     let mut bridge = Bridge {
         state: State::new(options.tools),
+        gone_logged: false,
+        unlisted_noticed: false,
         tasks: JoinSet::new(),
         pending: HashMap::new(),
         held_lists: Vec::new(),
@@ -170,12 +179,13 @@ where
     Ok(())
 }
 
-/// What one spawned task produces.
+/// What one spawned task produces; with a failure, the caller's guidance
+/// ([`ToolCaller::diagnose`]).
 enum Done {
     /// The `session_info` result of an `initialize`, `server/discover` or modern `tools/list`.
-    SessionInfo(ToolResult),
+    SessionInfo(ToolResult, Option<String>),
     /// The finished answer line of a `tools/call`.
-    Answer(String),
+    Answer(String, Option<String>),
 }
 
 /// A running task and the request it answers.
@@ -206,6 +216,11 @@ struct HeldList {
 
 struct Bridge {
     state: State,
+    /// Whether the caller's guidance about a failure was logged (it is, once).
+    gone_logged: bool,
+    /// Whether the `--tools` names the server does not list were named (once, at the first
+    /// `session_info` that lists operations).
+    unlisted_noticed: bool,
     tasks: JoinSet<Done>,
     pending: HashMap<Id, Pending>,
     held_lists: Vec<HeldList>,
@@ -262,11 +277,13 @@ impl Bridge {
                     // The semaphore is never closed; the permit is held for the whole call.
                     let _slot = slots.acquire().await;
                     let result = caller.call(request).await;
-                    Done::Answer(if modern {
+                    let hint = if result.is_ok() { None } else { caller.diagnose() };
+                    let line = if modern {
                         modern_call_response_line(answer_id, result)
                     } else {
                         call_response_line(answer_id, result)
-                    })
+                    };
+                    Done::Answer(line, hint)
                 });
                 self.track(task.id(), id, PendingKind::Call, Some(task));
                 None
@@ -283,7 +300,9 @@ impl Bridge {
         let caller = Arc::clone(&self.caller);
         self.tasks.spawn(async move {
             let request = ToolRequest::new("session_info", &json!({}));
-            Done::SessionInfo(caller.call(request).await)
+            let result = caller.call(request).await;
+            let hint = if result.is_ok() { None } else { caller.diagnose() };
+            Done::SessionInfo(result, hint)
         })
     }
 
@@ -360,26 +379,123 @@ impl Bridge {
     fn answer(&mut self, task: Id, done: Done) -> Option<String> {
         // Absent when the request was cancelled after it finished but before it was reaped.
         let pending = self.pending.remove(&task)?;
-        let response = match (done, pending.kind) {
-            (Done::Answer(answer), _) => return Some(answer),
-            (Done::SessionInfo(result), PendingKind::Initialize { protocol_version }) => {
+        let (result, hint) = match done {
+            Done::Answer(answer, hint) => {
+                self.log_hint(hint.as_deref());
+                return Some(answer);
+            }
+            Done::SessionInfo(result, hint) => (result, hint),
+        };
+        self.notice_unlisted(&result);
+        let response = match pending.kind {
+            PendingKind::Initialize { protocol_version } => {
                 self.state.complete_initialize(pending.id, protocol_version, &result)
             }
-            (Done::SessionInfo(result), PendingKind::Discover) => {
-                self.state.complete_discover(pending.id, &result)
-            }
-            (Done::SessionInfo(result), PendingKind::ModernToolsList) => {
+            PendingKind::Discover => self.state.complete_discover(pending.id, &result),
+            PendingKind::ModernToolsList => {
                 self.state.complete_modern_tools_list(pending.id, &result)
             }
-            (Done::SessionInfo(_), PendingKind::Call) => {
-                unreachable!("tools/call tasks produce answer lines")
-            }
+            PendingKind::Call => unreachable!("tools/call tasks produce answer lines"),
+        };
+        self.log_hint(hint.as_deref());
+        // The contract's message stays the failure's text; the guidance goes beside it.
+        let response = match hint {
+            Some(hint) if response.is_error() => response.with_data(json!({"hint": hint})),
+            _ => response,
         };
         Some(response.to_line())
     }
 
+    /// Logs the caller's guidance about a failure, the first time there is one.
+    fn log_hint(&mut self, hint: Option<&str>) {
+        if let Some(hint) = hint
+            && !self.gone_logged
+        {
+            self.gone_logged = true;
+            self.log(hint);
+        }
+    }
+
+    /// Names, once, the `--tools` names that the first `session_info` listing operations leaves
+    /// out.
+    fn notice_unlisted(&mut self, session_info: &ToolResult) {
+        if self.unlisted_noticed {
+            return;
+        }
+        let Some(listed) = listed_by(session_info) else { return };
+        self.unlisted_noticed = true;
+        let unlisted = self.state.filter().unlisted(&listed);
+        if !unlisted.is_empty() {
+            self.log(&format!(
+                "--tools names {}, which the server does not list (session_info operations): not listed",
+                name_list(&unlisted)
+            ));
+        }
+    }
+
     fn log(&self, message: &str) {
         (self.log)(message);
+    }
+}
+
+/// Names, each once, in the order given, separated by `, `.
+fn name_list(names: &[&str]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for name in names {
+        if !distinct.contains(name) {
+            distinct.push(name);
+        }
+    }
+    distinct.join(", ")
+}
+
+/// Serves a bridge that cannot work, `termsprawlctl mcp` without a session: every request (any
+/// line [`classify`] would answer, `initialize` and `server/discover` included) is answered with
+/// the error `-32603` `message` and `data`, so that the host shows why instead of "connection
+/// closed"; notifications and stray responses are not answered, and what is not a request is
+/// logged as usual. Returns at end of input (or after a read error, which is logged); returns the
+/// error when writing fails.
+pub async fn serve_refusing<R, W>(
+    input: R,
+    mut output: W,
+    message: &str,
+    data: &serde_json::Value,
+    log: LogSink,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = LineReader::new(input);
+    let mut state = State::new(ToolFilter::all());
+    loop {
+        match reader.next_frame().await {
+            Ok(Some(Frame::Line(line))) => {
+                let action = classify(&line, &mut state);
+                if let Action::Log(text) = &action {
+                    log(text);
+                }
+                if let Some(id) = action.request_id() {
+                    let error = Response::error_with_data(
+                        id.clone(),
+                        ErrorCode::INTERNAL_ERROR,
+                        message,
+                        data.clone(),
+                    );
+                    write_line(&mut output, error.to_line()).await?;
+                }
+            }
+            Ok(Some(Frame::Oversized(length))) => {
+                log(&format!(
+                    "ignored a line of {length} bytes, over the {MAX_LINE_BYTES}-byte limit"
+                ));
+            }
+            Ok(None) => return Ok(()),
+            Err(error) => {
+                log(&format!("stopped reading input: {error}"));
+                return Ok(());
+            }
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use termsprawl_protocol::ExitStatus;
 
 use crate::caller::SessionCaller;
-use crate::serve::{Options, log_to_stderr as log, serve_with};
+use crate::serve::{Options, log_to_stderr as log, serve_refusing, serve_with};
 use crate::tools::ToolFilter;
 
 /// Runs the bridge on stdin and stdout for `session_file` until end of input, listing and serving
@@ -48,6 +48,36 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
     // for it. Every answer that was written has been flushed.
     runtime.shutdown_background();
     ExitStatus::OK.into()
+}
+
+/// Runs a bridge without a session on stdin and stdout until end of input: every request is
+/// answered with the error `-32603` `message` and `data` ([`crate::serve_refusing`]), then the
+/// process exits 2, the status of a missing session (`spec/protocol.md` §8.1). 1 only when the
+/// process cannot be set up.
+pub fn run_stdio_refusing(message: &str, data: &serde_json::Value) -> ExitCode {
+    let output = match private_stdout() {
+        Ok(output) => output,
+        Err(error) => {
+            log(&format!("cannot set up stdout: {error}"));
+            return ExitStatus::FAILED.into();
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            log(&format!("cannot start the runtime: {error}"));
+            return ExitStatus::FAILED.into();
+        }
+    };
+    let output = tokio::fs::File::from_std(output);
+    let log_sink: crate::LogSink = Arc::new(log);
+    let served =
+        runtime.block_on(serve_refusing(tokio::io::stdin(), output, message, data, log_sink));
+    if let Err(error) = served {
+        log(&format!("stopped: cannot write to stdout: {error}"));
+    }
+    runtime.shutdown_background();
+    ExitStatus::USAGE.into()
 }
 
 /// Duplicates stdout (close-on-exec) for the writer, then points descriptor 1 at stderr.

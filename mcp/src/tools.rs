@@ -72,6 +72,31 @@ impl ToolFilter {
             && self.names.as_ref().is_none_or(|names| names.contains(&operation.name()))
     }
 
+    /// The names `--tools` gave that `--read-only` removes (they are never listed or served), in
+    /// the order given.
+    pub fn removed_by_read_only(&self) -> Vec<&'static str> {
+        let Some(names) = &self.names else { return Vec::new() };
+        names
+            .iter()
+            .filter(|name| {
+                self.read_only && operation(name).is_some_and(|op| !op.annotations().read_only)
+            })
+            .copied()
+            .collect()
+    }
+
+    /// The names `--tools` gave (and `--read-only` keeps) that `listed` (a `session_info`'s
+    /// `operations`) does not have: the server does not serve them, so they are not listed.
+    pub fn unlisted(&self, listed: &[String]) -> Vec<&'static str> {
+        let Some(names) = &self.names else { return Vec::new() };
+        names
+            .iter()
+            .filter(|name| operation(name).is_some_and(|op| self.keeps(op)))
+            .filter(|name| !listed.iter().any(|listed| listed == *name))
+            .copied()
+            .collect()
+    }
+
     /// The operation called `name`, when the table has it and the filter keeps it.
     pub fn find(&self, name: &str) -> Option<&'static Operation> {
         operation(name).filter(|operation| self.keeps(operation))

@@ -163,6 +163,23 @@ pub fn discover(session_file: &Path) -> Result<(SessionToken, u16), DiscoveryErr
     Ok((token, port))
 }
 
+/// Guidance for a session file that does not exist, or `None` when it does (or cannot be looked
+/// at for another reason): a session file belongs to one termsprawl node and is removed when that
+/// node closes, so a missing one almost always means the node is gone.
+///
+/// The contract's failure text of a call stays as it is (`spec/protocol.md` §7.2); this is the
+/// extra line a frontend puts beside it (stderr, JSON-RPC `data`). It names the path, never the
+/// token.
+pub fn session_gone(session_file: &Path) -> Option<String> {
+    match std::fs::symlink_metadata(session_file) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Some(format!(
+            "the session file {} does not exist: the termsprawl node it belonged to was closed, or the app restarted without it. A session file works only while its node is open: start the agent again from a termsprawl node (or `termsprawl-headless launch --json`) and use its session file",
+            session_file.display()
+        )),
+        _ => None,
+    }
+}
+
 fn read_json(path: &Path) -> Result<Value, DiscoveryError> {
     let bytes = std::fs::read(path).map_err(|error| DiscoveryError::Read {
         path: path.to_path_buf(),

@@ -82,3 +82,35 @@ fn names_may_hold_any_bytes() {
     let mut scanner = Scanner::new(&args);
     assert_eq!(scanner.step(), Ok(Step::Flag { name: b"\xff", inline: Some(b"\xfe") }));
 }
+
+/// The message for the flag just read, as typed, with the close match among `known`.
+fn unknown(arg: &str, known: &[&str]) -> String {
+    let args = words(&[arg]);
+    let mut scanner = Scanner::new(&args);
+    assert!(matches!(scanner.step(), Ok(Step::Flag { .. })), "{arg}");
+    scanner.unknown_option(known)
+}
+
+#[test]
+fn an_unknown_option_is_named_as_typed_with_a_close_match() {
+    let mcp = ["read-only", "tools"];
+    assert_eq!(unknown("--readonly", &mcp), "unknown option --readonly: did you mean --read-only?");
+    assert_eq!(
+        unknown("-READ_ONLY=x", &mcp),
+        "unknown option -READ_ONLY: did you mean --read-only?"
+    );
+    assert_eq!(unknown("--tool", &mcp), "unknown option --tool: did you mean --tools?");
+    assert_eq!(unknown("--toosl", &mcp), "unknown option --toosl: did you mean --tools?");
+    assert_eq!(unknown("--verbose", &mcp), "unknown option --verbose");
+    assert_eq!(unknown("-x", &mcp), "unknown option -x");
+    let acp = ["cwd", "prompt", "no-mcp", "mcp-read-only", "mcp-tools"];
+    assert_eq!(unknown("--cdw", &acp), "unknown option --cdw: did you mean --cwd?");
+    assert_eq!(
+        unknown("--mcp-readonly", &acp),
+        "unknown option --mcp-readonly: did you mean --mcp-read-only?"
+    );
+    assert_eq!(
+        unknown("--mcp-tool=a", &acp),
+        "unknown option --mcp-tool: did you mean --mcp-tools?"
+    );
+}

@@ -77,7 +77,7 @@ fn session_after_acp_says_where_it_goes() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr(&output),
-        "termsprawlctl: acp: flag provided but not defined: -session\n\
+        "termsprawlctl: acp: unknown option --session\n\
          hint: --session is an option of termsprawlctl, not of acp: write it before acp, as in \
          termsprawlctl --session FILE acp [OPTIONS] -- AGENT [ARG]...\n\
          Run `termsprawlctl acp --help` for usage.\n"

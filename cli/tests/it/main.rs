@@ -17,6 +17,8 @@ mod compat;
 mod direct;
 mod fuzz_regressions;
 mod headless;
+mod host_errors;
+mod hosts_doc;
 mod mcp_inspector;
 mod mcp_interop;
 mod mcp_stdio;

@@ -28,16 +28,26 @@ pub(crate) struct App {
 
 impl App {
     pub(crate) fn start() -> App {
-        let handler = handler_fn(|caller, request| async move {
-            match request.operation().unwrap_or_default() {
-                "session_info" => {
-                    ToolResult::ok(session_info(&caller, APP_VERSION, true, &all_operations()))
+        App::listing(all_operations())
+    }
+
+    /// As [`App::start`], with `session_info` listing only `listed`.
+    pub(crate) fn listing(listed: Vec<&'static str>) -> App {
+        let handler = handler_fn(move |caller, request| {
+            let listed = listed.clone();
+            async move {
+                match request.operation().unwrap_or_default() {
+                    "session_info" => {
+                        ToolResult::ok(session_info(&caller, APP_VERSION, true, &listed))
+                    }
+                    "terminal_read" if request.args_value()["nodeId"] == "slow" => {
+                        ToolResult::ok(json!({"nodeId": "slow", "output": "late"}))
+                    }
+                    "terminal_read" => {
+                        ToolResult::failure("Local terminal not found in this project")
+                    }
+                    other => ToolResult::failure(format!("the fake app does not do {other}")),
                 }
-                "terminal_read" if request.args_value()["nodeId"] == "slow" => {
-                    ToolResult::ok(json!({"nodeId": "slow", "output": "late"}))
-                }
-                "terminal_read" => ToolResult::failure("Local terminal not found in this project"),
-                other => ToolResult::failure(format!("the fake app does not do {other}")),
             }
         });
         let app = FakeApp::builder()

@@ -234,7 +234,6 @@ async fn tools_list_with_a_cursor_is_invalid_params() {
 async fn unknown_methods_are_method_not_found() {
     let mut bridge = Bridge::start(Fake::new());
     for method in [
-        "resources/templates/list",
         "prompts/list",
         "logging/setLevel",
         "completion/complete",

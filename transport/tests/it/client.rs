@@ -141,6 +141,12 @@ async fn missing_session_file() {
         reason,
         format!("cannot read {}: No such file or directory (os error 2)", path.display())
     );
+    // The guidance a frontend puts beside the contract's text: the node is gone.
+    let hint = termsprawl_transport::discovery::session_gone(&path).expect("a hint");
+    assert!(hint.starts_with(&format!("the session file {} does not exist: ", path.display())));
+    assert!(hint.contains("node it belonged to was closed, or the app restarted without it"));
+    // A session file that exists, even one that cannot be read as a file, gets none.
+    assert_eq!(termsprawl_transport::discovery::session_gone(discovery.data_dir()), None);
 }
 
 #[tokio::test]
