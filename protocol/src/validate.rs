@@ -112,12 +112,11 @@ fn operation_rules(operation: &str, args: &Map<String, Value>) -> Result<(), Val
                 return invalid("text");
             }
         }
-        "terminal_read" => {
+        "terminal_read"
             if args.get("view").and_then(Value::as_str) == Some("screen")
-                && args.contains_key("since")
-            {
-                return invalid("view");
-            }
+                && args.contains_key("since") =>
+        {
+            return invalid("view");
         }
         _ => {}
     }
