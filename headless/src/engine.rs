@@ -40,6 +40,9 @@ pub(crate) struct Engine {
     tool_server: Mutex<Option<Arc<ToolServer>>>,
     /// Agent nodes being started: the liveness check leaves them alone until tmux runs them.
     launching: Mutex<HashSet<String>>,
+    /// Finished run nodes whose tmux session is gone without a final record (the tmux server
+    /// ended): the run-node sweep does not ask tmux about them again.
+    unretirable: Mutex<HashSet<String>>,
 }
 
 /// An agent node that was just started.
@@ -106,6 +109,7 @@ impl Engine {
             state: Mutex::new(state),
             tool_server: Mutex::new(None),
             launching: Mutex::new(HashSet::new()),
+            unretirable: Mutex::new(HashSet::new()),
         }
     }
 
@@ -376,8 +380,12 @@ impl Engine {
         for node_id in runs {
             let finished = self.streams.status_file(&node_id).exists()
                 || self.streams.died_file(&node_id).exists();
-            if finished && !self.final_file(&node_id).exists() {
-                let _ = self.retire_run(&node_id).await;
+            if finished
+                && !self.final_file(&node_id).exists()
+                && !lock(&self.unretirable).contains(&node_id)
+                && let Err(TmuxError::NotRunning(_)) = self.retire_run(&node_id).await
+            {
+                lock(&self.unretirable).insert(node_id);
             }
         }
     }
