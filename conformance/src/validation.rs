@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 use termsprawl_protocol::{
-    MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_STRING_UTF16, Operation, ParamKind, ValidationError,
+    MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_STRING_UTF16, Operation, Param, ParamKind, ValidationError,
 };
 
 use crate::run::{Ctx, Expect, Who};
@@ -64,6 +64,7 @@ fn filler(ctx: &Ctx, operation: &Operation, name: &str, kind: &ParamKind) -> Str
     match kind {
         ParamKind::String => string(ABSENT),
         ParamKind::Number => "1".to_owned(),
+        ParamKind::Boolean => "true".to_owned(),
         ParamKind::StringArray => format!("[{}]", string(ABSENT)),
         ParamKind::Enum(_) => {
             string(ctx.enum_values(operation, name).first().map_or("", String::as_str))
@@ -275,12 +276,13 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
 
     // Step 5: unknown members, in document order, each followed by a known argument of the wrong
     // type so that a server without the check still refuses.
-    let last_param = operation.params().last().map(|param| param.name().to_owned());
+    let last_param =
+        operation.params().last().map(|param| (param.name().to_owned(), param.kind().clone()));
     let trailing = |ctx: &Ctx, leading: &[&str]| -> String {
         let mut members: Vec<(String, String)> =
             leading.iter().map(|name| ((*name).to_owned(), "1".to_owned())).collect();
-        if let Some(final_param) = &last_param {
-            members.extend(members_with(ctx, operation, final_param, Some("true")));
+        if let Some((final_param, kind)) = &last_param {
+            members.extend(members_with(ctx, operation, final_param, Some(wrong_type(kind))));
         }
         request(name, &object(&members))
     };
@@ -303,26 +305,27 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
     )
     .await;
     if let Some(first) = operation.params().first() {
-        let mut members = members_with(ctx, operation, first.name(), Some("true"));
+        let mut members =
+            members_with(ctx, operation, first.name(), Some(wrong_type(first.kind())));
         members.push((GUARD.to_owned(), "1".to_owned()));
         let probe = ctx.authed(Who::First, request(name, &object(&members)));
         ctx.expect(&format!("validate.document-order:{name}"), &step(5), "members are checked in document order: a bad value before an unknown member is reported first", vec![(Who::First, probe, invalid(first.name()))]).await;
     }
 
     for param in operation.params() {
-        values(ctx, operation, param.name(), param.kind(), param.is_cursor()).await;
+        values(ctx, operation, param, param.is_cursor()).await;
     }
+}
+
+/// A value of the wrong JSON type for `kind` (`true`, or `1` for a boolean).
+fn wrong_type(kind: &ParamKind) -> &'static str {
+    if *kind == ParamKind::Boolean { "1" } else { "true" }
 }
 
 /// The value checks of one argument: `(value, accepted)` probes grouped into rules.
 #[expect(clippy::too_many_lines, reason = "the value checks of each argument kind, as a table")]
-async fn values(
-    ctx: &mut Ctx,
-    operation: &'static Operation,
-    param: &str,
-    kind: &ParamKind,
-    is_cursor: bool,
-) {
+async fn values(ctx: &mut Ctx, operation: &'static Operation, param: &Param, is_cursor: bool) {
+    let (kind, max_items, param) = (param.kind(), param.max_items(), param.name());
     let emoji = "\u{1F600}";
     let groups: Vec<Group<'_>> = match kind {
         ParamKind::String => vec![
@@ -399,6 +402,18 @@ async fn values(
                 ),
             ]
         }
+        ParamKind::Boolean => vec![
+            (
+                "type",
+                "a boolean argument of another JSON type is `Invalid <name>` (protocol 1.4.0)",
+                typed(&["1", "\"true\"", "null", "[]", "{}"]),
+            ),
+            (
+                "values",
+                "true and false are accepted",
+                vec![("true".to_owned(), true), ("false".to_owned(), true)],
+            ),
+        ],
         ParamKind::StringArray => {
             let items = |count: usize| format!("[{}]", vec![string("a"); count].join(","));
             vec![
@@ -409,12 +424,16 @@ async fn values(
                 ),
                 (
                     "count",
-                    "1 to 100 items are accepted; 0 or 101 is `Invalid <name>`",
+                    if max_items == MAX_ARRAY_ITEMS {
+                        "1 to 100 items are accepted; 0 or 101 is `Invalid <name>`"
+                    } else {
+                        "1 to 256 keys are accepted; 0 or 257 is `Invalid <name>` (protocol 1.4.0)"
+                    },
                     vec![
                         (items(1), true),
-                        (items(MAX_ARRAY_ITEMS), true),
+                        (items(max_items), true),
                         (items(0), false),
-                        (items(MAX_ARRAY_ITEMS + 1), false),
+                        (items(max_items + 1), false),
                     ],
                 ),
                 (

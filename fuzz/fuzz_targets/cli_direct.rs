@@ -88,7 +88,9 @@ fn render(operation: &str, args: &Map<String, Value>, style: u8) -> (Vec<OsStrin
             (Some(Kind::Number | Kind::Cursor), Value::Number(number)) => {
                 flag(name, number.to_string());
             }
-            (Some(Kind::Strings), Value::Array(items))
+            // A boolean flag takes its value only after `=` (Go's rules): `--keep=false`.
+            (Some(Kind::Boolean), Value::Bool(set)) if !separate => flag(name, set.to_string()),
+            (Some(Kind::Strings | Kind::Keys), Value::Array(items))
                 if !items.is_empty() && items.iter().all(Value::is_string) =>
             {
                 for item in items {

@@ -16,7 +16,7 @@
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use termsprawl_fuzz::spec::{Kind, OPERATIONS, validation_error};
+use termsprawl_fuzz::spec::{Kind, NAMED_KEYS, OPERATIONS, validation_error};
 use termsprawl_protocol::validate;
 
 fuzz_target!(|data: &[u8]| {
@@ -105,6 +105,30 @@ fn value_of(kind: Kind, u: &mut Unstructured<'_>) -> Result<String> {
             }
         }
         Kind::Number | Kind::Cursor => number(u)?,
+        Kind::Boolean => match u.int_in_range(0..=4)? {
+            0 => "false".to_owned(),
+            1 => "1".to_owned(),
+            2 => "\"true\"".to_owned(),
+            _ => "true".to_owned(),
+        },
+        Kind::Keys => {
+            let length = match u.int_in_range(0..=4)? {
+                0 => 0,
+                1 => 256,
+                2 => 257,
+                _ => u.int_in_range(1..=4)?,
+            };
+            let mut items = Vec::with_capacity(length);
+            for _ in 0..length {
+                items.push(match u.int_in_range(0..=5)? {
+                    0 => quoted(&text(u, 255)?),
+                    1 => quoted(&format!("C-{}", char::from(u.int_in_range(b'a'..=b'z')?))),
+                    2 => quoted(&format!("M-{}", u.choose(NAMED_KEYS)?)),
+                    _ => quoted(u.choose(NAMED_KEYS)?),
+                });
+            }
+            format!("[{}]", items.join(","))
+        }
         Kind::Strings => {
             let length = match u.int_in_range(0..=4)? {
                 0 => 0,

@@ -1,5 +1,7 @@
 //! The operation table of `spec/protocol.md` §4.3 with the 1.3.0 additions of
-//! `docs/protocol-changelog.md` (`terminal_run`, `terminal_wait`, `terminal_kill`, `since`), and
+//! `docs/protocol-changelog.md` (`terminal_run`, `terminal_wait`, `terminal_kill`, `since`) and the
+//! 1.4.0 ones (`terminal_input` `keys` with `text` optional, `terminal_read` `view`,
+//! `terminal_wait` `until: change`, `terminal_run` `keep`, and their rules), and
 //! the read-only rule of §4.2, typed in again from the spec (not read from `termsprawl_protocol`),
 //! and the validation rules of §5 written straight from the spec.
 
@@ -17,6 +19,10 @@ pub enum Kind {
     Cursor,
     /// `string[]`.
     Strings,
+    /// `boolean` (protocol 1.4.0).
+    Boolean,
+    /// `string[]` of at most 256 keys (`terminal_input`'s `keys`, protocol 1.4.0).
+    Keys,
     /// `enum a|b|…`.
     Enum(&'static [&'static str]),
 }
@@ -30,7 +36,7 @@ pub const TOPICS: &[&str] =
     &["overview", "browser", "terminal", "canvas", "context", "agents", "artifacts"];
 const AGENTS: &[&str] = &["claude", "codex", "gemini", "grok", "openclaude", "opencode", "custom"];
 
-/// The 35 operations of protocol 1.3.0 in table order, each with its arguments in table order.
+/// The 35 operations of protocol 1.4.0 in table order, each with its arguments in table order.
 pub const OPERATIONS: &[(&str, &[Arg])] = &[
     ("session_info", &[]),
     ("guide_read", &[("topic", Kind::Enum(TOPICS), true)]),
@@ -58,14 +64,23 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
             ("cwd", Kind::String, false),
             ("env", Kind::Strings, false),
             ("timeoutMs", Kind::Number, false),
+            ("keep", Kind::Boolean, false),
         ],
     ),
-    ("terminal_read", &[NODE, ("maxChars", Kind::Number, false), ("since", Kind::Cursor, false)]),
+    (
+        "terminal_read",
+        &[
+            NODE,
+            ("maxChars", Kind::Number, false),
+            ("since", Kind::Cursor, false),
+            ("view", Kind::Enum(&["stream", "screen"]), false),
+        ],
+    ),
     (
         "terminal_wait",
         &[
             NODE,
-            ("until", Kind::Enum(&["exit", "text", "quiet"]), true),
+            ("until", Kind::Enum(&["exit", "text", "quiet", "change"]), true),
             ("text", Kind::String, false),
             ("since", Kind::Cursor, false),
             ("quietMs", Kind::Number, false),
@@ -73,7 +88,7 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
         ],
     ),
     ("terminal_submit", &[NODE, ("command", Kind::String, true)]),
-    ("terminal_input", &[NODE, ("text", Kind::String, true)]),
+    ("terminal_input", &[NODE, ("text", Kind::String, false), ("keys", Kind::Keys, false)]),
     ("terminal_interrupt", &[NODE]),
     ("terminal_kill", &[NODE]),
     ("terminal_external", &[NODE]),
@@ -154,7 +169,77 @@ pub fn validation_error(body: &Value) -> Option<String> {
             return Some(format!("Invalid {member}"));
         }
     }
+    // 1.4.0, once every member passed: the rules of one operation's members together.
+    match name.as_str() {
+        "terminal_input" => {
+            let keys = args.get("keys").and_then(Value::as_array);
+            if keys.is_some_and(|keys| !keys.iter().all(|key| key.as_str().is_some_and(is_key))) {
+                return Some("Invalid keys".to_owned());
+            }
+            if !args.contains_key("text") && keys.is_none() {
+                return Some("Invalid text".to_owned());
+            }
+        }
+        "terminal_read"
+            if args.get("view") == Some(&Value::from("screen")) && args.contains_key("since") =>
+        {
+            return Some("Invalid view".to_owned());
+        }
+        _ => {}
+    }
     None
+}
+
+/// The named keys of protocol 1.4.0.
+pub const NAMED_KEYS: &[&str] = &[
+    "Enter",
+    "Tab",
+    "BTab",
+    "Escape",
+    "Space",
+    "Backspace",
+    "Delete",
+    "Insert",
+    "Home",
+    "End",
+    "PageUp",
+    "PageDown",
+    "Up",
+    "Down",
+    "Left",
+    "Right",
+    "F1",
+    "F2",
+    "F3",
+    "F4",
+    "F5",
+    "F6",
+    "F7",
+    "F8",
+    "F9",
+    "F10",
+    "F11",
+    "F12",
+];
+
+/// A key: a named key, or `C-`, `M-`, `S-` (each at most once, in any order) before one printable
+/// character or a named key.
+pub fn is_key(key: &str) -> bool {
+    let mut seen = String::new();
+    let mut rest = key;
+    while rest.len() > 2 && ["C-", "M-", "S-"].iter().any(|prefix| rest.starts_with(prefix)) {
+        let modifier = &rest[..1];
+        if seen.contains(modifier) {
+            return false;
+        }
+        seen.push_str(modifier);
+        rest = &rest[2..];
+    }
+    if NAMED_KEYS.contains(&rest) {
+        return true;
+    }
+    let mut chars = rest.chars();
+    matches!((chars.next(), chars.next()), (Some(c), None) if !seen.is_empty() && !c.is_control() && !c.is_whitespace())
 }
 
 fn fits(kind: Kind, value: &Value) -> bool {
@@ -165,8 +250,12 @@ fn fits(kind: Kind, value: &Value) -> bool {
         }
         Kind::Number => value.is_number() && number_ok(&value.to_string(), 1e6),
         Kind::Cursor => value.is_number() && number_ok(&value.to_string(), 9_007_199_254_740_991.0),
-        Kind::Strings => match value {
-            Value::Array(items) if !items.is_empty() && items.len() <= 100 => {
+        Kind::Boolean => value.is_boolean(),
+        Kind::Strings | Kind::Keys => match value {
+            Value::Array(items)
+                if !items.is_empty()
+                    && items.len() <= if kind == Kind::Keys { 256 } else { 100 } =>
+            {
                 items.iter().all(|item| {
                     item.as_str().is_some_and(|item| utf16_units(item) < 256 && no_nul(item))
                 })

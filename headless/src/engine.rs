@@ -15,10 +15,11 @@ use crate::config::Config;
 use crate::error::{ToolError, messages};
 use crate::launch;
 use crate::layout::Layout;
+use crate::ops::{HISTORY_LINES, trim_blank_end};
 use crate::queue::Queues;
 use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
-use crate::tmux::{Capture, PaneState, Tmux, TmuxError};
+use crate::tmux::{Capture, PaneState, Screen, Tmux, TmuxError};
 
 /// The canvas and the tasks, behind one lock that is never held across an `await`.
 #[derive(Debug)]
@@ -39,6 +40,9 @@ pub(crate) struct Engine {
     tool_server: Mutex<Option<Arc<ToolServer>>>,
     /// Agent nodes being started: the liveness check leaves them alone until tmux runs them.
     launching: Mutex<HashSet<String>>,
+    /// Finished run nodes whose tmux session is gone without a final record (the tmux server
+    /// ended): the run-node sweep does not ask tmux about them again.
+    unretirable: Mutex<HashSet<String>>,
 }
 
 /// An agent node that was just started.
@@ -105,6 +109,7 @@ impl Engine {
             state: Mutex::new(state),
             tool_server: Mutex::new(None),
             launching: Mutex::new(HashSet::new()),
+            unretirable: Mutex::new(HashSet::new()),
         }
     }
 
@@ -277,10 +282,112 @@ impl Engine {
     }
 
     /// The state of a node's pane. tmux is the source; when it has marked a run node's pane dead
-    /// without knowing the status yet, the status its wrapper wrote is used.
+    /// without knowing the status yet, the status its wrapper wrote is used. A finished run node
+    /// that was retired ([`Engine::retire_run`]) answers its final record.
     pub(crate) async fn pane_state(&self, node_id: &str) -> Result<PaneState, TmuxError> {
-        let state = self.tmux.pane_state(node_id).await?;
-        Ok(self.with_recorded_status(node_id, state))
+        if let Some(record) = self.final_record(node_id) {
+            return Ok(record.state());
+        }
+        match self.tmux.pane_state(node_id).await {
+            Ok(state) => Ok(self.with_recorded_status(node_id, state)),
+            // Retired while tmux was asked.
+            Err(TmuxError::NotRunning(name)) => match self.final_record(node_id) {
+                Some(record) => Ok(record.state()),
+                None => Err(TmuxError::NotRunning(name)),
+            },
+            Err(error) => Err(error),
+        }
+    }
+
+    /// `<nodeId>.final`: what a finished run node showed and how it ended, once retired.
+    fn final_file(&self, node_id: &str) -> PathBuf {
+        self.streams.status_file(node_id).with_extension("final")
+    }
+
+    /// `<nodeId>.discard`: the node was started with `keep: false`.
+    fn discard_file(&self, node_id: &str) -> PathBuf {
+        self.streams.status_file(node_id).with_extension("discard")
+    }
+
+    /// The final record of a retired run node.
+    pub(crate) fn final_record(&self, node_id: &str) -> Option<FinalRecord> {
+        let text = std::fs::read(self.final_file(node_id)).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Marks a run node started with `keep: false`: the first answer that reports its finish
+    /// closes it ([`Engine::discards`]).
+    pub(crate) fn mark_discard(&self, node_id: &str) -> std::io::Result<()> {
+        std::fs::write(self.discard_file(node_id), b"")
+    }
+
+    /// Whether the node was started with `keep: false`.
+    pub(crate) fn discards(&self, node_id: &str) -> bool {
+        self.discard_file(node_id).exists()
+    }
+
+    /// Lets a finished run node go of every process of its own (protocol 1.4.0): once tmux shows
+    /// its pane dead, the screen, the scrollback and the exit are recorded in `<nodeId>.final`,
+    /// and then its tmux session ends, which closes the output pipe (its `sh` and `cat` read the
+    /// rest into the stream file and exit). The stream, and so every cursor, stays. Answers the
+    /// record, or `None` while the command still runs.
+    pub(crate) async fn retire_run(&self, node_id: &str) -> Result<Option<FinalRecord>, TmuxError> {
+        if let Some(record) = self.final_record(node_id) {
+            return Ok(Some(record));
+        }
+        let (history, state) = self.tmux.capture_with_state(node_id, HISTORY_LINES).await?;
+        if !state.dead {
+            return Ok(None);
+        }
+        let (screen, _) = self.tmux.capture_screen(node_id).await?;
+        let state = self.with_recorded_status(node_id, state);
+        let record = FinalRecord {
+            exit_code: state.exit_code,
+            signal: state.signal,
+            history: trim_dead_notice(trim_blank_end(&history)).to_owned(),
+            screen,
+        };
+        let file = self.final_file(node_id);
+        let temporary = file.with_extension("final.tmp");
+        let written =
+            serde_json::to_vec(&record).map_err(std::io::Error::other).and_then(|bytes| {
+                std::fs::write(&temporary, bytes)?;
+                std::fs::rename(&temporary, &file)
+            });
+        if written.is_err() {
+            // Without the record the pane is the only place the screen is kept: leave it.
+            let _ = std::fs::remove_file(&temporary);
+            return Ok(Some(record));
+        }
+        self.tmux.kill_session(node_id).await?;
+        Ok(Some(record))
+    }
+
+    /// One round of the run-node sweep: retires every finished run node nobody has looked at
+    /// since it finished (its wrapper wrote the status, or its `pane-died` hook fired).
+    pub(crate) async fn retire_finished_runs(&self) {
+        let runs: Vec<String> = {
+            let state = self.state();
+            state
+                .canvas
+                .projects
+                .iter()
+                .flat_map(|project| project.nodes.iter())
+                .filter(|node| node.command.is_some())
+                .map(|node| node.id.clone())
+                .collect()
+        };
+        for node_id in runs {
+            let finished = self.streams.status_file(&node_id).exists()
+                || self.streams.died_file(&node_id).exists();
+            if finished
+                && !self.final_file(&node_id).exists()
+                && !lock(&self.unretirable).contains(&node_id)
+                && let Err(TmuxError::NotRunning(_)) = self.retire_run(&node_id).await
+            {
+                lock(&self.unretirable).insert(node_id);
+            }
+        }
     }
 
     /// `state`, with the status a run node's wrapper recorded when tmux does not know it.
@@ -357,6 +464,8 @@ impl Engine {
         self.mutate(project_id, |project| Ok(project.remove(node_id)))?;
         if node.kind.is_terminal() {
             self.streams.remove_files(node_id);
+            let _ = std::fs::remove_file(self.final_file(node_id));
+            let _ = std::fs::remove_file(self.discard_file(node_id));
         }
         if node.kind == NodeKind::Agent {
             self.revoke(node_id);
@@ -454,6 +563,36 @@ impl Engine {
                 .map_err(|error| ToolError::new(format!("cannot save the canvas: {error}")))?;
         }
         Ok(id)
+    }
+}
+
+/// What a retired run node showed when it finished, and how it ended (`<nodeId>.final`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FinalRecord {
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) signal: Option<i32>,
+    /// The screen and scrollback, as `terminal_read` without `since` shows them.
+    pub(crate) history: String,
+    /// The visible screen, as `terminal_read` with `view: "screen"` shows it.
+    pub(crate) screen: Screen,
+}
+
+impl FinalRecord {
+    /// The pane's state it records: dead, with the exit status or signal.
+    pub(crate) fn state(&self) -> PaneState {
+        PaneState { dead: true, exit_code: self.exit_code, signal: self.signal, pid: None }
+    }
+}
+
+/// `text` without tmux's dead-pane line ("Pane is dead (status 3, …)") at its end: a run node
+/// started before protocol 1.4.0 has it on its screen.
+pub(crate) fn trim_dead_notice(text: &str) -> &str {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    match body.rsplit_once('\n') {
+        Some((before, last)) if last.starts_with("Pane is dead") => trim_blank_end(before),
+        None if body.starts_with("Pane is dead") => "",
+        _ => text,
     }
 }
 

@@ -31,8 +31,7 @@ use crate::error::{ToolError, messages};
 pub use agents::delivery_text;
 #[cfg(test)]
 use canvas::artifact_path;
-#[cfg(test)]
-use terminal::trim_blank_end;
+pub(crate) use terminal::trim_blank_end;
 pub use terminal::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, tail};
 
 /// The [`ToolHandler`] of the headless server.

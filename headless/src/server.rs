@@ -135,6 +135,7 @@ impl Server {
                 loop {
                     interval.tick().await;
                     engine.check_liveness().await;
+                    engine.retire_finished_runs().await;
                 }
             })
         };

@@ -239,6 +239,8 @@ impl Tmux {
         if let Some(died) = capture.died {
             then(&["set-option", "-t", &target, "@ts_died"], Some(died));
             then(&["set-option", "-w", "-t", &target, "remain-on-exit", "on"], None);
+            // No "Pane is dead (status …)" line on the screen of a finished run node.
+            then(&["set-option", "-w", "-t", &target, "remain-on-exit-format", ""], None);
             then(
                 &["set-hook", "-t", &target, "pane-died", "run-shell -b 'touch #{q:@ts_died}'"],
                 None,
@@ -387,6 +389,52 @@ impl Tmux {
         self.run_on(node_id, "send-keys", &args, None).await.map(drop)
     }
 
+    /// Presses `keys` in order, each a key of [`termsprawl_protocol::keys`] (already validated),
+    /// in one `send-keys` by tmux key name: tmux encodes each as the pane's program expects it
+    /// (application cursor mode included).
+    pub async fn send_keys(&self, node_id: &str, keys: &[String]) -> Result<(), TmuxError> {
+        let mut args: Vec<OsString> = vec!["-t".into(), pane(node_id)];
+        args.extend(keys.iter().map(|key| OsString::from(tmux_key(key))));
+        self.run_on(node_id, "send-keys", &args, None).await.map(drop)
+    }
+
+    /// The visible screen of the node's pane (`capture-pane -p` without history: one line per
+    /// row, trailing spaces trimmed), with its size, cursor and alternate-screen flag and the
+    /// pane's state, all in one tmux command list so that they describe the same moment.
+    pub async fn capture_screen(&self, node_id: &str) -> Result<(Screen, PaneState), TmuxError> {
+        let args = [
+            "-p".into(),
+            "-t".into(),
+            pane(node_id),
+            ";".into(),
+            "display-message".into(),
+            "-p".into(),
+            "-t".into(),
+            pane(node_id),
+            SCREEN_FORMAT.into(),
+        ];
+        let output = self.run_on(node_id, "capture-pane", &args, None).await?;
+        let trimmed = output.strip_suffix('\n').unwrap_or(&output);
+        let (text, last) = match trimmed.rfind('\n') {
+            Some(index) => (&trimmed[..=index], &trimmed[index + 1..]),
+            None => ("", trimmed),
+        };
+        let mut fields = last.splitn(6, '\t');
+        let mut number = || fields.next().and_then(|field| field.trim().parse::<u32>().ok());
+        let (col, row, alternate, rows, cols) = (number(), number(), number(), number(), number());
+        let state = PaneState::parse(fields.next().unwrap_or_default());
+        let screen = Screen {
+            text: text.to_owned(),
+            rows: rows.unwrap_or_default(),
+            cols: cols.unwrap_or_default(),
+            cursor_row: row.unwrap_or_default(),
+            cursor_col: col.unwrap_or_default(),
+            alternate: alternate == Some(1),
+        };
+        let state = if state.is_settled() { state } else { self.pane_state(node_id).await? };
+        Ok((screen, state))
+    }
+
     /// Stops the whole server (tests and the demo clean up with it).
     pub async fn kill_server(&self) {
         let _ = self.run("kill-server", &[], None).await;
@@ -415,6 +463,52 @@ const PIPE_COMMAND: &str = "touch #{q:@ts_start}; cat >> #{q:@ts_out}; touch #{q
 /// `pane_dead`, `pane_dead_status`, `pane_dead_signal` and `pane_pid`, tab-separated.
 const PANE_STATE_FORMAT: &str =
     "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}";
+
+/// The visible screen of a pane, as [`Tmux::capture_screen`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Screen {
+    /// One line per row, each ending in a line feed, trailing spaces trimmed.
+    pub text: String,
+    /// Rows of the pane.
+    pub rows: u32,
+    /// Columns of the pane.
+    pub cols: u32,
+    /// The cursor's row, from 0.
+    pub cursor_row: u32,
+    /// The cursor's column, from 0.
+    pub cursor_col: u32,
+    /// Whether a full-screen program holds the alternate screen.
+    pub alternate: bool,
+}
+
+/// `cursor_x`, `cursor_y`, `alternate_on`, `pane_height`, `pane_width`, then the pane state.
+const SCREEN_FORMAT: &str = "#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{pane_height}\t#{pane_width}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}";
+
+/// The tmux name of a key of the protocol's grammar: the modifiers as they are, the named keys
+/// that tmux spells differently translated (`Backspace` is `BSpace`, `Delete` `DC`, `Insert`
+/// `IC`, `PageUp` `PPage`, `PageDown` `NPage`).
+pub(crate) fn tmux_key(key: &str) -> String {
+    let Some(parsed) = termsprawl_protocol::keys::parse_key(key) else { return key.to_owned() };
+    let mut name = String::new();
+    for (set, prefix) in [(parsed.control, "C-"), (parsed.meta, "M-"), (parsed.shift, "S-")] {
+        if set {
+            name.push_str(prefix);
+        }
+    }
+    match parsed.base {
+        termsprawl_protocol::keys::KeyBase::Named(named) => name.push_str(match named {
+            "Backspace" => "BSpace",
+            "Delete" => "DC",
+            "Insert" => "IC",
+            "PageUp" => "PPage",
+            "PageDown" => "NPage",
+            other => other,
+        }),
+        termsprawl_protocol::keys::KeyBase::Char(c) => name.push(c),
+    }
+    name
+}
 
 /// How a node's pane is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -178,6 +178,19 @@ pub struct TerminalRunArgs {
     /// Milliseconds to wait for the exit; 10000 when omitted, 0 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
+    /// False: close the node once an answer reports the command finished; true when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<bool>,
+}
+
+/// What `terminal_read` returns, its `view`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadView {
+    /// The output's tail, or the text after `since`.
+    Stream,
+    /// Exactly the visible screen, with its size and cursor position.
+    Screen,
 }
 
 /// Arguments of `terminal_read`.
@@ -192,6 +205,9 @@ pub struct TerminalReadArgs {
     /// A cursor from an earlier answer: only output after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<f64>,
+    /// Screen: the visible rows with cursor and size, not with since; stream when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ReadView>,
 }
 
 /// What `terminal_wait` waits for, its `until`.
@@ -204,6 +220,8 @@ pub enum WaitUntil {
     Text,
     /// The output has not changed for `quietMs`.
     Quiet,
+    /// Any output arrives after `since` (after the call started when `since` is omitted).
+    Change,
 }
 
 /// Arguments of `terminal_wait`.
@@ -212,7 +230,7 @@ pub enum WaitUntil {
 pub struct TerminalWaitArgs {
     /// The terminal node to wait on.
     pub node_id: String,
-    /// Wait for the process to exit, a text to appear, or the output to go quiet.
+    /// Wait for the process to exit, a text to appear, the output to go quiet, or any output.
     pub until: WaitUntil,
     /// The literal text to wait for; required with until text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -244,8 +262,12 @@ pub struct TerminalSubmitArgs {
 pub struct TerminalInputArgs {
     /// The terminal node to send input to.
     pub node_id: String,
-    /// The exact input; nothing is added, so include a line break to press Enter.
-    pub text: String,
+    /// Literal text, sent first; nothing is added. Text or keys is required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Keys pressed after the text, in order: Enter, Escape, Up, C-c, M-x, F1 ... (at most 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<Vec<String>>,
 }
 
 /// An agent preset, the argument of `agent_launch`.

@@ -10,7 +10,7 @@
 //! - the server's request validation ([`validate`]), with the contract's exact messages;
 //! - the protocol version ([`PROTOCOL_VERSION`]);
 //! - the small rules of the contract that several crates apply: the node-id pattern
-//!   ([`is_valid_node_id`]), quoting for `sh` ([`shell`]), the exit statuses of `termsprawlctl`
+//!   ([`is_valid_node_id`]), the key names of `terminal_input` ([`keys`]), quoting for `sh` ([`shell`]), the exit statuses of `termsprawlctl`
 //!   ([`ExitStatus`]) and the JSON-RPC error codes of the stdio frontends ([`jsonrpc`]).
 //!
 //! It must never do I/O, start an async runtime or know about HTTP: it is plain data and pure
@@ -23,6 +23,7 @@ pub mod args;
 mod exit;
 mod guides;
 pub mod jsonrpc;
+pub mod keys;
 mod node_id;
 mod operations;
 mod schema;
@@ -50,4 +51,4 @@ pub use validate::{
 ///
 /// A major bump marks a breaking change of the operation table (see `cargo xtask protocol-diff`
 /// and `docs/protocol-changelog.md`).
-pub const PROTOCOL_VERSION: &str = "1.3.0";
+pub const PROTOCOL_VERSION: &str = "1.4.0";

@@ -3,8 +3,8 @@
 //!
 //! `schemars` decides the property names, order, types and the `required` list from the Rust type;
 //! this module only removes what the contract does not have (`$schema`, `title`, `format`, the
-//! root description) and puts the members into the contract's order. Anything outside the four
-//! property shapes of the contract is a bug in [`crate::args`] and panics when the table is built,
+//! root description) and puts the members into the contract's order. Anything outside the
+//! property shapes of the contract (the four of §4.1 and, since protocol 1.4.0, `boolean`) is a bug in [`crate::args`] and panics when the table is built,
 //! which a test does on every run.
 
 use schemars::JsonSchema;
@@ -114,6 +114,10 @@ fn normalise_property(type_name: &str, name: &str, generated: &Value) -> Value {
             assert!(property.get("enum").is_none(), "{type_name}.{name}: numeric enum");
             out.insert("type".to_owned(), Value::from("number"));
         }
+        Some("boolean") => {
+            assert!(property.get("enum").is_none(), "{type_name}.{name}: boolean enum");
+            out.insert("type".to_owned(), Value::from("boolean"));
+        }
         Some("array") => {
             let items = property.get("items");
             assert!(
@@ -126,7 +130,9 @@ fn normalise_property(type_name: &str, name: &str, generated: &Value) -> Value {
             items.insert("type".to_owned(), Value::from("string"));
             out.insert("items".to_owned(), Value::Object(items));
         }
-        other => panic!("{type_name}.{name}: type {other:?} is not string, number or array"),
+        other => {
+            panic!("{type_name}.{name}: type {other:?} is not string, number, boolean or array")
+        }
     }
     if let Some(Value::String(description)) = property.get("description") {
         out.insert("description".to_owned(), Value::from(description.as_str()));

@@ -1,14 +1,21 @@
 //! The server's request validation (`spec/protocol.md` §5): checks in the contract's order, the first
 //! failure wins, with the contract's exact messages.
+//!
+//! After the checks of each member (step 5), the rules of protocol 1.4.0 that involve one
+//! operation's members together or a key's grammar ([`operation_rules`]): `terminal_input` needs
+//! `text` or `keys` (`Invalid text`) and every key in the grammar of [`crate::keys`]
+//! (`Invalid keys`); `terminal_read` with `view: "screen"` takes no `since` (`Invalid view`).
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::operations::{ParamKind, operation};
+use crate::keys::is_valid_key;
+use crate::operations::{Param, ParamKind, operation};
 use crate::types::ToolRequest;
 
-/// Most items in a `string[]` argument.
+/// Most items in a `string[]` argument (`terminal_input`'s `keys` excepted:
+/// [`crate::keys::MAX_KEYS`]).
 pub const MAX_ARRAY_ITEMS: usize = 100;
 /// Most UTF-16 units in one item of a `string[]` argument (shorter than 256).
 pub const MAX_ITEM_UTF16: usize = 255;
@@ -82,15 +89,43 @@ pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
         let Some(param) = operation.param(name) else {
             return Err(ValidationError::UnknownArgument(name.clone()));
         };
-        if !value_fits(param.kind(), param.max_magnitude(), value) {
+        if !value_fits(param, value) {
             return Err(ValidationError::InvalidArgument(name.clone()));
         }
     }
+    operation_rules(operation.name(), args)?;
     Ok(ToolRequest::new(operation.name(), &Value::Object(Map::clone(args))))
 }
 
-fn value_fits(kind: &ParamKind, max_magnitude: f64, value: &Value) -> bool {
-    match (kind, value) {
+/// The rules of protocol 1.4.0 that step 5's per-member checks cannot express, run once every
+/// member passed them.
+fn operation_rules(operation: &str, args: &Map<String, Value>) -> Result<(), ValidationError> {
+    let invalid = |name: &str| Err(ValidationError::InvalidArgument(name.to_owned()));
+    match operation {
+        "terminal_input" => {
+            if let Some(Value::Array(keys)) = args.get("keys")
+                && !keys.iter().filter_map(Value::as_str).all(is_valid_key)
+            {
+                return invalid("keys");
+            }
+            if !args.contains_key("text") && !args.contains_key("keys") {
+                return invalid("text");
+            }
+        }
+        "terminal_read"
+            if args.get("view").and_then(Value::as_str) == Some("screen")
+                && args.contains_key("since") =>
+        {
+            return invalid("view");
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn value_fits(param: &Param, value: &Value) -> bool {
+    let max_magnitude = param.max_magnitude();
+    match (param.kind(), value) {
         (ParamKind::String, Value::String(text)) => string_fits(text),
         (ParamKind::Enum(values), Value::String(text)) => {
             string_fits(text) && values.iter().any(|allowed| allowed == text)
@@ -98,8 +133,9 @@ fn value_fits(kind: &ParamKind, max_magnitude: f64, value: &Value) -> bool {
         (ParamKind::Number, Value::Number(number)) => number
             .as_f64()
             .is_some_and(|number| number.is_finite() && number.abs() <= max_magnitude),
+        (ParamKind::Boolean, Value::Bool(_)) => true,
         (ParamKind::StringArray, Value::Array(items)) => {
-            (1..=MAX_ARRAY_ITEMS).contains(&items.len())
+            (1..=param.max_items()).contains(&items.len())
                 && items.iter().all(|item| {
                     item.as_str().is_some_and(|item| {
                         utf16_len(item) <= MAX_ITEM_UTF16 && !item.contains('\0')

@@ -103,6 +103,8 @@ impl CanvasTerminals {
             cwd: Some(cwd.to_string_lossy().into_owned()),
             env: Some(env),
             timeout_ms: Some(0.0),
+            // Omitted, so that a 1.3.0 server takes the call too: the node stays until release.
+            keep: None,
         };
         let value = self.call("terminal_run", &args).await?;
         let node_id = value
@@ -135,6 +137,7 @@ impl CanvasTerminals {
             node_id: entry.node_id.clone(),
             max_chars: Some(f64::from(u32::try_from(max_chars).unwrap_or(u32::MAX))),
             since: Some(0.0),
+            view: None,
         };
         let value = self.call("terminal_read", &args).await?;
         let text = value.get("output").and_then(Value::as_str).unwrap_or_default();
@@ -201,6 +204,7 @@ impl CanvasTerminals {
             node_id: node_id.to_owned(),
             max_chars: Some(1.0),
             since: Some(0.0),
+            view: None,
         };
         let running = match self.call("terminal_read", &args).await {
             Ok(value) => state_of(&value).map_or(true, |state| state.running),

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use termsprawl_protocol::args::{
-    NodeArgs, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
+    NodeArgs, ReadView, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
     TerminalSubmitArgs, TerminalWaitArgs, WaitUntil,
 };
 use termsprawl_transport::server::Caller;
@@ -23,7 +23,7 @@ use crate::error::{ToolError, messages};
 use crate::ops::access::{self, Access};
 use crate::ops::canvas::lexical_normal;
 use crate::streams::Stream;
-use crate::tmux::{PaneState, TmuxError};
+use crate::tmux::{PaneState, Screen, TmuxError};
 
 /// The default wait of `terminal_run` and `terminal_wait`, in milliseconds.
 pub(crate) const DEFAULT_TIMEOUT_MS: f64 = 10_000.0;
@@ -84,6 +84,11 @@ pub(super) async fn run(
         .filter(|title| !title.is_empty())
         .unwrap_or_else(|| default_title(&args.command));
     let node_id = engine.open_run(caller.project_id(), &title, &args.command, &cwd, &env).await?;
+    if args.keep == Some(false) {
+        engine.mark_discard(&node_id).map_err(|error| {
+            ToolError::new(format!("cannot record keep false for {node_id}: {error}"))
+        })?;
+    }
     let stream = engine.streams.get(&node_id);
     Ok(Wait {
         reader: caller.node_id().to_owned(),
@@ -116,17 +121,24 @@ pub(super) async fn wait(
             MIN_QUIET_MS,
             MAX_TIMEOUT_MS,
         )),
+        WaitUntil::Change => Condition::Change,
     };
     // A node whose pane is already gone cannot be waited on.
     engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
     let stream = engine.streams.get(&args.node_id);
+    // Without since, a change is output after the call started.
+    let since = match (args.since, &condition) {
+        (Some(since), _) => Some(cursor_of(since)),
+        (None, Condition::Change) => Some(stream.cursor()),
+        (None, _) => None,
+    };
     Ok(Wait {
         reader: caller.node_id().to_owned(),
         project_id: caller.project_id().to_owned(),
         node_id: args.node_id,
         stream,
         condition,
-        since: args.since.map(cursor_of),
+        since,
         timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
         reached_member: true,
     })
@@ -138,6 +150,9 @@ pub(super) async fn read(
     args: &TerminalReadArgs,
 ) -> Result<Value, ToolError> {
     access::terminal(engine, caller, &args.node_id, Access::Read)?;
+    if args.view == Some(ReadView::Screen) {
+        return read_screen(engine, &args.node_id).await;
+    }
     let limit = clamp_max_chars(args.max_chars);
     let stream = engine.streams.get(&args.node_id);
     let (output, cursor, state) = match args.since {
@@ -145,13 +160,8 @@ pub(super) async fn read(
             // The cursor from before the capture: reading on from it may repeat a little of the
             // screen, never miss what came after it.
             let cursor = stream.cursor();
-            let (text, state) = engine
-                .tmux
-                .capture_with_state(&args.node_id, HISTORY_LINES)
-                .await
-                .map_err(tmux_error)?;
-            let state = engine.with_recorded_status(&args.node_id, state);
-            (tail(trim_blank_end(&text), limit), cursor, state)
+            let (text, state) = finished_or_captured(engine, &args.node_id).await?;
+            (tail(&text, limit), cursor, state)
         }
         Some(since) => {
             let state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
@@ -161,6 +171,58 @@ pub(super) async fn read(
     };
     let mut value = json!({ "nodeId": args.node_id, "output": output });
     add_state(&mut value, cursor, state);
+    Ok(value)
+}
+
+/// The screen and scrollback without the blank rows below the last written one, and the state:
+/// a finished run node's from its final record (retiring it when that is due), so neither
+/// tmux's dead-pane line nor the empty rows below the output are shown.
+async fn finished_or_captured(
+    engine: &Engine,
+    node_id: &str,
+) -> Result<(String, PaneState), ToolError> {
+    if let Some(record) = engine.final_record(node_id) {
+        return Ok((record.history.clone(), record.state()));
+    }
+    let (text, state) = match engine.tmux.capture_with_state(node_id, HISTORY_LINES).await {
+        Ok(captured) => captured,
+        Err(error) => match engine.final_record(node_id) {
+            Some(record) => return Ok((record.history.clone(), record.state())),
+            None => return Err(tmux_error(error)),
+        },
+    };
+    if state.dead
+        && let Ok(Some(record)) = engine.retire_run(node_id).await
+    {
+        return Ok((record.history.clone(), record.state()));
+    }
+    let state = engine.with_recorded_status(node_id, state);
+    Ok((trim_blank_end(&text).to_owned(), state))
+}
+
+/// `terminal_read` with `view: "screen"`: exactly the visible rows, with the size, the cursor
+/// position and whether the alternate screen is on (protocol 1.4.0).
+async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError> {
+    let stream = engine.streams.get(node_id);
+    let cursor = stream.cursor();
+    let (screen, state) = match engine.final_record(node_id) {
+        Some(record) => (record.screen.clone(), record.state()),
+        None => match engine.tmux.capture_screen(node_id).await {
+            Ok((screen, state)) => (screen, engine.with_recorded_status(node_id, state)),
+            Err(error) => match engine.final_record(node_id) {
+                Some(record) => (record.screen.clone(), record.state()),
+                None => return Err(tmux_error(error)),
+            },
+        },
+    };
+    let Screen { text, rows, cols, cursor_row, cursor_col, alternate } = screen;
+    let mut value = json!({ "nodeId": node_id, "output": text });
+    add_state(&mut value, cursor, state);
+    value["rows"] = Value::from(rows);
+    value["cols"] = Value::from(cols);
+    value["cursorRow"] = Value::from(cursor_row);
+    value["cursorCol"] = Value::from(cursor_col);
+    value["alternateScreen"] = Value::Bool(alternate);
     Ok(value)
 }
 
@@ -222,7 +284,16 @@ pub(super) async fn input(
 ) -> Result<Value, ToolError> {
     access::terminal(engine, caller, &args.node_id, Access::Drive)?;
     let cursor = engine.streams.get(&args.node_id).cursor();
-    engine.tmux.send_text(&args.node_id, &args.text).await.map_err(tmux_error)?;
+    // Validation has checked every key and that text or keys is given: the text first, as is,
+    // then the keys by name.
+    let text = args.text.as_deref().unwrap_or_default();
+    let keys = args.keys.as_deref().unwrap_or_default();
+    if !text.is_empty() || keys.is_empty() {
+        engine.tmux.send_text(&args.node_id, text).await.map_err(tmux_error)?;
+    }
+    if !keys.is_empty() {
+        engine.tmux.send_keys(&args.node_id, keys).await.map_err(tmux_error)?;
+    }
     Ok(delivered(&args.node_id, Some(cursor)))
 }
 
@@ -295,6 +366,8 @@ pub(super) enum Condition {
     Text(String),
     /// No output for this long.
     Quiet(Duration),
+    /// Any output after `since` (protocol 1.4.0).
+    Change,
 }
 
 /// The waiting half of `terminal_run` and `terminal_wait`, run after the caller's queue turn.
@@ -331,6 +404,7 @@ impl Wait {
                 // later, or (tmux 3.3, rarely) never reap it and so never fire `pane-died`.
                 Condition::Exit => state.dead || engine.recorded_status(&self.node_id).is_some(),
                 Condition::Text(text) => self.stream.contains_after(self.since, text),
+                Condition::Change => look.cursor > self.since.unwrap_or_default(),
                 Condition::Quiet(quiet) => {
                     let since_change = look
                         .last_change
@@ -381,7 +455,7 @@ impl Wait {
         let output = tail(&text, WAIT_OUTPUT_CHARS);
         let truncated = dropped || output.len() < text.len();
         let mut value = serde_json::Map::new();
-        value.insert("nodeId".to_owned(), Value::from(self.node_id));
+        value.insert("nodeId".to_owned(), Value::from(self.node_id.as_str()));
         if self.reached_member {
             value.insert("reached".to_owned(), Value::Bool(reached));
         }
@@ -394,6 +468,15 @@ impl Wait {
         value.insert("truncated".to_owned(), Value::Bool(truncated));
         value.insert("cursor".to_owned(), members["cursor"].take());
         let value = Value::Object(value);
+        if state.dead {
+            // The answer reports the finish: a keep-false node goes, any other lets go of its
+            // processes.
+            if engine.discards(&self.node_id) {
+                let _ = engine.close_node(&self.project_id, &self.node_id).await;
+            } else {
+                let _ = engine.retire_run(&self.node_id).await;
+            }
+        }
         Ok(value)
     }
 }

@@ -101,3 +101,26 @@ fn a_dead_pane_without_a_status_takes_it_from_its_programs_zombie() {
     let running = PaneState { dead: false, exit_code: None, signal: None, pid: Some(1) };
     assert_eq!(running.or_zombie(), running);
 }
+
+#[test]
+fn keys_become_tmux_key_names() {
+    use super::tmux_key;
+    for (key, name) in [
+        ("Enter", "Enter"),
+        ("Escape", "Escape"),
+        ("BTab", "BTab"),
+        ("Backspace", "BSpace"),
+        ("Delete", "DC"),
+        ("Insert", "IC"),
+        ("PageUp", "PPage"),
+        ("PageDown", "NPage"),
+        ("F12", "F12"),
+        ("C-c", "C-c"),
+        ("M-x", "M-x"),
+        ("S-M-C-Left", "C-M-S-Left"),
+        ("C-Backspace", "C-BSpace"),
+        ("C--", "C--"),
+    ] {
+        assert_eq!(tmux_key(key), name, "{key}");
+    }
+}

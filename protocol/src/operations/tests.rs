@@ -29,11 +29,11 @@ const SPEC_TABLE: &[(&str, &[SpecArg], &str)] = &[
     ("browser_type", &[("nodeId", "string", true), ("selector", "string", true), ("text", "string", true)], "---O"),
     ("browser_screenshot", &[("nodeId", "string", true)], "R-IO"),
     ("terminal_open", &[("title", "string", false)], "---O"),
-    ("terminal_run", &[("command", "string", true), ("title", "string", false), ("cwd", "string", false), ("env", "string[]", false), ("timeoutMs", "number", false)], "-D-O"),
-    ("terminal_read", &[("nodeId", "string", true), ("maxChars", "number", false), ("since", "number", false)], "R-IO"),
-    ("terminal_wait", &[("nodeId", "string", true), ("until", "exit|text|quiet", true), ("text", "string", false), ("since", "number", false), ("quietMs", "number", false), ("timeoutMs", "number", false)], "R-IO"),
+    ("terminal_run", &[("command", "string", true), ("title", "string", false), ("cwd", "string", false), ("env", "string[]", false), ("timeoutMs", "number", false), ("keep", "boolean", false)], "-D-O"),
+    ("terminal_read", &[("nodeId", "string", true), ("maxChars", "number", false), ("since", "number", false), ("view", "stream|screen", false)], "R-IO"),
+    ("terminal_wait", &[("nodeId", "string", true), ("until", "exit|text|quiet|change", true), ("text", "string", false), ("since", "number", false), ("quietMs", "number", false), ("timeoutMs", "number", false)], "R-IO"),
     ("terminal_submit", &[("nodeId", "string", true), ("command", "string", true)], "-D-O"),
-    ("terminal_input", &[("nodeId", "string", true), ("text", "string", true)], "-D-O"),
+    ("terminal_input", &[("nodeId", "string", true), ("text", "string", false), ("keys", "string[]", false)], "-D-O"),
     ("terminal_interrupt", &[("nodeId", "string", true)], "-D-O"),
     ("terminal_kill", &[("nodeId", "string", true)], "-D-O"),
     ("terminal_external", &[("nodeId", "string", true)], "---O"),
@@ -61,6 +61,7 @@ fn table_matches_the_spec() {
                 let kind = match param.kind() {
                     ParamKind::String => "string".to_owned(),
                     ParamKind::Number => "number".to_owned(),
+                    ParamKind::Boolean => "boolean".to_owned(),
                     ParamKind::StringArray => "string[]".to_owned(),
                     ParamKind::Enum(values) => values.join("|"),
                 };
@@ -106,7 +107,8 @@ fn names_are_valid_unique_and_not_reserved() {
 }
 
 /// Every schema has exactly the contract's shape: the four object keywords in order, and each
-/// property one of the four shapes with a description after it.
+/// property one of the shapes (the four of §4.1, and `boolean` since 1.4.0) with a description
+/// after it.
 #[test]
 fn schemas_have_exactly_the_contract_shape() {
     for operation in operations() {
@@ -129,7 +131,10 @@ fn schemas_have_exactly_the_contract_shape() {
                 "enum" => {
                     assert!(property["enum"].as_array().unwrap().iter().all(Value::is_string));
                 }
-                _ => assert!(matches!(property["type"].as_str(), Some("string" | "number"))),
+                _ => assert!(matches!(
+                    property["type"].as_str(),
+                    Some("string" | "number" | "boolean")
+                )),
             }
         }
         let text = schema.to_string();
@@ -206,6 +211,7 @@ fn every_row_has_its_typed_call() {
             let value = match param.kind() {
                 ParamKind::String => json!("n1"),
                 ParamKind::Number => json!(1),
+                ParamKind::Boolean => json!(true),
                 ParamKind::StringArray => json!(["n1"]),
                 ParamKind::Enum(values) => json!(values[0]),
             };

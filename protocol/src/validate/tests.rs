@@ -243,3 +243,117 @@ fn accepted_requests_keep_args_and_set_the_operation() {
     assert_eq!(request.operation(), Some("terminal_read"));
     assert_eq!(request.args.get(), r#"{"maxChars":10,"nodeId":"t1"}"#);
 }
+
+#[test]
+fn booleans_are_true_or_false() {
+    for keep in ["true", "false"] {
+        let body =
+            format!(r#"{{"operation":"terminal_run","args":{{"command":"ls","keep":{keep}}}}}"#);
+        assert!(check(&body).is_ok(), "{keep}");
+    }
+    for bad in ["1", "0", "\"true\"", "null", "[]", "{}"] {
+        let body =
+            format!(r#"{{"operation":"terminal_run","args":{{"command":"ls","keep":{bad}}}}}"#);
+        assert_eq!(check(&body), Err("Invalid keep".into()), "{bad}");
+    }
+}
+
+#[test]
+fn terminal_input_needs_text_or_keys() {
+    let input = |args: Value| check(&with_args("terminal_input", &args));
+    assert_eq!(input(json!({"nodeId": "n"})), Err("Invalid text".into()));
+    assert!(input(json!({"nodeId": "n", "text": ""})).is_ok());
+    assert!(input(json!({"nodeId": "n", "text": "ls"})).is_ok());
+    assert!(input(json!({"nodeId": "n", "keys": ["Enter"]})).is_ok());
+    assert!(input(json!({"nodeId": "n", "text": ":wq", "keys": ["Escape", "Enter"]})).is_ok());
+    // The member checks of step 5 come first: a text of the wrong type is its own failure.
+    assert_eq!(input(json!({"nodeId": "n", "text": 1})), Err("Invalid text".into()));
+    assert_eq!(input(json!({"nodeId": "n", "keys": []})), Err("Invalid keys".into()));
+    assert_eq!(input(json!({"nodeId": "n", "keys": "Enter"})), Err("Invalid keys".into()));
+    assert_eq!(input(json!({"nodeId": "n", "keys": [1]})), Err("Invalid keys".into()));
+    // An unknown member is reported before the rules of the operation.
+    assert_eq!(input(json!({"nodeId": "n", "zzz": 1})), Err("Unknown argument: zzz".into()));
+}
+
+#[test]
+fn keys_follow_the_grammar_and_number_at_most_256() {
+    let input =
+        |keys: Value| check(&with_args("terminal_input", &json!({"nodeId": "n", "keys": keys})));
+    let named = [
+        "Enter",
+        "Tab",
+        "BTab",
+        "Escape",
+        "Space",
+        "Backspace",
+        "Delete",
+        "Insert",
+        "Home",
+        "End",
+        "PageUp",
+        "PageDown",
+        "Up",
+        "Down",
+        "Left",
+        "Right",
+        "F1",
+        "F12",
+        "C-c",
+        "M-x",
+        "S-Tab",
+        "C-M-x",
+        "C-Left",
+        "M-Enter",
+        "C--",
+    ];
+    assert!(input(json!(named)).is_ok());
+    for bad in ["Enterr", "a", "ls", "\u{1b}", "\r", "C-", "F13", "enter", "C-C-c", ""] {
+        assert_eq!(input(json!(["Enter", bad])), Err("Invalid keys".into()), "{bad:?}");
+    }
+    // Text with an unknown key: nothing of the call passes.
+    assert_eq!(
+        check(&with_args("terminal_input", &json!({"nodeId": "n", "text": "ok", "keys": ["Foo"]}))),
+        Err("Invalid keys".into())
+    );
+    let keys = |count: usize| Value::Array(vec![Value::from("Enter"); count]);
+    assert!(input(keys(1)).is_ok());
+    assert!(input(keys(101)).is_ok());
+    assert!(input(keys(256)).is_ok());
+    assert_eq!(input(keys(257)), Err("Invalid keys".into()));
+    // Every other array keeps its limit of 100.
+    let ids = Value::Array(vec![Value::from("n"); 101]);
+    assert_eq!(
+        check(&with_args("canvas_select", &json!({"nodeIds": ids}))),
+        Err("Invalid nodeIds".into())
+    );
+}
+
+#[test]
+fn the_screen_view_takes_no_cursor() {
+    let read = |args: Value| check(&with_args("terminal_read", &args));
+    assert!(read(json!({"nodeId": "n", "view": "screen"})).is_ok());
+    assert!(read(json!({"nodeId": "n", "view": "stream", "since": 5})).is_ok());
+    assert!(read(json!({"nodeId": "n", "since": 5})).is_ok());
+    assert_eq!(
+        read(json!({"nodeId": "n", "view": "screen", "since": 5})),
+        Err("Invalid view".into())
+    );
+    assert_eq!(
+        read(json!({"nodeId": "n", "since": 0, "view": "screen"})),
+        Err("Invalid view".into())
+    );
+    assert_eq!(read(json!({"nodeId": "n", "view": "Screen"})), Err("Invalid view".into()));
+    // A since of the wrong type fails its own check first.
+    assert_eq!(
+        read(json!({"nodeId": "n", "view": "screen", "since": "5"})),
+        Err("Invalid since".into())
+    );
+}
+
+#[test]
+fn wait_until_change() {
+    let wait = |args: Value| check(&with_args("terminal_wait", &args));
+    assert!(wait(json!({"nodeId": "n", "until": "change"})).is_ok());
+    assert!(wait(json!({"nodeId": "n", "until": "change", "since": 12})).is_ok());
+    assert_eq!(wait(json!({"nodeId": "n", "until": "changed"})), Err("Invalid until".into()));
+}

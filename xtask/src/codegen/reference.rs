@@ -155,6 +155,7 @@ fn operation_section(operation: &Operation) -> String {
         let kind = match param.kind() {
             ParamKind::String => "string".to_owned(),
             ParamKind::Number => "number".to_owned(),
+            ParamKind::Boolean => "boolean".to_owned(),
             ParamKind::StringArray => "array of strings".to_owned(),
             ParamKind::Enum(values) => {
                 let values: Vec<String> = values.iter().map(|value| format!("`{value}`")).collect();

@@ -592,6 +592,19 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             }
             let tail = d.ok("terminal_read", &json!({"nodeId": w.shell, "maxChars": 3.9}));
             assert_eq!(tail["output"].as_str().unwrap().chars().count(), 3, "{tail}");
+            // Protocol 1.4.0: the visible screen, its size and cursor.
+            let screen = d.ok("terminal_read", &json!({"nodeId": w.shell, "view": "screen"}));
+            assert_eq!(
+                (&screen["rows"], &screen["cols"], &screen["alternateScreen"]),
+                (&json!(48), &json!(160), &json!(false)),
+                "{screen}"
+            );
+            assert_eq!(screen["output"].as_str().unwrap().lines().count(), 48, "{screen}");
+            d.fails(
+                "terminal_read",
+                &json!({"nodeId": w.shell, "view": "screen", "since": 0}),
+                "Invalid view",
+            );
             d.fails("terminal_read", &json!({"nodeId": "term-nope"}), TERMINAL_NOT_FOUND);
         }
         "terminal_submit" => {
@@ -624,6 +637,20 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             assert!(typed["cursor"].is_u64(), "{typed}");
             w.wait_for_output(&w.shell, &format!("input-{tag}-44"));
             d.fails("terminal_input", &json!({"nodeId": w.alpha.node_id, "text": "x"}), OWN_NODE);
+            // Protocol 1.4.0: text, then keys by name; a key outside the grammar or an empty call
+            // is refused by validation.
+            let keyed = d.ok(
+                "terminal_input",
+                &json!({"nodeId": w.shell, "text": format!("echo keys-{tag}-$((50+5))"), "keys": ["Enter"]}),
+            );
+            assert_eq!(keyed["delivered"], true, "{keyed}");
+            w.wait_for_output(&w.shell, &format!("keys-{tag}-55"));
+            d.fails(
+                "terminal_input",
+                &json!({"nodeId": w.shell, "keys": ["Nope"]}),
+                "Invalid keys",
+            );
+            d.fails("terminal_input", &json!({"nodeId": w.shell}), "Invalid text");
         }
         "terminal_interrupt" => {
             let terminal = w.terminal(&format!("sleeper-{tag}"));
@@ -704,6 +731,14 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                 )
             );
             assert_eq!(w.node(&run)["kind"], "terminal");
+            // Protocol 1.4.0: keep false closes the node once the answer reports the finish.
+            let gone = d.ok(
+                "terminal_run",
+                &json!({"command": format!("echo gone-{tag}"), "keep": false, "timeoutMs": 20000}),
+            );
+            assert_eq!(gone["output"], format!("gone-{tag}\n"), "{gone}");
+            assert_eq!(w.node(&World::node_id(&gone)), Value::Null);
+            d.fails("terminal_run", &json!({"command": "true", "keep": 0}), "Invalid keep");
             d.fails("terminal_run", &json!({"command": ""}), "command must not be empty");
             d.fails("terminal_run", &json!({}), "Missing argument: command");
         }
