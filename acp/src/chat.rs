@@ -4,7 +4,9 @@
 //! (the permission asks shown to the person one at a time).
 
 mod ask_queue;
+mod commands;
 mod handshake;
+mod sessions;
 mod turn;
 
 use std::collections::VecDeque;
@@ -19,11 +21,12 @@ use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
 use crate::input::{Input, InputReader, Signals};
-use crate::messages::SessionUpdate;
-use crate::options::Options;
+use crate::messages::{Capabilities, SessionUpdate};
+use crate::offers::Offers;
+use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
-use crate::terminal::Backend;
+use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
 
@@ -73,8 +76,31 @@ pub(crate) struct Chat {
     disconnected: bool,
     /// The file the agent's stderr goes to, named after a failure.
     agent_log: Option<PathBuf>,
+    /// Whether `agent_log` is the temporary file of this run (removed at the end when empty).
+    agent_log_temporary: bool,
     /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
     bridge: Option<BridgeMark>,
+    /// What the start learned about the tool server.
+    server: ToolServer,
+    /// The `mcpServers` handed to the agent, again for `/resume`.
+    mcp_entries: serde_json::Value,
+    /// Whether the agent got termsprawl's tools, and why not, for `/status`.
+    bridge_status: String,
+    /// The session methods the agent offers.
+    capabilities: Capabilities,
+    /// The session's modes, options and commands.
+    offers: Offers,
+    /// A session was started (and is closed at the end).
+    session_open: bool,
+}
+
+/// What the start hands the chat besides the connection.
+#[derive(Debug)]
+pub(crate) struct Setting {
+    pub(crate) terminals: Arc<Backend>,
+    pub(crate) server: ToolServer,
+    pub(crate) agent_log: Option<PathBuf>,
+    pub(crate) agent_log_kind: AgentLog,
 }
 
 /// A private directory where the injected bridge, started by the agent, leaves a file (the
@@ -92,11 +118,11 @@ impl Chat {
         ui: Ui,
         connection: Connection,
         client: Client,
-        terminals: Arc<Backend>,
         events: mpsc::UnboundedReceiver<Event>,
         signals: Signals,
-        agent_log: Option<PathBuf>,
+        setting: Setting,
     ) -> Chat {
+        let Setting { terminals, server, agent_log, agent_log_kind } = setting;
         Chat {
             ui,
             connection,
@@ -114,7 +140,14 @@ impl Chat {
             quit_requested: false,
             disconnected: false,
             agent_log,
+            agent_log_temporary: agent_log_kind == AgentLog::Temporary,
             bridge: None,
+            server,
+            mcp_entries: commands::no_entries(),
+            bridge_status: "not handed to the agent".to_owned(),
+            capabilities: Capabilities::default(),
+            offers: Offers::default(),
+            session_open: false,
         }
     }
 
@@ -124,16 +157,21 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> ExitStatus {
-        let status = match self.handshake(options, cwd, session_file).await {
-            Ok(()) => match &options.prompt {
-                Some(prompt) => self.one_shot(prompt).await,
-                None => self.interactive().await,
-            },
-            Err(message) => {
-                self.ui.error(&message);
-                self.log_hint();
-                return ExitStatus::Failure;
-            }
+        if let Err(message) = self.handshake(options, cwd, session_file).await {
+            self.ui.error(&message);
+            self.log_hint();
+            return ExitStatus::Failure;
+        }
+        if options.list_sessions {
+            return self.print_sessions().await;
+        }
+        if let Err(message) = self.apply_choices(options.mode.as_deref(), &options.config).await {
+            self.ui.error(&message);
+            return ExitStatus::Usage;
+        }
+        let status = match &options.prompt {
+            Some(prompt) => self.one_shot(prompt).await,
+            None => self.interactive(cwd).await,
         };
         match status {
             Ok(status) => status,
@@ -189,8 +227,26 @@ impl Chat {
         Ok(())
     }
 
-    /// What an update shows.
+    /// What an update shows; the session's mode, options and commands are followed here.
     fn render_update(&mut self, update: &SessionUpdate) -> Vec<Piece> {
+        match update {
+            SessionUpdate::CurrentMode(id) => {
+                return self.offers.mode_changed(id).into_iter().map(Piece::Line).collect();
+            }
+            SessionUpdate::ConfigOptions(options) => {
+                return self
+                    .offers
+                    .config_changed(options.clone())
+                    .into_iter()
+                    .map(Piece::Line)
+                    .collect();
+            }
+            SessionUpdate::Commands(commands) => {
+                self.offers.commands.clone_from(commands);
+                return Vec::new();
+            }
+            _ => {}
+        }
         let terminals = Arc::clone(&self.terminals);
         let attach = move |id: &str| terminals.location(id);
         self.renderer.update(update, &attach)
@@ -199,6 +255,10 @@ impl Chat {
     fn piece(&mut self, piece: Piece) {
         match piece {
             Piece::Text(text) => self.ui.out(&text),
+            Piece::Fresh(text) => {
+                self.ui.finish_line();
+                self.ui.out(&text);
+            }
             Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
         }
@@ -208,6 +268,7 @@ impl Chat {
     /// SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
+        self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();
         let exit = match agent.try_status() {
@@ -218,6 +279,22 @@ impl Chat {
         if self.disconnected {
             self.ui.error(&format!("the agent exited with {}", agent::describe(exit)));
         }
+        self.tidy_agent_log();
         status
+    }
+
+    /// At the end: the temporary agent log is removed when the agent wrote nothing to it, and
+    /// named when it did (`acp.md` §2.1).
+    fn tidy_agent_log(&mut self) {
+        let Some(path) = self.agent_log.take().filter(|_| self.agent_log_temporary) else {
+            return;
+        };
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.len() == 0 => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Ok(_) => self.ui.error(&format!("the agent's stderr is kept in {}", path.display())),
+            Err(_) => {}
+        }
     }
 }

@@ -33,6 +33,7 @@ mod exit;
 mod fs;
 mod input;
 mod messages;
+mod offers;
 mod options;
 mod permission;
 mod render;

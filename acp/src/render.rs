@@ -14,6 +14,8 @@ use crate::messages::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent};
 pub(crate) enum Piece {
     /// Streamed text, printed as is.
     Text(String),
+    /// Streamed text that starts on a fresh line (a new speaker).
+    Fresh(String),
     /// Streamed text, dimmed when colour is allowed (thoughts).
     Dim(String),
     /// A whole line, started on a fresh line.
@@ -24,6 +26,9 @@ pub(crate) enum Piece {
 #[derive(Debug, Default)]
 pub(crate) struct Renderer {
     tools: HashMap<String, ToolState>,
+    /// The last streamed text was the person's (a replayed history): the agent's next text starts
+    /// on a fresh line.
+    user_open: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -42,10 +47,20 @@ impl Renderer {
         update: &SessionUpdate,
         attach: &dyn Fn(&str) -> Option<String>,
     ) -> Vec<Piece> {
+        let after_user = std::mem::take(&mut self.user_open);
         match update {
-            SessionUpdate::UserMessage(block) | SessionUpdate::AgentMessage(block) => {
-                vec![Piece::Text(block_text(block))]
+            SessionUpdate::UserMessage(block) => {
+                self.user_open = true;
+                if after_user {
+                    vec![Piece::Text(block_text(block))]
+                } else {
+                    vec![Piece::Fresh(format!("[you] {}", block_text(block)))]
+                }
             }
+            SessionUpdate::AgentMessage(block) if after_user => {
+                vec![Piece::Fresh(block_text(block))]
+            }
+            SessionUpdate::AgentMessage(block) => vec![Piece::Text(block_text(block))],
             SessionUpdate::AgentThought(block) => vec![Piece::Dim(block_text(block))],
             SessionUpdate::ToolCall(call) => {
                 let state = self.tools.entry(call.tool_call_id.clone()).or_default();
@@ -73,7 +88,10 @@ impl Renderer {
                 pieces
             }
             SessionUpdate::Plan(entries) => plan_pieces(entries),
-            SessionUpdate::Ignored(_) => Vec::new(),
+            SessionUpdate::CurrentMode(_)
+            | SessionUpdate::ConfigOptions(_)
+            | SessionUpdate::Commands(_)
+            | SessionUpdate::Ignored(_) => Vec::new(),
         }
     }
 

@@ -11,7 +11,7 @@ use tokio::io::BufReader;
 use tokio::sync::mpsc;
 
 use crate::agent::Agent;
-use crate::chat::Chat;
+use crate::chat::{Chat, Setting};
 use crate::client::{Client, Config, Event};
 use crate::connection::{self, Connection, ReadEnd};
 use crate::exit::ExitStatus;
@@ -63,18 +63,20 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         }
     };
     // `--terminals` chooses the backend before the agent starts (acp.md §2.10).
-    let terminals = match terminal::choose(options.terminals, session_file.as_deref(), &cwd).await {
-        Ok(chosen) => {
-            if let Some(notice) = &chosen.notice {
-                ui.error(notice);
+    let probe = options.mcp && !options.list_sessions;
+    let (terminals, server) =
+        match terminal::choose(options.terminals, session_file.as_deref(), &cwd, probe).await {
+            Ok(chosen) => {
+                if let Some(notice) = &chosen.notice {
+                    ui.error(notice);
+                }
+                (Arc::new(chosen.backend), chosen.server)
             }
-            Arc::new(chosen.backend)
-        }
-        Err(error) => {
-            ui.error(&error.to_string());
-            return error.exit_status();
-        }
-    };
+            Err(error) => {
+                ui.error(&error.to_string());
+                return error.exit_status();
+            }
+        };
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {
@@ -105,7 +107,9 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     let client = Client::new(connection.clone(), config, events_sender.clone());
     spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
 
-    let mut chat = Chat::new(ui, connection, client, terminals, events, signals, agent_log);
+    let setting =
+        Setting { terminals, server, agent_log, agent_log_kind: options.agent_log.clone() };
+    let mut chat = Chat::new(ui, connection, client, events, signals, setting);
     let status = chat.run(&options, &cwd, session_file.as_deref()).await;
     chat.shutdown(&mut agent, status).await
 }

@@ -41,14 +41,7 @@ fn chunks_stream_and_thoughts_are_dim() {
         ),
         vec![Piece::Text(String::new())]
     );
-    for ignored in [
-        "usage_update",
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "from_the_future",
-    ] {
+    for ignored in ["usage_update", "session_info_update", "from_the_future"] {
         assert_eq!(render(&mut renderer, &json!({"sessionUpdate": ignored})), vec![]);
     }
 }
@@ -145,4 +138,17 @@ fn plans_are_lists_and_diffs_are_unified() {
     );
     assert_eq!(diff("/w/same", Some("x\n"), "x\n"), "  (no changes to /w/same)");
     assert_eq!(stop_line("end_turn"), "[stop reason: end_turn]");
+}
+
+#[test]
+fn a_replayed_user_message_is_marked_and_the_agents_answer_starts_a_fresh_line() {
+    let mut renderer = Renderer::default();
+    let user =
+        json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi "}});
+    let more = json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "there"}});
+    let agent = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}});
+    assert_eq!(render(&mut renderer, &user), vec![Piece::Fresh("[you] hi ".to_owned())]);
+    assert_eq!(render(&mut renderer, &more), vec![Piece::Text("there".to_owned())]);
+    assert_eq!(render(&mut renderer, &agent), vec![Piece::Fresh("hello".to_owned())]);
+    assert_eq!(render(&mut renderer, &agent), vec![Piece::Text("hello".to_owned())]);
 }

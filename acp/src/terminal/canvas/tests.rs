@@ -11,7 +11,7 @@ use super::{CanvasTerminals, check_operations, command_line};
 use crate::connection::code;
 use crate::options::TerminalBackend;
 use crate::terminal::backend::ChoiceError;
-use crate::terminal::{Backend, ExitStatus, Spec, choose};
+use crate::terminal::{Backend, ExitStatus, Spec, ToolServer, choose};
 
 struct Fixture {
     app: FakeApp,
@@ -94,9 +94,15 @@ async fn create_runs_the_quoted_command_line_at_once_with_env_and_cwd() {
 }
 
 #[test]
-fn the_command_line_is_the_command_then_each_argument_quoted() {
+fn the_command_line_is_the_command_then_each_argument_quoted_only_when_it_needs_it() {
     assert_eq!(command_line("ls -l", &[]), "ls -l");
     assert_eq!(command_line("echo", &["$HOME".to_owned(), String::new()]), "echo '$HOME' ''");
+    // Issue 25: the title claude-agent-acp's terminals got was `/bin/sh '-lc' '…'`.
+    assert_eq!(
+        command_line("/bin/sh", &["-lc".to_owned(), "echo hi".to_owned()]),
+        "/bin/sh -lc 'echo hi'"
+    );
+    assert_eq!(command_line("ls", &["src/main.rs".to_owned()]), "ls src/main.rs");
 }
 
 #[tokio::test]
@@ -341,18 +347,27 @@ async fn the_option_selects_the_backend() {
     let without = FakeApp::start().await.unwrap();
     without.answer("session_info", ToolResult::ok(json!({"operations": ["terminal_read"]})));
 
-    let chosen = choose(TerminalBackend::Auto, Some(with_ops.session_file()), cwd).await.unwrap();
+    let chosen =
+        choose(TerminalBackend::Auto, Some(with_ops.session_file()), cwd, false).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Canvas(_)));
     assert_eq!(chosen.notice, None);
-    let chosen = choose(TerminalBackend::Canvas, Some(with_ops.session_file()), cwd).await.unwrap();
+    let chosen =
+        choose(TerminalBackend::Canvas, Some(with_ops.session_file()), cwd, false).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Canvas(_)));
-    // tmux never asks the server.
+    // tmux asks the server only for the MCP bridge's sake.
     with_ops.take_received();
-    let chosen = choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd).await.unwrap();
+    let chosen =
+        choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd, false).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
+    assert_eq!(chosen.server, ToolServer::NotAsked);
     assert!(with_ops.take_received().is_empty());
+    let chosen =
+        choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd, true).await.unwrap();
+    assert!(matches!(chosen.backend, Backend::Tmux(_)));
+    assert_eq!(chosen.server, ToolServer::Reachable);
 
-    let chosen = choose(TerminalBackend::Auto, Some(without.session_file()), cwd).await.unwrap();
+    let chosen =
+        choose(TerminalBackend::Auto, Some(without.session_file()), cwd, false).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert_eq!(
         chosen.notice.as_deref(),
@@ -360,23 +375,39 @@ async fn the_option_selects_the_backend() {
             "agent terminals run on the local tmux server, not on the canvas: its session_info.operations lacks terminal_run and terminal_wait"
         )
     );
-    let chosen = choose(TerminalBackend::Auto, None, cwd).await.unwrap();
+    let chosen = choose(TerminalBackend::Auto, None, cwd, false).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert_eq!(chosen.notice, None);
 
-    let error =
-        choose(TerminalBackend::Canvas, Some(without.session_file()), cwd).await.unwrap_err();
+    let error = choose(TerminalBackend::Canvas, Some(without.session_file()), cwd, false)
+        .await
+        .unwrap_err();
     assert_eq!(
         error.to_string(),
         "--terminals canvas: the tool server cannot host canvas terminals: its session_info.operations lacks terminal_run and terminal_wait (they need terminal_run and terminal_wait, protocol 1.3.0); use --terminals tmux or auto"
     );
     assert_eq!(
-        choose(TerminalBackend::Canvas, None, cwd).await.unwrap_err(),
+        choose(TerminalBackend::Canvas, None, cwd, false).await.unwrap_err(),
         ChoiceError::NoSession
     );
     let missing = with_ops.temp_dir().unwrap().join("nowhere/sessions/x.json");
-    let error = choose(TerminalBackend::Canvas, Some(&missing), cwd).await.unwrap_err();
-    assert!(error.to_string().contains("Tool connection unavailable"), "{error}");
+    // Unreachable is told apart from lacking the operations (issue 25).
+    let error = choose(TerminalBackend::Canvas, Some(&missing), cwd, false).await.unwrap_err();
+    assert!(matches!(error, ChoiceError::Unreachable(_)), "{error}");
+    assert!(
+        error.to_string().starts_with("--terminals canvas: the tool server is unreachable: "),
+        "{error}"
+    );
+    assert!(
+        error.to_string().ends_with("; start termsprawl, or use --terminals tmux or auto"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("protocol 1.3.0"), "{error}");
+    let chosen = choose(TerminalBackend::Auto, Some(&missing), cwd, true).await.unwrap();
+    assert!(matches!(chosen.server, ToolServer::Unreachable(_)), "{:?}", chosen.server);
+    assert!(chosen.notice.unwrap().starts_with(
+        "agent terminals run on the local tmux server: the tool server is unreachable ("
+    ));
 }
 
 #[tokio::test]
@@ -384,8 +415,9 @@ async fn auto_does_not_wait_more_than_the_probe_timeout_for_a_silent_server() {
     let app = FakeApp::start().await.unwrap();
     app.hold_all();
     let started = std::time::Instant::now();
-    let chosen =
-        choose(TerminalBackend::Auto, Some(app.session_file()), Path::new("/")).await.unwrap();
+    let chosen = choose(TerminalBackend::Auto, Some(app.session_file()), Path::new("/"), false)
+        .await
+        .unwrap();
     let waited = started.elapsed();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert!(chosen.notice.unwrap().contains("no response within 10 s"), "waited {waited:?}");
