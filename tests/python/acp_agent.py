@@ -699,6 +699,10 @@ class TestAgent:
     async def scenario_state(self, args, text):
         return {"mode": self.mode, "model": self.model, "web": self.web, "session": self.session_id}
 
+    async def scenario_stderr(self, args, text):
+        print("a note on stderr", file=sys.stderr, flush=True)
+        return {"stderr": True}
+
     async def scenario_exit(self, args, text):
         sys.stdout.flush()
         os._exit(5)

@@ -287,3 +287,72 @@ fn interactively_modes_models_commands_and_sessions() {
     assert_eq!(sent[9].1, json!({"sessionId": "old-2"}));
     assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
 }
+
+/// Issue 25: every run left a 0-byte `/tmp/termsprawl-acp-agent-*.log`; an empty log is removed
+/// at the end, a non-empty one is kept and named.
+#[test]
+fn the_temporary_agent_log_is_removed_when_empty_and_named_when_not() {
+    let peer = peer();
+    for (prompt, kept) in [("echo", false), ("stderr", true)] {
+        let place = Place::new();
+        let tmp = place.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let output = std::process::Command::new(crate::support::BIN)
+            .args(["acp", "--prompt", prompt, "--cwd"])
+            .arg(place.root())
+            .arg("--")
+            .arg(&peer.python)
+            .arg(&peer.agent)
+            .env("TMPDIR", &tmp)
+            .env("TMUX_TMPDIR", place.tmux_tmpdir())
+            .env_remove("TERMSPRAWL_SESSION_FILE")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let logs: Vec<_> = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.to_string_lossy().contains("termsprawl-acp-agent-"))
+            .collect();
+        if kept {
+            assert_eq!(logs.len(), 1, "{logs:?}");
+            assert_eq!(std::fs::read_to_string(&logs[0]).unwrap(), "a note on stderr\n");
+            assert!(
+                stderr.contains(&format!("the agent's stderr is kept in {}\n", logs[0].display())),
+                "{stderr}"
+            );
+        } else {
+            assert_eq!(logs, Vec::<std::path::PathBuf>::new(), "{stderr}");
+            assert!(!stderr.contains("is kept in"), "{stderr}");
+        }
+    }
+}
+
+/// Issue 25: `/status` says again that the agent got no bridge because the server was down.
+#[test]
+fn status_says_the_bridge_was_left_out_while_the_tool_server_was_down() {
+    let mut app = crate::support::Fixture::new();
+    let session = app.session_file().to_string_lossy().into_owned();
+    app.stop();
+    let node = Node::start(&[], &[("TERMSPRAWL_SESSION_FILE", &session)]);
+    node.wait_for("connected to", 1);
+    node.type_line("/status");
+    let screen = node.wait_for("[status] agent terminals:", 1);
+    assert!(
+        screen.contains(
+            "[status] termsprawl tools: not handed to the agent: the tool server was unreachable at start ("
+        ),
+        "{screen}"
+    );
+    assert_eq!(
+        screen.matches("the agent starts without termsprawl's tools").count(),
+        1,
+        "{screen}"
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+    let new_session = requests(&node.place).into_iter().find(|(method, _)| method == "session/new");
+    assert_eq!(new_session.unwrap().1["mcpServers"], json!([]));
+}
