@@ -220,6 +220,10 @@ impl Chat {
                     written.path.display(),
                     written.bytes
                 ));
+                if let Some((before, after)) = &written.change {
+                    let path = written.path.to_string_lossy();
+                    self.ui.line(&crate::render::diff(&path, before.as_deref(), after));
+                }
             }
             Event::Notice(notice) => self.ui.error(&notice),
             Event::Disconnected(reason) => return Err(Fatal::Disconnected(reason)),

@@ -262,6 +262,11 @@ impl Client {
                     output_byte_limit: params.output_byte_limit,
                 };
                 let terminal_id = config.terminals.create(spec).await?;
+                // One line per terminal saying where it runs, whether or not the agent embeds it
+                // in a tool call.
+                if let Some(place) = config.terminals.location(&terminal_id) {
+                    self.event(Event::Line(format!("[terminal] {terminal_id} runs in {place}")));
+                }
                 Ok(json!({"terminalId": terminal_id}))
             }
             "terminal/output" => {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::messages::{AvailableCommand, ConfigOption, ConfigValue, ModeState};
 
 /// The front end's own slash commands: name, input hint, description (`/help` lists them first).
-pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 9] = [
+pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 10] = [
     ("help", "", "this list: the front end's commands, then the agent's"),
     ("mode", "[ID]", "list the agent's modes, or switch to one (session/set_mode)"),
     (
@@ -27,6 +27,7 @@ pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 9] = [
     ("sessions", "", "list the agent's sessions (session/list)"),
     ("resume", "ID", "continue another session (session/resume, else session/load)"),
     ("status", "", "the session, its mode, the MCP bridge and the terminals"),
+    ("last", "", "the whole text of the last tool result that was shortened"),
     ("quit", "", "end the session"),
     ("\"\"\"", "", "(a line of three double quotes) start or end a multi-line prompt"),
 ];

@@ -699,6 +699,37 @@ class TestAgent:
     async def scenario_state(self, args, text):
         return {"mode": self.mode, "model": self.model, "web": self.web, "session": self.session_id}
 
+    async def scenario_edit(self, args, text):
+        """A file edit as agents do it: the tool call carries the diff, the permission ask only the
+        tool call's id, then fs/write_text_file; the long result is shortened by the client."""
+        target = self.path("notes.txt")
+        with open(target, "w") as handle:
+            handle.write("alpha\nbeta\n")
+        await self.update(start_tool_call(
+            "edit-1", "Edit notes.txt", kind="edit", status="pending",
+            content=[tool_diff_content(target, "alpha\nBETA\n", "alpha\nbeta\n")],
+        ))
+        await self.update(update_tool_call("edit-1", status="pending"))
+        response = await self.conn.request_permission(
+            session_id=self.session_id,
+            tool_call=ToolCallUpdate(tool_call_id="edit-1"),
+            options=[
+                PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="no", name="Reject once", kind="reject_once"),
+            ],
+        )
+        outcome = response.outcome.model_dump(by_alias=True, exclude_none=True)
+        if outcome.get("optionId") == "yes":
+            await self.conn.write_text_file(
+                session_id=self.session_id, path=target, content="alpha\nBETA\n"
+            )
+        result = "".join(f"result line {n}\n" for n in range(1, 21))
+        await self.update(update_tool_call(
+            "edit-1", status="completed", content=[tool_content(text_block(result))]
+        ))
+        await self.update(update_tool_call("edit-1", status="completed"))
+        return {"outcome": outcome}
+
     async def scenario_stderr(self, args, text):
         print("a note on stderr", file=sys.stderr, flush=True)
         return {"stderr": True}

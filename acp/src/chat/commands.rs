@@ -76,12 +76,23 @@ impl Chat {
                     Err(error) => self.ui.line(&format!("[session] {error}")),
                 }
             }
+            ("/last", []) => match self.renderer.last_result().map(str::to_owned) {
+                Some(text) => {
+                    self.ui.line("[last] the whole result:");
+                    self.ui.line(&text);
+                }
+                None => self.ui.line("[last] no tool result was shortened"),
+            },
             ("/status", []) => {
                 for line in self.status_lines() {
                     self.ui.line(&line);
                 }
             }
-            ("/mode" | "/config" | "/model" | "/resume" | "/sessions" | "/help" | "/status", _) => {
+            (
+                "/mode" | "/config" | "/model" | "/resume" | "/sessions" | "/help" | "/status"
+                | "/last",
+                _,
+            ) => {
                 let usage = match command {
                     "/mode" => "/mode [ID]",
                     "/config" => "/config [ID VALUE]",

@@ -356,3 +356,48 @@ fn status_says_the_bridge_was_left_out_while_the_tool_server_was_down() {
     let new_session = requests(&node.place).into_iter().find(|(method, _)| method == "session/new");
     assert_eq!(new_session.unwrap().1["mcpServers"], json!([]));
 }
+
+/// Issue 25: the transcript of a file edit: the tool line once per change, the diff in the
+/// permission ask (taken from the tool call when the ask carries only its id), the written
+/// change as a diff, a long result shortened with `/last` for the whole text, and one line per
+/// terminal saying where it runs.
+#[test]
+fn an_edit_shows_its_diff_in_the_ask_and_the_write_and_a_long_result_is_shortened() {
+    let node = Node::start(&[], &[]);
+    node.wait_for("connected to", 1);
+    node.type_line("edit");
+    let screen = node.wait_for("choose 1-2 (cancelled after 600 s): ", 1);
+    let notes = node.place.root().join("notes.txt");
+    let diff = format!(
+        "--- a{path}\n+++ b{path}\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n",
+        path = notes.display()
+    );
+    let ask = format!("[permission] edit-1 (other)\n{diff}  1. Allow once (allow_once)\n");
+    assert!(screen.contains(&ask), "{screen}");
+    node.type_line("1");
+    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    assert_eq!(screen.matches("[tool] Edit notes.txt (edit, pending)").count(), 1, "{screen}");
+    assert_eq!(screen.matches("[tool] Edit notes.txt (edit, completed)").count(), 1, "{screen}");
+    assert!(
+        screen.contains(&format!("[file] wrote {} (11 bytes)\n{diff}", notes.display())),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("  result line 5\n  (… 15 more lines; /last shows the whole result)\n"),
+        "{screen}"
+    );
+    assert!(!screen.contains("result line 6"), "{screen}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "alpha\nBETA\n");
+    node.type_line("/last");
+    let screen = node.wait_for("result line 20", 1);
+    assert!(screen.contains("[last] the whole result:\nresult line 1\n"), "{screen}");
+    node.type_line("terminal");
+    let screen = node.wait_for("[stop reason: end_turn]", 2);
+    assert!(
+        screen.contains("[terminal] term-1 runs in tmux: tmux -L termsprawl-acp attach -t "),
+        "{screen}"
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+    assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+}

@@ -293,9 +293,7 @@ fn odd_updates_leave_the_client_working_and_every_variant_renders() {
     let notes = place.root().join("notes.txt");
     for expected in [
         "thinking about updates".to_owned(),
-        "[plan]".to_owned(),
-        "  1. [completed] Read the code (high)".to_owned(),
-        "  2. [in_progress] Write the fix (medium)".to_owned(),
+        "[plan] 1/2 done\n  [x] Read the code (high)\n  [~] Write the fix (medium)\n".to_owned(),
         "[tool] Edit notes.txt (edit, pending)".to_owned(),
         format!("--- a{}", notes.display()),
         format!("+++ b{}", notes.display()),
