@@ -229,11 +229,17 @@ impl Offers {
             for command in &self.commands {
                 let hint =
                     command.hint.as_deref().map(|hint| format!("<{hint}>")).unwrap_or_default();
-                lines.push(command_line(
-                    &format!("/{}", command.name),
-                    &hint,
-                    &command.description,
-                ));
+                let shadowed = OWN_COMMANDS.iter().any(|(name, ..)| *name == command.name);
+                let description = if shadowed {
+                    format!(
+                        "{} (the front end's /{name} comes first: type //{name} for the agent's)",
+                        command.description,
+                        name = command.name
+                    )
+                } else {
+                    command.description.clone()
+                };
+                lines.push(command_line(&format!("/{}", command.name), &hint, &description));
             }
         }
         lines

@@ -77,17 +77,22 @@ impl Chat {
                 return Err(format!("{method} {session_id} failed: {error}"));
             }
         };
-        if method == "session/load" {
+        // Every replayed update reached the queue before the answer did; `session/resume` sends
+        // none by the spec, but fast-agent replays the history there too.
+        let load = method == "session/load";
+        if load {
             self.ui.line(&format!("[session] the history of {session_id}:"));
-            // Every replayed update reached the queue before the answer did.
-            while let Ok(event) = self.events.try_recv() {
-                if let Err(super::Fatal::Disconnected(reason)) = self.event(event, false) {
-                    return Err(reason);
-                }
+        }
+        while let Ok(event) = self.events.try_recv() {
+            if let Err(super::Fatal::Disconnected(reason)) = self.event(event, false) {
+                return Err(reason);
             }
-            self.renderer.end_turn();
+        }
+        self.renderer.end_turn();
+        if load {
             self.ui.line(&format!("[session] end of the history of {session_id}"));
         }
+        self.ui.finish_line();
         self.session_started(&answer);
         Ok(())
     }

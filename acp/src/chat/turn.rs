@@ -129,16 +129,21 @@ impl Chat {
                 text if text.ends_with('\\') => {
                     multi_line = Some(vec![text[..text.len() - 1].to_owned()]);
                 }
-                text => {
-                    let text = text.to_owned();
-                    if text.starts_with('/') && self.own_command(&text, cwd).await == Typed::Handled
-                    {
-                        continue;
-                    }
-                    self.interactive_turn(&text).await?;
-                }
+                text => self.typed_line(text, cwd).await?,
             }
         }
+    }
+
+    /// A typed line that is not part of a multi-line prompt: one of our commands, or a prompt.
+    async fn typed_line(&mut self, text: &str, cwd: &Path) -> Result<(), Fatal> {
+        // `//NAME …` is the agent's `/NAME` where the front end has one of that name.
+        if let Some(agents) = text.strip_prefix("//") {
+            return self.interactive_turn(&format!("/{agents}")).await;
+        }
+        if text.starts_with('/') && self.own_command(text, cwd).await == Typed::Handled {
+            return Ok(());
+        }
+        self.interactive_turn(text).await
     }
 
     /// One turn of the interactive loop; a failed prompt is reported once, by the turn's own

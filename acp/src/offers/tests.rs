@@ -17,11 +17,18 @@ fn offers() -> Offers {
     Offers {
         modes: messages::mode_state(Some(&modes)).unwrap(),
         config: messages::config_options(Some(&config)).unwrap(),
-        commands: vec![AvailableCommand {
-            name: "review".to_owned(),
-            description: "review the diff".to_owned(),
-            hint: Some("what to look at".to_owned()),
-        }],
+        commands: vec![
+            AvailableCommand {
+                name: "status".to_owned(),
+                description: "the agent's status".to_owned(),
+                hint: None,
+            },
+            AvailableCommand {
+                name: "review".to_owned(),
+                description: "review the diff".to_owned(),
+                hint: Some("what to look at".to_owned()),
+            },
+        ],
     }
 }
 
@@ -104,7 +111,14 @@ fn help_lists_ours_then_the_agents_commands() {
     let lines = offers().help_lines();
     assert_eq!(lines[0], "[help] this front end's commands:");
     assert!(lines.iter().any(|line| line.starts_with("  /mode [ID] ")), "{lines:?}");
-    assert_eq!(lines[lines.len() - 2], "[help] the agent's commands (sent to it as prompt text):");
+    assert_eq!(lines[lines.len() - 3], "[help] the agent's commands (sent to it as prompt text):");
+    assert_eq!(
+        lines[lines.len() - 2],
+        format!(
+            "  {:<24} the agent's status (the front end's /status comes first: type //status for the agent's)",
+            "/status"
+        )
+    );
     assert_eq!(
         lines[lines.len() - 1],
         format!("  {:<24} review the diff", "/review <what to look at>")

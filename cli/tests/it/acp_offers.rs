@@ -255,6 +255,10 @@ fn interactively_modes_models_commands_and_sessions() {
         node.reports()[1],
         json!({"mode": "plan", "model": "smart", "web": false, "session": "sess-1"})
     );
+    // `//NAME` reaches the agent's command where the front end has one of that name.
+    node.type_line("//status now");
+    node.wait_for("[stop reason: end_turn]", 3);
+    assert_eq!(node.reports()[2], json!({"command": "/status now", "session": "sess-1"}));
     node.type_line("/sessions");
     node.wait_for("  old-2  -  -  (", 1);
     node.type_line("/resume old-2");
@@ -276,6 +280,7 @@ fn interactively_modes_models_commands_and_sessions() {
             "session/set_config_option",
             "session/prompt",
             "session/prompt",
+            "session/prompt",
             "session/list",
             "session/list",
             "session/resume",
@@ -284,7 +289,7 @@ fn interactively_modes_models_commands_and_sessions() {
     );
     let sent = requests(&node.place);
     assert_eq!(sent[4].1["prompt"], json!([{"type": "text", "text": "/review the parser"}]));
-    assert_eq!(sent[9].1, json!({"sessionId": "old-2"}));
+    assert_eq!(sent[10].1, json!({"sessionId": "old-2"}));
     assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
 }
 
