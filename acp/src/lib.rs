@@ -22,7 +22,9 @@
 //!
 //! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
 //! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the
-//! chat's jobs), `connection.rs` (the JSON-RPC connection: framing and correlation), `messages.rs`
+//! chat's jobs; `commands` and `sessions` the front end's own slash commands and the agent's
+//! sessions), `offers.rs` (the agent's modes, options and commands, and the local check of every
+//! choice before it is sent), `connection.rs` (the JSON-RPC connection: framing and correlation), `messages.rs`
 //! (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
