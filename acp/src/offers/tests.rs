@@ -1,3 +1,6 @@
+//! Tests of the local checks of modes and configuration options, and of the lists `/mode`,
+//! `/config` and `/help` print.
+
 use serde_json::json;
 
 use super::Offers;
