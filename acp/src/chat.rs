@@ -21,6 +21,7 @@ use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
 use crate::input::{Input, InputReader, Signals};
+use crate::markdown::Markdown;
 use crate::messages::{Capabilities, SessionUpdate};
 use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
@@ -92,6 +93,8 @@ pub(crate) struct Chat {
     offers: Offers,
     /// A session was started (and is closed at the end).
     session_open: bool,
+    /// Agent messages rendered from Markdown, when colour is allowed.
+    markdown: Option<Markdown>,
 }
 
 /// What the start hands the chat besides the connection.
@@ -123,6 +126,7 @@ impl Chat {
         setting: Setting,
     ) -> Chat {
         let Setting { terminals, server, agent_log, agent_log_kind } = setting;
+        let markdown = ui.color().then(Markdown::default);
         Chat {
             ui,
             connection,
@@ -148,6 +152,7 @@ impl Chat {
             capabilities: Capabilities::default(),
             offers: Offers::default(),
             session_open: false,
+            markdown,
         }
     }
 
@@ -205,6 +210,9 @@ impl Chat {
     }
 
     fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
+        if !matches!(event, Event::Update(_)) {
+            self.flush_markdown();
+        }
         match event {
             Event::Update(update) => {
                 for piece in self.render_update(&update) {
@@ -256,9 +264,25 @@ impl Chat {
         self.renderer.update(update, &attach)
     }
 
+    /// Writes the line a Markdown message left open.
+    fn flush_markdown(&mut self) {
+        if let Some(rest) = self.markdown.as_mut().map(Markdown::flush) {
+            self.ui.out(&rest);
+        }
+    }
+
     fn piece(&mut self, piece: Piece) {
+        if !matches!(piece, Piece::Text(_)) {
+            self.flush_markdown();
+        }
         match piece {
-            Piece::Text(text) => self.ui.out(&text),
+            Piece::Text(text) => match self.markdown.as_mut() {
+                Some(markdown) => {
+                    let styled = markdown.feed(&text);
+                    self.ui.out(&styled);
+                }
+                None => self.ui.out(&text),
+            },
             Piece::Fresh(text) => {
                 self.ui.finish_line();
                 self.ui.out(&text);

@@ -34,6 +34,7 @@ mod connection;
 mod exit;
 mod fs;
 mod input;
+mod markdown;
 mod messages;
 mod offers;
 mod options;

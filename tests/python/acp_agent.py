@@ -730,6 +730,12 @@ class TestAgent:
         await self.update(update_tool_call("edit-1", status="completed"))
         return {"outcome": outcome}
 
+    async def scenario_markdown(self, args, text):
+        """A Markdown answer in chunks that split lines and styles."""
+        for chunk in ["# Tit", "le\nSome **bo", "ld** and `code`.\n```rust\nlet x = **y**;\n", "```\n- one\n", "the end"]:
+            await self.say(chunk)
+        return "end_turn"
+
     async def scenario_stderr(self, args, text):
         print("a note on stderr", file=sys.stderr, flush=True)
         return {"stderr": True}

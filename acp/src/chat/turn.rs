@@ -249,6 +249,7 @@ impl Chat {
             }
         }
         self.renderer.end_turn();
+        self.flush_markdown();
         let end = match result {
             Ok(answer) => match messages::decode::<PromptResult>(Some(&answer)) {
                 Ok(answer) => TurnEnd::Stopped(answer.stop_reason),

@@ -95,7 +95,7 @@ impl Node {
         ["-S".into(), place.path().join("node.sock").into()]
     }
 
-    fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) fn tmux(&self, args: &[&str]) -> String {
         let output = self.place.tmux(&Node::server(&self.place)).args(args).output().unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     }

@@ -406,3 +406,30 @@ fn an_edit_shows_its_diff_in_the_ask_and_the_write_and_a_long_result_is_shortene
     node.wait_for("[exit 0]", 1);
     assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
 }
+
+/// Issue 25: on a terminal an agent message is rendered from Markdown (code blocks kept verbatim);
+/// with `NO_COLOR` (or not on a terminal) it is the text as the agent sent it.
+#[test]
+fn agent_messages_are_rendered_from_markdown_on_a_terminal_and_plain_with_no_color() {
+    let node = Node::start(&[], &[("NO_COLOR", "")]);
+    node.wait_for("connected to", 1);
+    node.type_line("markdown");
+    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    let shown = "# Title\nSome bold and `code`.\n```rust\nlet x = **y**;\n```\n• one\nthe end\n[stop reason: end_turn]";
+    assert!(screen.contains(shown), "{screen}");
+    let styled = node.tmux(&["capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "=node:"]);
+    // tmux writes the styles back in its own way: bold starts, the code is cyan.
+    assert!(styled.contains("Some \x1b[1mbold\x1b[0m"), "{styled:?}");
+    assert!(styled.contains(" and \x1b[36m`code`"), "{styled:?}");
+    assert!(styled.contains("let x = **y**;"), "{styled:?}");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+
+    let place = Place::new();
+    let finished = run_with(&place, "", &["--prompt", "markdown"]);
+    finished.assert_end_turn();
+    assert_eq!(
+        finished.stdout,
+        "# Title\nSome **bold** and `code`.\n```rust\nlet x = **y**;\n```\n- one\nthe end\n[stop reason: end_turn]\n"
+    );
+}
