@@ -215,6 +215,19 @@ impl Offers {
         }
     }
 
+    /// Whether a typed `/NAME` goes to the agent although the front end has a `/NAME`: the agent
+    /// announced a command of that name and offers nothing ours would act on (fast-agent has a
+    /// `/model` command and no model option).
+    pub(crate) fn defers_to_agent(&self, name: &str) -> bool {
+        let nothing_of_ours = match name {
+            "mode" => self.modes.is_none(),
+            "model" => self.model_option().is_none(),
+            "config" => self.config.as_ref().is_none_or(Vec::is_empty),
+            _ => false,
+        };
+        nothing_of_ours && self.commands.iter().any(|command| command.name == name)
+    }
+
     /// The lines of `/help`: ours, then the agent's.
     pub(crate) fn help_lines(&self) -> Vec<String> {
         let mut lines = vec!["[help] this front end's commands:".to_owned()];
@@ -229,7 +242,8 @@ impl Offers {
             for command in &self.commands {
                 let hint =
                     command.hint.as_deref().map(|hint| format!("<{hint}>")).unwrap_or_default();
-                let shadowed = OWN_COMMANDS.iter().any(|(name, ..)| *name == command.name);
+                let shadowed = !self.defers_to_agent(&command.name)
+                    && OWN_COMMANDS.iter().any(|(name, ..)| *name == command.name);
                 let description = if shadowed {
                     format!(
                         "{} (the front end's /{name} comes first: type //{name} for the agent's)",

@@ -140,6 +140,10 @@ impl Chat {
         if let Some(agents) = text.strip_prefix("//") {
             return self.interactive_turn(&format!("/{agents}")).await;
         }
+        let name = text.strip_prefix('/').and_then(|rest| rest.split_whitespace().next());
+        if name.is_some_and(|name| self.offers.defers_to_agent(name)) {
+            return self.interactive_turn(text).await;
+        }
         if text.starts_with('/') && self.own_command(text, cwd).await == Typed::Handled {
             return Ok(());
         }

@@ -127,3 +127,21 @@ fn help_lists_ours_then_the_agents_commands() {
         format!("  {:<24} review the diff", "/review <what to look at>")
     );
 }
+
+#[test]
+fn a_command_of_ours_defers_to_the_agents_when_we_have_nothing_to_act_on() {
+    let mut offers = offers();
+    let model = AvailableCommand {
+        name: "model".to_owned(),
+        description: "switch models".to_owned(),
+        hint: None,
+    };
+    offers.commands.push(model.clone());
+    assert!(!offers.defers_to_agent("model"), "the agent offers a model option");
+    assert!(!offers.defers_to_agent("status"), "ours always");
+    let bare = Offers { commands: vec![model], ..Offers::default() };
+    assert!(bare.defers_to_agent("model"));
+    assert!(!bare.defers_to_agent("mode"), "the agent has no /mode");
+    let help = bare.help_lines();
+    assert_eq!(help.last().unwrap(), &format!("  {:<24} switch models", "/model"));
+}

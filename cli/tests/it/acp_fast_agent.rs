@@ -136,6 +136,14 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
         serde_json::json!(["--session", session, "mcp"])
     );
     assert_eq!(sent(&trace, "session/set_mode")["modeId"], "agent");
+    let prompts: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|record| record["dir"] == "out" && record["msg"]["method"] == "session/prompt")
+        .map(|record| record["msg"]["params"]["prompt"][0]["text"].clone())
+        .collect();
+    assert_eq!(prompts.last(), Some(&Value::from("/model")));
 
     list_and_resume(&python, &project, &home, &session_id);
 }
@@ -161,6 +169,13 @@ fn help_and_mode(stdin: &mut std::process::ChildStdin, stdout: &mut BufReader<Ch
         assert!(agents.contains(command), "{command} missing:\n{help}");
     }
     assert!(help.ends_with("[mode] still agent\n"), "{help}");
+    // fast-agent offers no model option but has /model: it goes to fast-agent.
+    let model = help.lines().find(|line| line.starts_with("  /model <")).unwrap_or_default();
+    assert!(model.ends_with("Inspect, switch, or update model settings"), "{help}");
+    stdin.write_all(b"/model\n").unwrap();
+    let answered = turn(stdout);
+    assert!(answered.contains("[stop reason: end_turn]"), "{answered}");
+    assert!(!answered.contains("[model] the agent offers no model option"), "{answered}");
 }
 
 /// Issue 25: the session is listed by `session/list`, and continued with `session/resume`.
