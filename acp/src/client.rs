@@ -322,6 +322,11 @@ impl Client {
                 Decision::Cancelled => "cancelled: the policy found no matching option".to_owned(),
             };
             self.event(Event::Line(format!("[permission] {title}: {outcome}")));
+            // The diff of a file edit is shown even when a policy answers (the ask's own diffs;
+            // an ask that carries only the tool call's id was shown with its tool call).
+            for diff in permission::ask_diffs(&request) {
+                self.event(Event::Line(diff));
+            }
             return Ok(decision.to_json());
         }
         let offered: Vec<String> =

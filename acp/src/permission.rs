@@ -71,17 +71,7 @@ pub(crate) fn ask_lines(request: &RequestPermissionParams, known_diffs: &[String
     if let Some(input) = &tool.raw_input {
         lines.push(format!("  input: {input}"));
     }
-    let diffs: Vec<String> = tool
-        .content
-        .iter()
-        .flatten()
-        .filter_map(|item| match item {
-            ToolCallContent::Diff { path, old_text, new_text } => {
-                Some(render::diff(path, old_text.as_deref(), new_text))
-            }
-            _ => None,
-        })
-        .collect();
+    let diffs = ask_diffs(request);
     if diffs.is_empty() {
         lines.extend(known_diffs.iter().cloned());
     } else {
@@ -91,6 +81,22 @@ pub(crate) fn ask_lines(request: &RequestPermissionParams, known_diffs: &[String
         lines.push(format!("  {}. {} ({})", index + 1, option.name, option.kind));
     }
     lines
+}
+
+/// The unified diffs of the file edits an ask carries.
+pub(crate) fn ask_diffs(request: &RequestPermissionParams) -> Vec<String> {
+    request
+        .tool_call
+        .content
+        .iter()
+        .flatten()
+        .filter_map(|item| match item {
+            ToolCallContent::Diff { path, old_text, new_text } => {
+                Some(render::diff(path, old_text.as_deref(), new_text))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The prompt that asks for a choice.

@@ -710,9 +710,13 @@ class TestAgent:
             content=[tool_diff_content(target, "alpha\nBETA\n", "alpha\nbeta\n")],
         ))
         await self.update(update_tool_call("edit-1", status="pending"))
+        # `edit full`: the ask carries the diff itself (claude-agent-acp does).
+        ask_content = None
+        if args[:1] == ["full"]:
+            ask_content = [tool_diff_content(target, "alpha\nBETA\n", "alpha\nbeta\n")]
         response = await self.conn.request_permission(
             session_id=self.session_id,
-            tool_call=ToolCallUpdate(tool_call_id="edit-1"),
+            tool_call=ToolCallUpdate(tool_call_id="edit-1", content=ask_content),
             options=[
                 PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
                 PermissionOption(option_id="no", name="Reject once", kind="reject_once"),

@@ -433,3 +433,20 @@ fn agent_messages_are_rendered_from_markdown_on_a_terminal_and_plain_with_no_col
         "# Title\nSome **bold** and `code`.\n```rust\nlet x = **y**;\n```\n- one\nthe end\n[stop reason: end_turn]\n"
     );
 }
+
+/// Issue 25: with a policy answering, the diff of the edit it allowed is still in the transcript.
+#[test]
+fn a_policy_answered_edit_ask_shows_its_diff() {
+    let place = Place::new();
+    let finished = run_with(&place, "", &["--permission", "allow-once", "--prompt", "edit full"]);
+    finished.assert_end_turn();
+    let notes = place.root().join("notes.txt");
+    let diff = format!(
+        "--- a{path}\n+++ b{path}\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n",
+        path = notes.display()
+    );
+    let allowed = format!("[permission] edit-1: selected \"Allow once\" by the policy\n{diff}");
+    assert!(finished.stdout.contains(&allowed), "{}", finished.stdout);
+    assert_eq!(finished.report()["outcome"], json!({"outcome": "selected", "optionId": "yes"}));
+    assert_eq!(place.check_trace(&peer()), Vec::<Value>::new());
+}
