@@ -147,7 +147,7 @@ impl Chat {
             agent_log_temporary: agent_log_kind == AgentLog::Temporary,
             bridge: None,
             server,
-            mcp_entries: commands::no_entries(),
+            mcp_entries: serde_json::json!([]),
             bridge_status: "not handed to the agent".to_owned(),
             capabilities: Capabilities::default(),
             offers: Offers::default(),

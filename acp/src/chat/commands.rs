@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::Chat;
 use super::handshake::NEW_SESSION_TIMEOUT;
 use crate::messages;
@@ -194,9 +192,4 @@ impl Chat {
         lines.push(format!("[status] agent terminals: {}", self.terminals.describe()));
         lines
     }
-}
-
-/// The MCP entries handed to the agent, kept for `/resume`.
-pub(super) fn no_entries() -> Value {
-    Value::Array(Vec::new())
 }
