@@ -24,8 +24,8 @@
 //! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the
 //! chat's jobs; `commands` and `sessions` the front end's own slash commands and the agent's
 //! sessions), `offers.rs` (the agent's modes, options and commands, and the local check of every
-//! choice before it is sent), `connection.rs` (the JSON-RPC connection: framing and correlation), `messages.rs`
-//! (the lenient message types) and `client.rs` (the agent's requests to us).
+//! choice before it is sent), `connection.rs` (the JSON-RPC connection: framing and correlation),
+//! `messages.rs` (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
 mod chat;

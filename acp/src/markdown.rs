@@ -1,8 +1,8 @@
-//! Agent messages rendered from Markdown for a terminal (`acp.md`, "The transcript"): streamed text
-//! is held until its line is complete, then each line is styled with SGR sequences: headings bold,
-//! `**strong**` bold, `*emphasis*` italic, `` `code` `` in cyan, list bullets as `•`, and fenced
-//! code blocks kept verbatim (their fence lines, with the language, dimmed). Inline Markdown is
-//! parsed by `pulldown-cmark`; blocks are told apart line by line, because the text arrives in
+//! Agent messages rendered from Markdown for a terminal (`docs/acp.md`, "The transcript"): streamed
+//! text is held until its line is complete, then each line is styled with SGR sequences: headings
+//! bold, `**strong**` bold, `*emphasis*` italic, `` `code` `` in cyan, list bullets as `•`, and
+//! fenced code blocks kept verbatim (their fence lines, with the language, dimmed). Inline Markdown
+//! is parsed by `pulldown-cmark`; blocks are told apart line by line, because the text arrives in
 //! chunks and a line must be shown as soon as it ends. Used only when colour is allowed; otherwise
 //! the text is shown exactly as the agent sent it.
 

@@ -1,9 +1,10 @@
-//! What the agent offers for its session and a person may pick from (`acp.md` §2.4): its modes,
-//! its configuration options and its slash commands, as the session's answer and the agent's
-//! updates (`current_mode_update`, `config_option_update`, `available_commands_update`) left them;
-//! the lists `/mode`, `/config` and `/help` print; and the local checks of a person's choice,
-//! which turn it into the params of `session/set_mode` or `session/set_config_option`, or into a
-//! clear error naming what is offered, so that nothing invalid is ever sent.
+//! What the agent offers for its session and a person may pick from (`spec/acp.md` §2.5; §2.12 had
+//! left them out of the first version): its modes, its configuration options and its slash
+//! commands, as the session's answer and the agent's updates (`current_mode_update`,
+//! `config_option_update`, `available_commands_update`) left them; the lists `/mode`, `/config` and
+//! `/help` print; and the local checks of a person's choice, which turn it into the params of
+//! `session/set_mode` or `session/set_config_option`, or into a clear error naming what is offered,
+//! so that nothing invalid is ever sent.
 //!
 //! Pure: the chat sends and prints.
 
