@@ -18,7 +18,7 @@ use crate::exit::ExitStatus;
 use crate::fs::{Roots, normalize};
 use crate::input::Signals;
 use crate::options::{AgentLog, Options};
-use crate::terminal;
+use crate::terminal::{self, ToolServer};
 use crate::trace::Trace;
 use crate::ui::Ui;
 
@@ -63,20 +63,27 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         }
     };
     // `--terminals` chooses the backend before the agent starts (acp.md §2.10).
-    let probe = options.mcp && !options.list_sessions;
-    let (terminals, server) =
-        match terminal::choose(options.terminals, session_file.as_deref(), &cwd, probe).await {
-            Ok(chosen) => {
-                if let Some(notice) = &chosen.notice {
-                    ui.error(notice);
-                }
-                (Arc::new(chosen.backend), chosen.server)
+    let terminals = match terminal::choose(options.terminals, session_file.as_deref(), &cwd).await {
+        Ok(chosen) => {
+            if let Some(notice) = &chosen.notice {
+                ui.error(notice);
             }
-            Err(error) => {
-                ui.error(&error.to_string());
-                return error.exit_status();
-            }
-        };
+            chosen
+        }
+        Err(error) => {
+            ui.error(&error.to_string());
+            return error.exit_status();
+        }
+    };
+    // The MCP bridge is handed over only when the server can be reached (`--terminals tmux` did
+    // not ask it).
+    let server = match (terminals.server, session_file.as_deref()) {
+        (ToolServer::NotAsked, Some(file)) if options.mcp && !options.list_sessions => {
+            terminal::reachability(file).await
+        }
+        (server, _) => server,
+    };
+    let terminals = Arc::new(terminals.backend);
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {

@@ -93,13 +93,10 @@ enum Probe {
 /// Chooses the backend for `mode`: `tmux` always the local server; `canvas` canvas terminals or
 /// an error; `auto` canvas terminals when the server behind `session_file` lists `terminal_run` and
 /// `terminal_wait` in `session_info.operations`, else the local server.
-///
-/// `probe` asks the server even for `tmux` (the MCP bridge needs to know whether it is there).
 pub(crate) async fn choose(
     mode: TerminalBackend,
     session_file: Option<&Path>,
     cwd: &Path,
-    probe: bool,
 ) -> Result<Chosen, ChoiceError> {
     let local = |notice: Option<String>, server: ToolServer| {
         Terminals::new(Server::Name(SOCKET_NAME.to_owned()), cwd.to_path_buf())
@@ -120,7 +117,7 @@ pub(crate) async fn choose(
             TerminalBackend::Auto | TerminalBackend::Tmux => local(None, ToolServer::NotAsked),
         };
     };
-    if mode == TerminalBackend::Tmux && !probe {
+    if mode == TerminalBackend::Tmux {
         return local(None, ToolServer::NotAsked);
     }
     let answer = probe_server(session_file).await;
@@ -150,6 +147,14 @@ pub(crate) async fn choose(
             )),
             server,
         ),
+    }
+}
+
+/// Whether the server behind `session_file` can be reached (its `session_info` answered).
+pub(crate) async fn reachability(session_file: &Path) -> ToolServer {
+    match probe_server(session_file).await {
+        Probe::Unreachable(reason) => ToolServer::Unreachable(reason),
+        Probe::Answered(_) => ToolServer::Reachable,
     }
 }
 

@@ -11,7 +11,7 @@ use super::{CanvasTerminals, check_operations, command_line};
 use crate::connection::code;
 use crate::options::TerminalBackend;
 use crate::terminal::backend::ChoiceError;
-use crate::terminal::{Backend, ExitStatus, Spec, ToolServer, choose};
+use crate::terminal::{Backend, ExitStatus, Spec, ToolServer, choose, reachability};
 
 struct Fixture {
     app: FakeApp,
@@ -347,27 +347,20 @@ async fn the_option_selects_the_backend() {
     let without = FakeApp::start().await.unwrap();
     without.answer("session_info", ToolResult::ok(json!({"operations": ["terminal_read"]})));
 
-    let chosen =
-        choose(TerminalBackend::Auto, Some(with_ops.session_file()), cwd, false).await.unwrap();
+    let chosen = choose(TerminalBackend::Auto, Some(with_ops.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Canvas(_)));
     assert_eq!(chosen.notice, None);
-    let chosen =
-        choose(TerminalBackend::Canvas, Some(with_ops.session_file()), cwd, false).await.unwrap();
+    let chosen = choose(TerminalBackend::Canvas, Some(with_ops.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Canvas(_)));
-    // tmux asks the server only for the MCP bridge's sake.
+    // tmux never asks the server; the bridge's question is asked apart.
     with_ops.take_received();
-    let chosen =
-        choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd, false).await.unwrap();
+    let chosen = choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert_eq!(chosen.server, ToolServer::NotAsked);
     assert!(with_ops.take_received().is_empty());
-    let chosen =
-        choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd, true).await.unwrap();
-    assert!(matches!(chosen.backend, Backend::Tmux(_)));
-    assert_eq!(chosen.server, ToolServer::Reachable);
+    assert_eq!(reachability(with_ops.session_file()).await, ToolServer::Reachable);
 
-    let chosen =
-        choose(TerminalBackend::Auto, Some(without.session_file()), cwd, false).await.unwrap();
+    let chosen = choose(TerminalBackend::Auto, Some(without.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert_eq!(
         chosen.notice.as_deref(),
@@ -375,24 +368,23 @@ async fn the_option_selects_the_backend() {
             "agent terminals run on the local tmux server, not on the canvas: its session_info.operations lacks terminal_run and terminal_wait"
         )
     );
-    let chosen = choose(TerminalBackend::Auto, None, cwd, false).await.unwrap();
+    let chosen = choose(TerminalBackend::Auto, None, cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert_eq!(chosen.notice, None);
 
-    let error = choose(TerminalBackend::Canvas, Some(without.session_file()), cwd, false)
-        .await
-        .unwrap_err();
+    let error =
+        choose(TerminalBackend::Canvas, Some(without.session_file()), cwd).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         "--terminals canvas: the tool server cannot host canvas terminals: its session_info.operations lacks terminal_run and terminal_wait (they need terminal_run and terminal_wait, protocol 1.3.0); use --terminals tmux or auto"
     );
     assert_eq!(
-        choose(TerminalBackend::Canvas, None, cwd, false).await.unwrap_err(),
+        choose(TerminalBackend::Canvas, None, cwd).await.unwrap_err(),
         ChoiceError::NoSession
     );
     let missing = with_ops.temp_dir().unwrap().join("nowhere/sessions/x.json");
     // Unreachable is told apart from lacking the operations (issue 25).
-    let error = choose(TerminalBackend::Canvas, Some(&missing), cwd, false).await.unwrap_err();
+    let error = choose(TerminalBackend::Canvas, Some(&missing), cwd).await.unwrap_err();
     assert!(matches!(error, ChoiceError::Unreachable(_)), "{error}");
     assert!(
         error.to_string().starts_with("--terminals canvas: the tool server is unreachable: "),
@@ -403,8 +395,9 @@ async fn the_option_selects_the_backend() {
         "{error}"
     );
     assert!(!error.to_string().contains("protocol 1.3.0"), "{error}");
-    let chosen = choose(TerminalBackend::Auto, Some(&missing), cwd, true).await.unwrap();
+    let chosen = choose(TerminalBackend::Auto, Some(&missing), cwd).await.unwrap();
     assert!(matches!(chosen.server, ToolServer::Unreachable(_)), "{:?}", chosen.server);
+    assert!(matches!(reachability(&missing).await, ToolServer::Unreachable(_)));
     assert!(chosen.notice.unwrap().starts_with(
         "agent terminals run on the local tmux server: the tool server is unreachable ("
     ));
@@ -415,9 +408,8 @@ async fn auto_does_not_wait_more_than_the_probe_timeout_for_a_silent_server() {
     let app = FakeApp::start().await.unwrap();
     app.hold_all();
     let started = std::time::Instant::now();
-    let chosen = choose(TerminalBackend::Auto, Some(app.session_file()), Path::new("/"), false)
-        .await
-        .unwrap();
+    let chosen =
+        choose(TerminalBackend::Auto, Some(app.session_file()), Path::new("/")).await.unwrap();
     let waited = started.elapsed();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
     assert!(chosen.notice.unwrap().contains("no response within 10 s"), "waited {waited:?}");
