@@ -422,6 +422,12 @@ fn agent_messages_are_rendered_from_markdown_on_a_terminal_and_plain_with_no_col
     assert!(styled.contains("Some \x1b[1mbold\x1b[0m"), "{styled:?}");
     assert!(styled.contains(" and \x1b[36m`code`"), "{styled:?}");
     assert!(styled.contains("let x = **y**;"), "{styled:?}");
+    // A trailing backslash continues the prompt on the next line.
+    node.type_line("echo one\\");
+    node.wait_for("... ", 1);
+    node.type_line("two");
+    node.wait_for("[stop reason: end_turn]", 2);
+    assert_eq!(node.reports()[0]["text"], "echo one\ntwo");
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
 
