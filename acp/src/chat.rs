@@ -4,7 +4,9 @@
 //! (the permission asks shown to the person one at a time).
 
 mod ask_queue;
+mod commands;
 mod handshake;
+mod sessions;
 mod turn;
 
 use std::collections::VecDeque;
@@ -19,11 +21,13 @@ use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
 use crate::input::{Input, InputReader, Signals};
-use crate::messages::SessionUpdate;
-use crate::options::Options;
+use crate::markdown::Markdown;
+use crate::messages::{Capabilities, SessionUpdate};
+use crate::offers::Offers;
+use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
-use crate::terminal::Backend;
+use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
 
@@ -73,8 +77,33 @@ pub(crate) struct Chat {
     disconnected: bool,
     /// The file the agent's stderr goes to, named after a failure.
     agent_log: Option<PathBuf>,
+    /// Whether `agent_log` is the temporary file of this run (removed at the end when empty).
+    agent_log_temporary: bool,
     /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
     bridge: Option<BridgeMark>,
+    /// What the start learned about the tool server.
+    server: ToolServer,
+    /// The `mcpServers` handed to the agent, again for `/resume`.
+    mcp_entries: serde_json::Value,
+    /// Whether the agent got termsprawl's tools, and why not, for `/status`.
+    bridge_status: String,
+    /// The session methods the agent offers.
+    capabilities: Capabilities,
+    /// The session's modes, options and commands.
+    offers: Offers,
+    /// A session was started (and is closed at the end).
+    session_open: bool,
+    /// Agent messages rendered from Markdown, when colour is allowed.
+    markdown: Option<Markdown>,
+}
+
+/// What the start hands the chat besides the connection.
+#[derive(Debug)]
+pub(crate) struct Setting {
+    pub(crate) terminals: Arc<Backend>,
+    pub(crate) server: ToolServer,
+    pub(crate) agent_log: Option<PathBuf>,
+    pub(crate) agent_log_kind: AgentLog,
 }
 
 /// A private directory where the injected bridge, started by the agent, leaves a file (the
@@ -92,11 +121,12 @@ impl Chat {
         ui: Ui,
         connection: Connection,
         client: Client,
-        terminals: Arc<Backend>,
         events: mpsc::UnboundedReceiver<Event>,
         signals: Signals,
-        agent_log: Option<PathBuf>,
+        setting: Setting,
     ) -> Chat {
+        let Setting { terminals, server, agent_log, agent_log_kind } = setting;
+        let markdown = ui.color().then(Markdown::default);
         Chat {
             ui,
             connection,
@@ -114,7 +144,15 @@ impl Chat {
             quit_requested: false,
             disconnected: false,
             agent_log,
+            agent_log_temporary: agent_log_kind == AgentLog::Temporary,
             bridge: None,
+            server,
+            mcp_entries: serde_json::json!([]),
+            bridge_status: "not handed to the agent".to_owned(),
+            capabilities: Capabilities::default(),
+            offers: Offers::default(),
+            session_open: false,
+            markdown,
         }
     }
 
@@ -124,16 +162,21 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> ExitStatus {
-        let status = match self.handshake(options, cwd, session_file).await {
-            Ok(()) => match &options.prompt {
-                Some(prompt) => self.one_shot(prompt).await,
-                None => self.interactive().await,
-            },
-            Err(message) => {
-                self.ui.error(&message);
-                self.log_hint();
-                return ExitStatus::Failure;
-            }
+        if let Err(message) = self.handshake(options, cwd, session_file).await {
+            self.ui.error(&message);
+            self.log_hint();
+            return ExitStatus::Failure;
+        }
+        if options.list_sessions {
+            return self.print_sessions().await;
+        }
+        if let Err(message) = self.apply_choices(options.mode.as_deref(), &options.config).await {
+            self.ui.error(&message);
+            return ExitStatus::Usage;
+        }
+        let status = match &options.prompt {
+            Some(prompt) => self.one_shot(prompt).await,
+            None => self.interactive(cwd).await,
         };
         match status {
             Ok(status) => status,
@@ -167,6 +210,9 @@ impl Chat {
     }
 
     fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
+        if !matches!(event, Event::Update(_)) {
+            self.flush_markdown();
+        }
         match event {
             Event::Update(update) => {
                 for piece in self.render_update(&update) {
@@ -182,6 +228,10 @@ impl Chat {
                     written.path.display(),
                     written.bytes
                 ));
+                if let Some((before, after)) = &written.change {
+                    let path = written.path.to_string_lossy();
+                    self.ui.line(&crate::render::diff(&path, before.as_deref(), after));
+                }
             }
             Event::Notice(notice) => self.ui.error(&notice),
             Event::Disconnected(reason) => return Err(Fatal::Disconnected(reason)),
@@ -189,16 +239,54 @@ impl Chat {
         Ok(())
     }
 
-    /// What an update shows.
+    /// What an update shows; the session's mode, options and commands are followed here.
     fn render_update(&mut self, update: &SessionUpdate) -> Vec<Piece> {
+        match update {
+            SessionUpdate::CurrentMode(id) => {
+                return self.offers.mode_changed(id).into_iter().map(Piece::Line).collect();
+            }
+            SessionUpdate::ConfigOptions(options) => {
+                return self
+                    .offers
+                    .config_changed(options.clone())
+                    .into_iter()
+                    .map(Piece::Line)
+                    .collect();
+            }
+            SessionUpdate::Commands(commands) => {
+                self.offers.commands.clone_from(commands);
+                return Vec::new();
+            }
+            _ => {}
+        }
         let terminals = Arc::clone(&self.terminals);
         let attach = move |id: &str| terminals.location(id);
         self.renderer.update(update, &attach)
     }
 
+    /// Writes the line a Markdown message left open.
+    fn flush_markdown(&mut self) {
+        if let Some(rest) = self.markdown.as_mut().map(Markdown::flush) {
+            self.ui.out(&rest);
+        }
+    }
+
     fn piece(&mut self, piece: Piece) {
+        if !matches!(piece, Piece::Text(_)) {
+            self.flush_markdown();
+        }
         match piece {
-            Piece::Text(text) => self.ui.out(&text),
+            Piece::Text(text) => match self.markdown.as_mut() {
+                Some(markdown) => {
+                    let styled = markdown.feed(&text);
+                    self.ui.out(&styled);
+                }
+                None => self.ui.out(&text),
+            },
+            Piece::Fresh(text) => {
+                self.ui.finish_line();
+                self.ui.out(&text);
+            }
             Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
         }
@@ -208,6 +296,7 @@ impl Chat {
     /// closed, then SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
+        self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();
         let exit = match agent.try_status() {
@@ -218,6 +307,22 @@ impl Chat {
         if self.disconnected {
             self.ui.error(&format!("the agent exited with {}", agent::describe(exit)));
         }
+        self.tidy_agent_log();
         status
+    }
+
+    /// At the end: the temporary agent log is removed when the agent wrote nothing to it, and
+    /// named when it did (`acp.md` §2.1).
+    fn tidy_agent_log(&mut self) {
+        let Some(path) = self.agent_log.take().filter(|_| self.agent_log_temporary) else {
+            return;
+        };
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.len() == 0 => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Ok(_) => self.ui.error(&format!("the agent's stderr is kept in {}", path.display())),
+            Err(_) => {}
+        }
     }
 }

@@ -262,6 +262,11 @@ impl Client {
                     output_byte_limit: params.output_byte_limit,
                 };
                 let terminal_id = config.terminals.create(spec).await?;
+                // One line per terminal saying where it runs, whether or not the agent embeds it
+                // in a tool call.
+                if let Some(place) = config.terminals.location(&terminal_id) {
+                    self.event(Event::Line(format!("[terminal] {terminal_id} runs in {place}")));
+                }
                 Ok(json!({"terminalId": terminal_id}))
             }
             "terminal/output" => {
@@ -317,6 +322,11 @@ impl Client {
                 Decision::Cancelled => "cancelled: the policy found no matching option".to_owned(),
             };
             self.event(Event::Line(format!("[permission] {title}: {outcome}")));
+            // The diff of a file edit is shown even when a policy answers (the ask's own diffs;
+            // an ask that carries only the tool call's id was shown with its tool call).
+            for diff in permission::ask_diffs(&request) {
+                self.event(Event::Line(diff));
+            }
             return Ok(decision.to_json());
         }
         let offered: Vec<String> =

@@ -34,6 +34,9 @@ pub(crate) struct Written {
     pub(crate) path: PathBuf,
     pub(crate) bytes: usize,
     pub(crate) created: bool,
+    /// The text the file held before (a text file of at most 10 MiB), and what was written, so
+    /// that the transcript shows the change as a diff; `None` when the old content is not text.
+    pub(crate) change: Option<(Option<String>, String)>,
 }
 
 /// A confined path: an existing file (resolved), or a missing one below its nearest existing,
@@ -111,6 +114,16 @@ impl Roots {
         if !self.inside_resolved(&resolved_directory) {
             return Err(outside(path));
         }
+        let before = if created {
+            Some(None)
+        } else {
+            fs::metadata(&target)
+                .ok()
+                .filter(|metadata| metadata.len() <= MAX_READ_BYTES)
+                .and_then(|_| fs::read(&target).ok())
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .map(Some)
+        };
         let permissions = match fs::metadata(&target) {
             Ok(metadata) => metadata.permissions(),
             Err(_) => Permissions::from_mode(0o644),
@@ -128,7 +141,8 @@ impl Roots {
         let file_name = target.file_name().map(ToOwned::to_owned).unwrap_or_default();
         let final_path = resolved_directory.join(file_name);
         temporary.persist(&final_path).map_err(|error| io_error(path, &error.error))?;
-        Ok(Written { path: PathBuf::from(path), bytes: content.len(), created })
+        let change = before.map(|before| (before, content.to_owned()));
+        Ok(Written { path: PathBuf::from(path), bytes: content.len(), created, change })
     }
 
     fn confine(&self, path: &str) -> Result<Target, RpcError> {

@@ -23,8 +23,10 @@
 //!
 //! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
 //! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the
-//! chat's jobs), `connection.rs` (the JSON-RPC connection: framing and correlation), `messages.rs`
-//! (the lenient message types) and `client.rs` (the agent's requests to us).
+//! chat's jobs; `commands` and `sessions` the front end's own slash commands and the agent's
+//! sessions), `offers.rs` (the agent's modes, options and commands, and the local check of every
+//! choice before it is sent), `connection.rs` (the JSON-RPC connection: framing and correlation),
+//! `messages.rs` (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
 mod chat;
@@ -33,7 +35,9 @@ mod connection;
 mod exit;
 mod fs;
 mod input;
+mod markdown;
 mod messages;
+mod offers;
 mod options;
 mod permission;
 mod render;

@@ -28,6 +28,43 @@ pub(crate) struct InitializeResult {
     pub(crate) auth_methods: Option<Vec<AuthMethod>>,
     #[serde(default)]
     pub(crate) agent_info: Option<Implementation>,
+    /// Read leniently by [`Capabilities::of`]: a member of an unexpected type means "not offered".
+    #[serde(default)]
+    pub(crate) agent_capabilities: Option<Value>,
+}
+
+/// The session methods an agent offers beyond `session/new` (`agentCapabilities`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[expect(clippy::struct_excessive_bools, reason = "one flag per optional ACP method")]
+pub(crate) struct Capabilities {
+    /// `loadSession: true`: `session/load`.
+    pub(crate) load: bool,
+    /// `sessionCapabilities.list`: `session/list`.
+    pub(crate) list: bool,
+    /// `sessionCapabilities.resume`: `session/resume`.
+    pub(crate) resume: bool,
+    /// `sessionCapabilities.close`: `session/close`.
+    pub(crate) close: bool,
+}
+
+impl Capabilities {
+    /// What `agentCapabilities` offers; an object (even `{}`) under `sessionCapabilities` means
+    /// offered, `null` or absent means not.
+    pub(crate) fn of(capabilities: Option<&Value>) -> Capabilities {
+        let Some(capabilities) = capabilities else {
+            return Capabilities::default();
+        };
+        let session = capabilities.get("sessionCapabilities");
+        let offered = |name: &str| {
+            session.and_then(|session| session.get(name)).is_some_and(Value::is_object)
+        };
+        Capabilities {
+            load: capabilities.get("loadSession").and_then(Value::as_bool) == Some(true),
+            list: offered("list"),
+            resume: offered("resume"),
+            close: offered("close"),
+        }
+    }
 }
 
 /// An entry of `authMethods`.
@@ -81,6 +118,191 @@ pub(crate) struct NewSessionResult {
     pub(crate) session_id: String,
 }
 
+/// What `session/new`, `session/load` and `session/resume` answer about the session's modes and
+/// configuration options; each is decoded by [`mode_state`] and [`config_options`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionSetup {
+    #[serde(default)]
+    pub(crate) modes: Option<Value>,
+    #[serde(default)]
+    pub(crate) config_options: Option<Value>,
+}
+
+/// `modes`: the current mode and the available ones.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModeState {
+    pub(crate) current_mode_id: String,
+    #[serde(default)]
+    pub(crate) available_modes: Vec<Mode>,
+}
+
+/// A mode the agent can run in.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Mode {
+    pub(crate) id: String,
+    #[serde(default)]
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) description: Option<String>,
+}
+
+/// A session configuration option (`configOptions`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConfigOption {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    /// `model`, `mode`, `thought_level`, … (UX only; `model` is the target of `/model`).
+    pub(crate) category: Option<String>,
+    pub(crate) value: ConfigValue,
+}
+
+/// The kind and current value of a configuration option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ConfigValue {
+    /// `select`: the current value id and every choice (groups flattened, in order).
+    Select { current: String, choices: Vec<Choice> },
+    /// `boolean`.
+    Boolean(bool),
+    /// A type this client does not know: shown, never set.
+    Unknown(String),
+}
+
+/// One value of a `select` option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Choice {
+    pub(crate) value: String,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+}
+
+/// A slash command the agent announced (`available_commands_update`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AvailableCommand {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    /// `input.hint`: what to type after the name.
+    pub(crate) hint: Option<String>,
+}
+
+/// One page of `session/list`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionList {
+    #[serde(default)]
+    pub(crate) sessions: Vec<SessionInfo>,
+    #[serde(default)]
+    pub(crate) next_cursor: Option<String>,
+}
+
+/// A session of `session/list`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionInfo {
+    pub(crate) session_id: String,
+    #[serde(default)]
+    pub(crate) cwd: Option<String>,
+    #[serde(default)]
+    pub(crate) title: Option<String>,
+    #[serde(default)]
+    pub(crate) updated_at: Option<String>,
+}
+
+/// Decodes `modes`; `null` or absent is `None`.
+pub(crate) fn mode_state(modes: Option<&Value>) -> Result<Option<ModeState>, String> {
+    match modes {
+        None | Some(Value::Null) => Ok(None),
+        Some(modes) => {
+            ModeState::deserialize(modes).map(Some).map_err(|error| format!("modes: {error}"))
+        }
+    }
+}
+
+/// Decodes `configOptions`; `null` or absent is `None`.
+pub(crate) fn config_options(options: Option<&Value>) -> Result<Option<Vec<ConfigOption>>, String> {
+    match options {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => {
+            items.iter().map(config_option).collect::<Result<_, _>>().map(Some)
+        }
+        Some(_) => Err("configOptions is not an array".to_owned()),
+    }
+}
+
+fn config_option(item: &Value) -> Result<ConfigOption, String> {
+    let text =
+        |value: &Value, name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+    let Some(id) = text(item, "id") else {
+        return Err("a config option has no id".to_owned());
+    };
+    let value = match item.get("type").and_then(Value::as_str) {
+        Some("select") => {
+            let Some(current) = text(item, "currentValue") else {
+                return Err(format!("config option {id}: a select has no currentValue string"));
+            };
+            let mut choices = Vec::new();
+            for entry in item.get("options").and_then(Value::as_array).into_iter().flatten() {
+                // A group holds `options`; an ungrouped entry is a choice itself.
+                let members = match entry.get("options").and_then(Value::as_array) {
+                    Some(members) => members.iter().collect(),
+                    None => vec![entry],
+                };
+                for member in members {
+                    let Some(value) = text(member, "value") else {
+                        return Err(format!("config option {id}: a choice has no value"));
+                    };
+                    choices.push(Choice {
+                        name: text(member, "name").unwrap_or_else(|| value.clone()),
+                        description: text(member, "description"),
+                        value,
+                    });
+                }
+            }
+            ConfigValue::Select { current, choices }
+        }
+        Some("boolean") => match item.get("currentValue").and_then(Value::as_bool) {
+            Some(current) => ConfigValue::Boolean(current),
+            None => return Err(format!("config option {id}: a boolean has no currentValue")),
+        },
+        Some(other) => ConfigValue::Unknown(other.to_owned()),
+        None => return Err(format!("config option {id} has no type")),
+    };
+    Ok(ConfigOption {
+        name: text(item, "name").unwrap_or_else(|| id.clone()),
+        description: text(item, "description"),
+        category: text(item, "category"),
+        id,
+        value,
+    })
+}
+
+fn available_commands(commands: Option<&Value>) -> Result<Vec<AvailableCommand>, String> {
+    let Some(commands) = commands.and_then(Value::as_array) else {
+        return Err("available_commands_update: availableCommands is not an array".to_owned());
+    };
+    commands
+        .iter()
+        .map(|command| {
+            let text = |name: &str| command.get(name).and_then(Value::as_str).map(str::to_owned);
+            let Some(name) = text("name") else {
+                return Err("available_commands_update: a command has no name".to_owned());
+            };
+            Ok(AvailableCommand {
+                name,
+                description: text("description").unwrap_or_default(),
+                hint: command
+                    .get("input")
+                    .and_then(|input| input.get("hint"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            })
+        })
+        .collect()
+}
+
 /// The result of `session/prompt`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -111,6 +333,12 @@ pub(crate) enum SessionUpdate {
     ToolCallUpdate(ToolCallUpdate),
     /// `plan`.
     Plan(Vec<PlanEntry>),
+    /// `current_mode_update`: the new mode id.
+    CurrentMode(String),
+    /// `config_option_update`: every option with its current value.
+    ConfigOptions(Vec<ConfigOption>),
+    /// `available_commands_update`: the agent's slash commands.
+    Commands(Vec<AvailableCommand>),
     /// Bookkeeping variants we do not show, and variants we do not know.
     Ignored(String),
 }
@@ -287,6 +515,17 @@ pub(crate) fn decode_update(update: &Value) -> Result<SessionUpdate, String> {
                 None => Vec::new(),
             };
             Ok(SessionUpdate::Plan(entries))
+        }
+        "current_mode_update" => match field("currentModeId").and_then(Value::as_str) {
+            Some(id) => Ok(SessionUpdate::CurrentMode(id.to_owned())),
+            None => Err("current_mode_update has no currentModeId string".to_owned()),
+        },
+        "config_option_update" => match config_options(field("configOptions"))? {
+            Some(options) => Ok(SessionUpdate::ConfigOptions(options)),
+            None => Err("config_option_update has no configOptions".to_owned()),
+        },
+        "available_commands_update" => {
+            available_commands(field("availableCommands")).map(SessionUpdate::Commands)
         }
         other => Ok(SessionUpdate::Ignored(other.to_owned())),
     }

@@ -73,6 +73,15 @@ pub struct Options {
     pub trace: Option<PathBuf>,
     /// `--agent-log`.
     pub agent_log: AgentLog,
+    /// `--mode ID`: switched to before the first prompt.
+    pub mode: Option<String>,
+    /// `--set ID=VALUE` (repeatable) and `--model VALUE` (the option of category `model`, named
+    /// by `None`), in the order given; applied before the first prompt.
+    pub config: Vec<(Option<String>, String)>,
+    /// `--list-sessions`: print the agent's sessions and exit.
+    pub list_sessions: bool,
+    /// `--resume ID`: continue this session instead of starting one.
+    pub resume: Option<String>,
     /// The agent's argv after `--`; an empty one fails to start (exit 2).
     pub agent: Vec<OsString>,
 }
@@ -90,6 +99,10 @@ impl Options {
             mcp_narrowing: McpNarrowing::default(),
             trace: None,
             agent_log: AgentLog::Temporary,
+            mode: None,
+            config: Vec::new(),
+            list_sessions: false,
+            resume: None,
             agent,
         }
     }

@@ -10,8 +10,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::messages::{PermissionOption, RequestPermissionParams};
+use crate::messages::{PermissionOption, RequestPermissionParams, ToolCallContent};
 use crate::options::PermissionMode;
+use crate::render;
 
 /// The answer to a permission ask.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,8 +60,9 @@ pub(crate) fn by_policy(mode: PermissionMode, options: &[PermissionOption]) -> D
     decision.unwrap_or(Decision::Cancelled)
 }
 
-/// The lines that show an ask: title, kind, raw input and the numbered options.
-pub(crate) fn ask_lines(request: &RequestPermissionParams) -> Vec<String> {
+/// The lines that show an ask: title, kind, raw input, the diff of every file edit it carries
+/// (else `known_diffs`, those the tool call showed before), and the numbered options.
+pub(crate) fn ask_lines(request: &RequestPermissionParams, known_diffs: &[String]) -> Vec<String> {
     let tool = &request.tool_call;
     let mut lines = vec![format!(
         "[permission] {} ({})",
@@ -70,10 +72,32 @@ pub(crate) fn ask_lines(request: &RequestPermissionParams) -> Vec<String> {
     if let Some(input) = &tool.raw_input {
         lines.push(format!("  input: {input}"));
     }
+    let diffs = ask_diffs(request);
+    if diffs.is_empty() {
+        lines.extend(known_diffs.iter().cloned());
+    } else {
+        lines.extend(diffs);
+    }
     for (index, option) in request.options.iter().enumerate() {
         lines.push(format!("  {}. {} ({})", index + 1, option.name, option.kind));
     }
     lines
+}
+
+/// The unified diffs of the file edits an ask carries.
+pub(crate) fn ask_diffs(request: &RequestPermissionParams) -> Vec<String> {
+    request
+        .tool_call
+        .content
+        .iter()
+        .flatten()
+        .filter_map(|item| match item {
+            ToolCallContent::Diff { path, old_text, new_text } => {
+                Some(render::diff(path, old_text.as_deref(), new_text))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The prompt that asks for a choice.

@@ -15,16 +15,28 @@ use crate::messages::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent};
 pub(crate) enum Piece {
     /// Streamed text, printed as is.
     Text(String),
+    /// Streamed text that starts on a fresh line (a new speaker).
+    Fresh(String),
     /// Streamed text, dimmed when colour is allowed (thoughts).
     Dim(String),
     /// A whole line, started on a fresh line.
     Line(String),
 }
 
+/// How many lines of a tool's result are shown; a longer one is cut, and `/last` shows it whole.
+const RESULT_LINES: usize = 6;
+/// How many characters of one result line are shown.
+const RESULT_LINE_CHARS: usize = 160;
+
 /// What the renderer remembers about tool calls within a turn.
 #[derive(Debug, Default)]
 pub(crate) struct Renderer {
     tools: HashMap<String, ToolState>,
+    /// The whole text of the last tool result that was shortened (`/last`).
+    last_result: Option<String>,
+    /// The last streamed text was the person's (a replayed history): the agent's next text starts
+    /// on a fresh line.
+    user_open: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -33,6 +45,8 @@ struct ToolState {
     kind: Option<String>,
     status: Option<String>,
     content: Option<Vec<ToolCallContent>>,
+    /// The tool's line as last printed: a patch that changes nothing shown prints nothing.
+    shown: Option<String>,
 }
 
 impl Renderer {
@@ -43,16 +57,33 @@ impl Renderer {
         update: &SessionUpdate,
         attach: &dyn Fn(&str) -> Option<String>,
     ) -> Vec<Piece> {
+        let after_user = std::mem::take(&mut self.user_open);
         match update {
-            SessionUpdate::UserMessage(block) | SessionUpdate::AgentMessage(block) => {
-                vec![Piece::Text(block_text(block))]
+            SessionUpdate::UserMessage(block) => {
+                self.user_open = true;
+                if after_user {
+                    vec![Piece::Text(block_text(block))]
+                } else {
+                    vec![Piece::Fresh(format!("[you] {}", block_text(block)))]
+                }
             }
+            SessionUpdate::AgentMessage(block) if after_user => {
+                vec![Piece::Fresh(block_text(block))]
+            }
+            SessionUpdate::AgentMessage(block) => vec![Piece::Text(block_text(block))],
             SessionUpdate::AgentThought(block) => vec![Piece::Dim(block_text(block))],
             SessionUpdate::ToolCall(call) => {
                 let state = self.tools.entry(call.tool_call_id.clone()).or_default();
+                let shown = state.shown.take();
                 *state = state_from(call.title.clone(), call.kind.clone(), call.status.clone());
-                let mut pieces = vec![Piece::Line(tool_line(state))];
-                pieces.extend(content_pieces(state, call.content.as_ref(), attach));
+                state.shown = shown;
+                let mut pieces = changed_line(state);
+                pieces.extend(content_pieces(
+                    state,
+                    call.content.as_ref(),
+                    attach,
+                    &mut self.last_result,
+                ));
                 pieces
             }
             SessionUpdate::ToolCallUpdate(patch) => {
@@ -69,12 +100,20 @@ impl Renderer {
                 if patch.status.is_some() {
                     state.status.clone_from(&patch.status);
                 }
-                let mut pieces = vec![Piece::Line(tool_line(state))];
-                pieces.extend(content_pieces(state, patch.content.as_ref(), attach));
+                let mut pieces = changed_line(state);
+                pieces.extend(content_pieces(
+                    state,
+                    patch.content.as_ref(),
+                    attach,
+                    &mut self.last_result,
+                ));
                 pieces
             }
             SessionUpdate::Plan(entries) => plan_pieces(entries),
-            SessionUpdate::Ignored(_) => Vec::new(),
+            SessionUpdate::CurrentMode(_)
+            | SessionUpdate::ConfigOptions(_)
+            | SessionUpdate::Commands(_)
+            | SessionUpdate::Ignored(_) => Vec::new(),
         }
     }
 
@@ -97,10 +136,74 @@ impl Renderer {
     pub(crate) fn end_turn(&mut self) {
         self.tools.clear();
     }
+
+    /// The diffs the tool call `id` carried so far in this turn (for its permission ask).
+    pub(crate) fn diffs_of(&self, id: &str) -> Vec<String> {
+        self.tools
+            .get(id)
+            .and_then(|state| state.content.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|item| match item {
+                ToolCallContent::Diff { path, old_text, new_text } => {
+                    Some(diff(path, old_text.as_deref(), new_text))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The whole text of the last tool result that was shortened.
+    pub(crate) fn last_result(&self) -> Option<&str> {
+        self.last_result.as_deref()
+    }
 }
 
 fn state_from(title: String, kind: Option<String>, status: Option<String>) -> ToolState {
-    ToolState { title, kind, status, content: None }
+    ToolState { title, kind, status, content: None, shown: None }
+}
+
+/// The tool's line, once per change of what it shows (claude-agent-acp sent the same
+/// `(other, pending)` three times in a row).
+fn changed_line(state: &mut ToolState) -> Vec<Piece> {
+    let line = tool_line(state);
+    if state.shown.as_ref() == Some(&line) {
+        return Vec::new();
+    }
+    state.shown = Some(line.clone());
+    vec![Piece::Line(line)]
+}
+
+/// A tool's text result, indented, cut to [`RESULT_LINES`] lines of at most
+/// [`RESULT_LINE_CHARS`] characters; when cut, `last` keeps the whole text for `/last`.
+fn result_lines(text: &str, last: &mut Option<String>) -> Vec<Piece> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut cut = lines.len() > RESULT_LINES;
+    let shown = if cut { RESULT_LINES - 1 } else { lines.len() };
+    let mut pieces = Vec::new();
+    for line in &lines[..shown] {
+        if line.chars().count() > RESULT_LINE_CHARS {
+            cut = true;
+            let start: String = line.chars().take(RESULT_LINE_CHARS).collect();
+            pieces.push(Piece::Line(format!("  {start}…")));
+        } else {
+            pieces.push(Piece::Line(format!("  {line}")));
+        }
+    }
+    if cut {
+        let more = lines.len() - shown;
+        let what = if more == 0 {
+            "(shortened; /last shows the whole result)".to_owned()
+        } else {
+            format!(
+                "(… {more} more line{}; /last shows the whole result)",
+                if more == 1 { "" } else { "s" }
+            )
+        };
+        pieces.push(Piece::Line(format!("  {what}")));
+        *last = Some(text.to_owned());
+    }
+    pieces
 }
 
 /// The line at the end of a turn.
@@ -122,6 +225,7 @@ fn content_pieces(
     state: &mut ToolState,
     content: Option<&Vec<ToolCallContent>>,
     attach: &dyn Fn(&str) -> Option<String>,
+    last: &mut Option<String>,
 ) -> Vec<Piece> {
     let Some(content) = content else {
         return Vec::new();
@@ -134,9 +238,7 @@ fn content_pieces(
     for item in content {
         match item {
             ToolCallContent::Content(block) => {
-                for line in block_text(block).lines() {
-                    pieces.push(Piece::Line(format!("  {line}")));
-                }
+                pieces.extend(result_lines(&block_text(block), last));
             }
             ToolCallContent::Diff { path, old_text, new_text } => {
                 pieces.push(Piece::Line(diff(path, old_text.as_deref(), new_text)));
@@ -166,17 +268,19 @@ pub(crate) fn diff(path: &str, old_text: Option<&str>, new_text: &str) -> String
     rendered.trim_end_matches('\n').to_owned()
 }
 
+/// A plan as a checklist with its progress: `[x]` completed, `[~]` in progress, `[ ]` pending.
 fn plan_pieces(entries: &[PlanEntry]) -> Vec<Piece> {
-    let mut pieces = vec![Piece::Line("[plan]".to_owned())];
-    for (index, entry) in entries.iter().enumerate() {
+    let done = entries.iter().filter(|entry| entry.status.as_deref() == Some("completed")).count();
+    let mut pieces = vec![Piece::Line(format!("[plan] {done}/{} done", entries.len()))];
+    for entry in entries {
         let priority =
             entry.priority.as_deref().map(|priority| format!(" ({priority})")).unwrap_or_default();
-        pieces.push(Piece::Line(format!(
-            "  {}. [{}] {}{priority}",
-            index + 1,
-            entry.status.as_deref().unwrap_or("pending"),
-            entry.content
-        )));
+        let mark = match entry.status.as_deref() {
+            Some("completed") => "[x]",
+            Some("in_progress") => "[~]",
+            _ => "[ ]",
+        };
+        pieces.push(Piece::Line(format!("  {mark} {}{priority}", entry.content)));
     }
     pieces
 }

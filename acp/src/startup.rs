@@ -11,14 +11,14 @@ use tokio::io::BufReader;
 use tokio::sync::mpsc;
 
 use crate::agent::Agent;
-use crate::chat::Chat;
+use crate::chat::{Chat, Setting};
 use crate::client::{Client, Config, Event};
 use crate::connection::{self, Connection, ReadEnd};
 use crate::exit::ExitStatus;
 use crate::fs::{Roots, normalize};
 use crate::input::Signals;
 use crate::options::{AgentLog, Options};
-use crate::terminal;
+use crate::terminal::{self, ToolServer};
 use crate::trace::Trace;
 use crate::ui::Ui;
 
@@ -68,13 +68,22 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
             if let Some(notice) = &chosen.notice {
                 ui.error(notice);
             }
-            Arc::new(chosen.backend)
+            chosen
         }
         Err(error) => {
             ui.error(&error.to_string());
             return error.exit_status();
         }
     };
+    // The MCP bridge is handed over only when the server can be reached (`--terminals tmux` did
+    // not ask it).
+    let server = match (terminals.server, session_file.as_deref()) {
+        (ToolServer::NotAsked, Some(file)) if options.mcp && !options.list_sessions => {
+            terminal::reachability(file).await
+        }
+        (server, _) => server,
+    };
+    let terminals = Arc::new(terminals.backend);
     let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
         Ok(started) => started,
         Err(error) => {
@@ -105,7 +114,9 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     let client = Client::new(connection.clone(), config, events_sender.clone());
     spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
 
-    let mut chat = Chat::new(ui, connection, client, terminals, events, signals, agent_log);
+    let setting =
+        Setting { terminals, server, agent_log, agent_log_kind: options.agent_log.clone() };
+    let mut chat = Chat::new(ui, connection, client, events, signals, setting);
     let status = chat.run(&options, &cwd, session_file.as_deref()).await;
     chat.shutdown(&mut agent, status).await
 }

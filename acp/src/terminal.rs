@@ -13,7 +13,7 @@ mod canvas;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use backend::{Backend, choose};
+pub(crate) use backend::{Backend, ToolServer, choose, reachability};
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

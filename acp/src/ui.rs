@@ -19,6 +19,11 @@ impl Ui {
         Ui { color: std::io::stdout().is_terminal() && !no_color, at_line_start: true, writes: 0 }
     }
 
+    /// Whether colour is allowed: stdout is a terminal and `NO_COLOR` is unset or empty.
+    pub(crate) fn color(&self) -> bool {
+        self.color
+    }
+
     /// Writes transcript text as is.
     pub(crate) fn out(&mut self, text: &str) {
         if text.is_empty() {

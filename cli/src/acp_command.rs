@@ -24,9 +24,12 @@ pub(crate) const HELP: &str = "\
 Usage: termsprawlctl [--session FILE] acp [OPTIONS] -- AGENT [ARG]...
 
 Runs an Agent Client Protocol (ACP v1) agent as a chat in this terminal.
-Type a prompt and press Enter; a line of three double quotes (\"\"\") starts and ends a multi-line prompt.
-/quit or end of input ends the session; Ctrl-C cancels the running turn (twice: stop waiting for
-the agent), twice while idle quits.
+Type a prompt and press Enter; a line ending in \\ continues on the next one, and a line of three
+double quotes (\"\"\") starts and ends a multi-line prompt. /help lists the front end's commands
+(/mode, /config, /model, /sessions, /resume, /status, /last, /quit) and the agent's; a /NAME that
+is not the front end's goes to the agent as prompt text (//NAME sends the agent's /NAME where the
+front end has one). /quit or end of input ends the session; Ctrl-C cancels the running turn (twice:
+stop waiting for the agent), twice while idle quits.
 
 Options:
   --cwd DIR                     the session's working directory and the root for file access (default: current directory)
@@ -39,7 +42,14 @@ Options:
   --mcp-read-only               hand the agent only the read-only termsprawl tools (the bridge's --read-only)
   --mcp-tools NAME,...          hand the agent only these termsprawl tools (the bridge's --tools)
   --trace FILE                  append every wire message as a JSON line
-  --agent-log FILE|-            where the agent's stderr goes; - copies it to stderr (default: a new temporary file)
+  --agent-log FILE|-            where the agent's stderr goes; - copies it to stderr (default: a new temporary file,
+                                removed at the end when the agent wrote nothing to it)
+  --mode ID                     switch the agent to this mode (session/set_mode) before the first prompt
+  --set ID=VALUE                set a configuration option (session/set_config_option) before the first prompt;
+                                repeatable, once per option
+  --model VALUE                 set the option whose category is model (the model picker) before the first prompt
+  --resume ID                   continue this session of the agent (session/resume, else session/load) instead of a new one
+  --list-sessions               print the agent's sessions (session/list, every page) and exit
 
 --session FILE is an option of termsprawlctl itself and goes before acp.
 The agent gets termsprawl's tools through `termsprawlctl --session FILE mcp` in its mcpServers.
@@ -57,7 +67,7 @@ pub(crate) enum Parsed {
     /// Print the help.
     Help,
     /// Run the front end.
-    Run(Options),
+    Run(Box<Options>),
 }
 
 /// A usage error: the message, and a hint when one helps.
@@ -83,7 +93,7 @@ pub(crate) fn run(
     streams: &mut Streams<'_>,
 ) -> ExitStatus {
     let options = match parse(args) {
-        Ok(Parsed::Run(options)) => options,
+        Ok(Parsed::Run(options)) => *options,
         Ok(Parsed::Help) => {
             let _ = streams.write_stdout(HELP.as_bytes());
             return ExitStatus::OK;
@@ -117,7 +127,7 @@ pub(crate) fn mark_bridge_started() {
 }
 
 /// The flags of `acp`: value flags, then the booleans.
-const VALUE_FLAGS: [&str; 8] = [
+const VALUE_FLAGS: [&str; 12] = [
     "cwd",
     "prompt",
     "permission",
@@ -126,8 +136,12 @@ const VALUE_FLAGS: [&str; 8] = [
     "trace",
     "agent-log",
     "mcp-tools",
+    "mode",
+    "set",
+    "model",
+    "resume",
 ];
-const BOOL_FLAGS: [&str; 2] = ["no-mcp", "mcp-read-only"];
+const BOOL_FLAGS: [&str; 3] = ["no-mcp", "mcp-read-only", "list-sessions"];
 
 /// Parses the arguments after the word `acp`: flags, then `--`, then the agent's argv.
 pub(crate) fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
@@ -136,6 +150,7 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
     let mut values: Vec<(&'static str, &[u8])> = Vec::new();
     let mut no_mcp = false;
     let mut mcp_read_only = false;
+    let mut list_sessions = false;
     loop {
         let (name, inline) = match scanner.step()? {
             Step::Done => break,
@@ -148,10 +163,10 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
                 format!("invalid boolean value {} for -{flag}: {reason}", go_quote(raw))
             })?;
             let value = value == "true";
-            if flag == "no-mcp" {
-                no_mcp = value;
-            } else {
-                mcp_read_only = value;
+            match flag {
+                "no-mcp" => no_mcp = value,
+                "list-sessions" => list_sessions = value,
+                _ => mcp_read_only = value,
             }
             continue;
         }
@@ -164,7 +179,10 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
             return Err(UsageError { message: scanner.unknown_option(&known), hint });
         };
         let value = inline.or_else(|| scanner.value()).ok_or_else(|| needs_argument(name))?;
-        once(&mut seen, flag)?;
+        // `--set` may be given once per option; `apply` turns it and `--model` into config pairs.
+        if flag != "set" {
+            once(&mut seen, flag)?;
+        }
         values.push((flag, value));
     }
     if !scanner.ended_at_double_dash() {
@@ -184,10 +202,24 @@ pub(crate) fn parse(args: &[OsString]) -> Result<Parsed, UsageError> {
     let mut options = Options::new(agent);
     options.mcp = !no_mcp;
     options.mcp_narrowing.read_only = mcp_read_only;
+    options.list_sessions = list_sessions;
     for (flag, value) in values {
         apply(&mut options, flag, value)?;
     }
-    Ok(Parsed::Run(options))
+    if list_sessions {
+        let conflicting =
+            ["prompt", "resume", "mode", "set", "model"].into_iter().find(|flag| match *flag {
+                "set" => options.config.iter().any(|(id, _)| id.is_some()),
+                _ => seen.contains(flag),
+            });
+        if let Some(flag) = conflicting {
+            return Err(format!(
+                "-list-sessions lists the sessions and exits; it takes no -{flag}"
+            )
+            .into());
+        }
+    }
+    Ok(Parsed::Run(Box::new(options)))
 }
 
 /// A flag may be given once.
@@ -241,6 +273,30 @@ fn apply(options: &mut Options, flag: &str, raw: &[u8]) -> Result<(), String> {
         }
         "trace" => options.trace = Some(path()?),
         "mcp-tools" => options.mcp_narrowing.tools = Some(tool_names(text()?, &invalid)?),
+        "mode" | "resume" | "model" => {
+            let value = text()?;
+            if value.trim().is_empty() {
+                return Err(invalid("is empty"));
+            }
+            let value = value.to_owned();
+            match flag {
+                "mode" => options.mode = Some(value),
+                "resume" => options.resume = Some(value),
+                _ => options.config.push((None, value)),
+            }
+        }
+        "set" => {
+            let Some((id, value)) = text()?.split_once('=') else {
+                return Err(invalid("is not ID=VALUE"));
+            };
+            if id.is_empty() {
+                return Err(invalid("names no option before ="));
+            }
+            if options.config.iter().any(|(given, _)| given.as_deref() == Some(id)) {
+                return Err(format!("flag -set gives option {id} more than once"));
+            }
+            options.config.push((Some(id.to_owned()), value.to_owned()));
+        }
         _ => {
             options.agent_log =
                 if raw == b"-" { AgentLog::Inherit } else { AgentLog::File(path()?) };

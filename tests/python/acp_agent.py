@@ -6,7 +6,16 @@ of the prompt text selects a scenario; the agent exercises the client, reports w
 one `agent_message_chunk` of the form `REPORT <json>`, and ends the turn.
 
 Environment knobs: ACP_TEST_PROTOCOL_VERSION (the version to answer), ACP_TEST_REQUIRE_AUTH=1
-(session/new fails with -32000 until `authenticate`).
+(session/new fails with -32000 until `authenticate`), ACP_TEST_FEATURES (a comma-separated list
+of what to offer beyond the baseline: `modes`, `config`, `commands`, `list`, `load`, `resume`,
+`close`, or `all`; none by default).
+
+With `modes` the session has the modes `default` and `plan`; with `config` the options `model` (a
+select of category `model`: `fast`, `smart` in a group) and `web` (a boolean); with `commands`
+the agent announces `/review` and `/summarize` after `session/new`, and a prompt starting with `/`
+is reported as the command it received. With `list` two pages of stored sessions are listed
+(`old-1`, then `old-2`); `load` replays `old-1`'s history (a user message, an agent message, a
+finished tool call); `resume` continues a stored session without replay.
 """
 
 import asyncio
@@ -28,6 +37,7 @@ from acp import (
     tool_diff_content,
     tool_terminal_ref,
     update_agent_message_text,
+    update_user_message_text,
     update_agent_thought_text,
     update_plan,
     update_tool_call,
@@ -39,11 +49,57 @@ from acp.schema import (
     EnvVariable,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
+    ResumeSessionResponse,
+    SetSessionConfigOptionResponse,
     ToolCallUpdate,
 )
+
+
+FEATURES = {
+    name
+    for name in os.environ.get("ACP_TEST_FEATURES", "").split(",")
+    if name
+}
+if "all" in FEATURES:
+    FEATURES = {"modes", "config", "commands", "list", "load", "resume", "close"}
+
+STORED = {
+    "old-1": {"title": "Fix the parser", "updatedAt": "2026-11-30T10:00:00Z"},
+    "old-2": {"title": None, "updatedAt": None},
+}
+
+
+def modes_state(current):
+    return {
+        "currentModeId": current,
+        "availableModes": [
+            {"id": "default", "name": "Default", "description": "asks before every edit"},
+            {"id": "plan", "name": "Plan", "description": "reads, never writes"},
+        ],
+    }
+
+
+def config_state(model, web):
+    return [
+        {"id": "model", "name": "Model", "category": "model", "type": "select",
+         "currentValue": model,
+         "options": [{"group": "small", "name": "Small models",
+                      "options": [{"value": "fast", "name": "Fast"}]},
+                     {"group": "large", "name": "Large models",
+                      "options": [{"value": "smart", "name": "Smart", "description": "slower"}]}]},
+        {"id": "web", "name": "Web search", "type": "boolean", "currentValue": web},
+    ]
+
+
+COMMANDS = [
+    {"name": "review", "description": "Review the changes", "input": {"hint": "what to review"}},
+    {"name": "summarize", "description": "Summarize the session"},
+]
 
 
 def error_code(exc):
@@ -58,6 +114,9 @@ class TestAgent:
         self.cwd = None
         self.cancelled = asyncio.Event()
         self.authenticated = False
+        self.mode = "default"
+        self.model = "fast"
+        self.web = False
 
     # -- connection -----------------------------------------------------------------------------
 
@@ -71,6 +130,8 @@ class TestAgent:
             "initialize",
             "session/new",
             "session/prompt",
+            "session/load",
+            "session/resume",
         ):
             self.raw[message["method"]] = message.get("params")
 
@@ -82,9 +143,12 @@ class TestAgent:
 
     async def initialize(self, protocol_version, client_capabilities=None, client_info=None, **kwargs):
         version = int(os.environ.get("ACP_TEST_PROTOCOL_VERSION", protocol_version))
+        capabilities = {"loadSession": "load" in FEATURES, "sessionCapabilities": {
+            name: {} for name in ("list", "resume", "close") if name in FEATURES
+        }}
         return InitializeResponse(
             protocol_version=version,
-            agent_capabilities=AgentCapabilities(load_session=False),
+            agent_capabilities=AgentCapabilities.model_validate(capabilities),
             auth_methods=[
                 AuthMethodAgent(id="test-login", name="Test login", description="always succeeds")
             ],
@@ -101,13 +165,92 @@ class TestAgent:
         if os.environ.get("ACP_TEST_REQUIRE_AUTH") == "1" and not self.authenticated:
             raise RequestError.auth_required()
         self.cwd = cwd
-        return NewSessionResponse(session_id=self.session_id)
+        self.announce_commands()
+        return NewSessionResponse.model_validate({"sessionId": self.session_id, **self.setup()})
+
+    def setup(self):
+        setup = {}
+        if "modes" in FEATURES:
+            setup["modes"] = modes_state(self.mode)
+        if "config" in FEATURES:
+            setup["configOptions"] = config_state(self.model, self.web)
+        return setup
+
+    def announce_commands(self):
+        """The commands, sent just after the session answer (as fast-agent does)."""
+        if "commands" not in FEATURES:
+            return
+
+        async def send():
+            await asyncio.sleep(0.1)
+            await self.rpc.send_notification("session/update", {
+                "sessionId": self.session_id,
+                "update": {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
+            })
+
+        asyncio.ensure_future(send())
+
+    async def set_session_mode(self, session_id, mode_id, **kwargs):
+        if mode_id not in ("default", "plan"):
+            raise RequestError.invalid_params({"modeId": mode_id})
+        self.mode = mode_id
+        return None
+
+    async def set_config_option(self, config_id, session_id, value, **kwargs):
+        if config_id == "model" and value in ("fast", "smart"):
+            self.model = value
+        elif config_id == "web" and isinstance(value, bool):
+            self.web = value
+        else:
+            raise RequestError.invalid_params({"configId": config_id, "value": value})
+        return SetSessionConfigOptionResponse.model_validate(
+            {"configOptions": config_state(self.model, self.web)}
+        )
+
+    async def list_sessions(self, cwd=None, cursor=None, **kwargs):
+        where = self.cwd or "/"
+        page = {None: ("old-1", "page-2"), "page-2": ("old-2", None)}.get(cursor)
+        if page is None:
+            raise RequestError.invalid_params({"cursor": cursor})
+        session_id, next_cursor = page
+        info = {"sessionId": session_id, "cwd": where, **{
+            key: value for key, value in STORED[session_id].items() if value is not None
+        }}
+        answer = {"sessions": [info]}
+        if next_cursor:
+            answer["nextCursor"] = next_cursor
+        return ListSessionsResponse.model_validate(answer)
+
+    async def load_session(self, cwd, session_id, mcp_servers=None, **kwargs):
+        if session_id not in STORED:
+            raise RequestError.resource_not_found(session_id)
+        self.session_id, self.cwd = session_id, cwd
+        await self.update(update_user_message_text("what is in the parser?"))
+        await self.update(update_agent_message_text("The parser reads **tokens**.\n"))
+        await self.update(start_tool_call("old-call", "Read parser.rs", kind="read", status="completed"))
+        self.announce_commands()
+        return LoadSessionResponse.model_validate(self.setup())
+
+    async def resume_session(self, session_id, cwd, mcp_servers=None, **kwargs):
+        if session_id not in STORED:
+            raise RequestError.resource_not_found(session_id)
+        self.session_id, self.cwd = session_id, cwd
+        self.announce_commands()
+        return ResumeSessionResponse.model_validate(self.setup())
+
+    async def close_session(self, session_id, **kwargs):
+        with open(os.path.join(self.cwd or "/tmp", "closed.txt"), "a") as handle:
+            handle.write(session_id + "\n")
+        return None
 
     async def cancel(self, session_id, **kwargs):
         self.cancelled.set()
 
     async def prompt(self, prompt, session_id, **kwargs):
         text = "".join(getattr(block, "text", "") for block in prompt)
+        if text.startswith("/"):
+            await self.report({"command": text, "session": session_id})
+            return PromptResponse(stop_reason="end_turn")
         words = text.split()
         scenario = words[0] if words else "echo"
         handler = getattr(self, "scenario_" + scenario.replace("-", "_"), None)
@@ -544,6 +687,63 @@ class TestAgent:
         await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
         return {"cancelled_wait": result}
 
+    async def scenario_switch(self, args, text):
+        """The agent changes its own mode and an option, as an agent leaving plan mode does."""
+        self.mode, self.web = "plan", True
+        await self.rpc.send_notification("session/update", {"sessionId": self.session_id, "update": {
+            "sessionUpdate": "current_mode_update", "currentModeId": "plan"}})
+        await self.rpc.send_notification("session/update", {"sessionId": self.session_id, "update": {
+            "sessionUpdate": "config_option_update", "configOptions": config_state(self.model, True)}})
+        return {"mode": self.mode, "model": self.model, "web": self.web}
+
+    async def scenario_state(self, args, text):
+        return {"mode": self.mode, "model": self.model, "web": self.web, "session": self.session_id}
+
+    async def scenario_edit(self, args, text):
+        """A file edit as agents do it: the tool call carries the diff, the permission ask only the
+        tool call's id, then fs/write_text_file; the long result is shortened by the client."""
+        target = self.path("notes.txt")
+        with open(target, "w") as handle:
+            handle.write("alpha\nbeta\n")
+        await self.update(start_tool_call(
+            "edit-1", "Edit notes.txt", kind="edit", status="pending",
+            content=[tool_diff_content(target, "alpha\nBETA\n", "alpha\nbeta\n")],
+        ))
+        await self.update(update_tool_call("edit-1", status="pending"))
+        # `edit full`: the ask carries the diff itself (claude-agent-acp does).
+        ask_content = None
+        if args[:1] == ["full"]:
+            ask_content = [tool_diff_content(target, "alpha\nBETA\n", "alpha\nbeta\n")]
+        response = await self.conn.request_permission(
+            session_id=self.session_id,
+            tool_call=ToolCallUpdate(tool_call_id="edit-1", content=ask_content),
+            options=[
+                PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="no", name="Reject once", kind="reject_once"),
+            ],
+        )
+        outcome = response.outcome.model_dump(by_alias=True, exclude_none=True)
+        if outcome.get("optionId") == "yes":
+            await self.conn.write_text_file(
+                session_id=self.session_id, path=target, content="alpha\nBETA\n"
+            )
+        result = "".join(f"result line {n}\n" for n in range(1, 21))
+        await self.update(update_tool_call(
+            "edit-1", status="completed", content=[tool_content(text_block(result))]
+        ))
+        await self.update(update_tool_call("edit-1", status="completed"))
+        return {"outcome": outcome}
+
+    async def scenario_markdown(self, args, text):
+        """A Markdown answer in chunks that split lines and styles."""
+        for chunk in ["# Tit", "le\nSome **bo", "ld** and `code`.\n```rust\nlet x = **y**;\n", "```\n- one\n", "the end"]:
+            await self.say(chunk)
+        return "end_turn"
+
+    async def scenario_stderr(self, args, text):
+        print("a note on stderr", file=sys.stderr, flush=True)
+        return {"stderr": True}
+
     async def scenario_exit(self, args, text):
         sys.stdout.flush()
         os._exit(5)
@@ -567,7 +767,7 @@ class TestAgent:
 
 
 def main():
-    asyncio.run(run_agent(TestAgent()))
+    asyncio.run(run_agent(TestAgent(), use_unstable_protocol=True))
 
 
 if __name__ == "__main__":

@@ -103,6 +103,10 @@ pub fn call_blocking(session_file: &Path, request: &ToolRequest) -> ToolResult {
     Client::default().call_blocking(session_file, request)
 }
 
+/// How the failure of [`connection_unavailable`] starts: a caller tells "the server could not be
+/// reached" from "the server answered with an error" by it.
+pub const UNAVAILABLE_PREFIX: &str = "Tool connection unavailable: ";
+
 /// The failure result of the client contract for `reason`:
 /// `Tool connection unavailable: <reason>. Check that termsprawl is running. Mutations are not
 /// automatically retried.`
@@ -114,7 +118,7 @@ pub fn connection_unavailable(reason: &str) -> ToolResult {
         reason.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
     let reason = one_line.trim_end_matches(|c: char| c == '.' || c.is_whitespace());
     ToolResult::failure(format!(
-        "Tool connection unavailable: {reason}. Check that termsprawl is running. Mutations are not automatically retried."
+        "{UNAVAILABLE_PREFIX}{reason}. Check that termsprawl is running. Mutations are not automatically retried."
     ))
 }
 

@@ -26,5 +26,6 @@ pub mod discovery;
 pub mod server;
 
 pub use client::{
-    Client, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, call, call_blocking, connection_unavailable,
+    Client, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, UNAVAILABLE_PREFIX, call, call_blocking,
+    connection_unavailable,
 };

@@ -45,7 +45,8 @@ impl Chat {
         let Some(ask) = self.asks.front() else {
             return;
         };
-        let lines = permission::ask_lines(&ask.request);
+        let known = self.renderer.diffs_of(&ask.request.tool_call.tool_call_id);
+        let lines = permission::ask_lines(&ask.request, &known);
         let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
         for line in lines {
             self.ui.line(&line);

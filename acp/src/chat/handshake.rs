@@ -17,17 +17,21 @@ use crate::BRIDGE_MARK_VARIABLE;
 use crate::agent;
 use crate::connection::{RpcError, code};
 use crate::input::termination;
-use crate::messages::{self, AuthMethod, InitializeResult, NewSessionResult};
+use crate::messages::{self, AuthMethod, Capabilities, InitializeResult, NewSessionResult};
 use crate::options::{McpNarrowing, Options};
+use crate::terminal::ToolServer;
 
 /// The protocol version we speak.
 const PROTOCOL_VERSION: u64 = 1;
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `session/new` may take (the agent connects its MCP servers meanwhile).
-const NEW_SESSION_TIMEOUT: Duration = Duration::from_mins(2);
+pub(super) const NEW_SESSION_TIMEOUT: Duration = Duration::from_mins(2);
 /// How long `authenticate` (a browser login, for example) may take.
 const AUTHENTICATE_TIMEOUT: Duration = Duration::from_mins(10);
+/// How long a login runs before the front end says it waits for it (an `env_var` login answers
+/// in milliseconds and needs no such line).
+const LOGIN_NOTICE_AFTER: Duration = Duration::from_secs(1);
 
 /// What can be done with one `authMethods` entry.
 enum Login<'a> {
@@ -107,7 +111,23 @@ impl Chat {
                 initialized.protocol_version
             ));
         }
+        self.capabilities = Capabilities::of(initialized.agent_capabilities.as_ref());
+        if options.list_sessions {
+            return Ok(());
+        }
         let mcp_servers = self.mcp_servers(options, session_file);
+        let agent = initialized.agent_info.as_ref();
+        let name = agent
+            .and_then(|info| info.title.clone().or_else(|| info.name.clone()))
+            .unwrap_or_else(|| "the agent".to_owned());
+        let version = agent.and_then(|info| info.version.clone()).unwrap_or_default();
+        if let Some(session_id) = &options.resume {
+            self.open_session(session_id, cwd, &mcp_servers).await?;
+            self.ui.error(&format!(
+                "connected to {name} {version} (session {session_id}, resumed); /help lists the commands, /quit or Ctrl-D ends it"
+            ));
+            return Ok(());
+        }
         let new_session = json!({
             "cwd": cwd.to_string_lossy(),
             "mcpServers": mcp_servers,
@@ -129,37 +149,57 @@ impl Chat {
             .map_err(|error| format!("the agent's session/new answer does not decode: {error}"))?;
         self.session_id.clone_from(&session.session_id);
         self.client.set_session(&session.session_id);
-        let agent = initialized.agent_info.as_ref();
-        let name = agent
-            .and_then(|info| info.title.clone().or_else(|| info.name.clone()))
-            .unwrap_or_else(|| "the agent".to_owned());
-        let version = agent.and_then(|info| info.version.clone()).unwrap_or_default();
+        self.session_started(&answer);
         self.ui.error(&format!(
-            "connected to {name} {version} (session {}); /quit or Ctrl-D ends it",
+            "connected to {name} {version} (session {}); /help lists the commands, /quit or Ctrl-D ends it",
             session.session_id
         ));
         Ok(())
     }
 
     pub(super) fn mcp_servers(&mut self, options: &Options, session_file: Option<&Path>) -> Value {
+        let entries = self.mcp_entry_list(options, session_file);
+        self.mcp_entries = entries.clone();
+        entries
+    }
+
+    fn mcp_entry_list(&mut self, options: &Options, session_file: Option<&Path>) -> Value {
         if !options.mcp {
+            "not handed to the agent (--no-mcp)".clone_into(&mut self.bridge_status);
             return json!([]);
         }
         let Some(session_file) = session_file else {
+            "not handed to the agent: no session file (--session or TERMSPRAWL_SESSION_FILE)"
+                .clone_into(&mut self.bridge_status);
             self.ui.error(
                 "no session file (--session or TERMSPRAWL_SESSION_FILE): the agent gets no termsprawl tools",
             );
             return json!([]);
         };
+        if let ToolServer::Unreachable(reason) = &self.server {
+            // The bridge's `initialize` would fail, and some agents then fail `session/new`.
+            self.bridge_status = format!(
+                "not handed to the agent: the tool server was unreachable at start ({reason})"
+            );
+            self.ui.error(&format!(
+                "the tool server is unreachable ({reason}): the agent starts without termsprawl's tools"
+            ));
+            return json!([]);
+        }
         let program = match std::env::current_exe() {
             Ok(program) => program,
             Err(error) => {
+                self.bridge_status = format!("not handed to the agent: {error}");
                 self.ui.error(&format!(
                     "cannot find the path of termsprawlctl ({error}): the agent gets no termsprawl tools"
                 ));
                 return json!([]);
             }
         };
+        self.bridge_status = format!(
+            "handed to the agent as termsprawlctl --session {} mcp",
+            session_file.display()
+        );
         // The bridge leaves a file here when the agent starts it (checked after the first turn).
         let mark = tempfile::Builder::new().prefix("termsprawl-acp-bridge-").tempdir().ok().map(
             |directory| {
@@ -289,13 +329,18 @@ impl Chat {
         }
     }
 
-    /// `authenticate` with a method, waiting as long as a browser login may take.
+    /// `authenticate` with a method, waiting as long as a browser login may take; the line that
+    /// says so appears only when the login takes longer than [`LOGIN_NOTICE_AFTER`].
     async fn call_authenticate(&mut self, method: &AuthMethod) -> Result<(), String> {
-        self.ui.line("[auth] waiting for the login to finish (Ctrl-C stops)");
-        self.wait_answer("authenticate", json!({"methodId": method.id}), AUTHENTICATE_TIMEOUT)
-            .await?
-            .map(|_| ())
-            .map_err(|error| format!("authentication failed: {error}"))
+        self.wait_answer_noting(
+            "authenticate",
+            json!({"methodId": method.id}),
+            AUTHENTICATE_TIMEOUT,
+            Some((LOGIN_NOTICE_AFTER, "[auth] waiting for the login to finish (Ctrl-C stops)")),
+        )
+        .await?
+        .map(|_| ())
+        .map_err(|error| format!("authentication failed: {error}"))
     }
 
     /// A `terminal` login: the agent's own argv with the method's `args` and `env`, run in this
@@ -372,16 +417,34 @@ impl Chat {
     /// Sends a handshake request and waits for its answer within `limit`. The outer error stops
     /// the front end: no answer in time, Ctrl-C, a termination signal, or the end of input typed
     /// at a terminal (Ctrl-D). Lines typed meanwhile wait for the chat.
-    async fn wait_answer(
+    pub(super) async fn wait_answer(
         &mut self,
         method: &str,
         params: Value,
         limit: Duration,
     ) -> Result<Result<Value, RpcError>, String> {
+        self.wait_answer_noting(method, params, limit, None).await
+    }
+
+    /// [`Chat::wait_answer`], writing `notice` once if the answer takes longer than its delay.
+    async fn wait_answer_noting(
+        &mut self,
+        method: &str,
+        params: Value,
+        limit: Duration,
+        mut notice: Option<(Duration, &str)>,
+    ) -> Result<Result<Value, RpcError>, String> {
         let answer = timeout(limit, self.connection.request(method, &params));
         tokio::pin!(answer);
+        let far = Duration::from_hours(24 * 365);
+        let notice_at = tokio::time::Instant::now() + notice.map_or(far, |(delay, _)| delay);
         loop {
             tokio::select! {
+                () = tokio::time::sleep_until(notice_at), if notice.is_some() => {
+                    if let Some((_, line)) = notice.take() {
+                        self.ui.line(line);
+                    }
+                }
                 answer = &mut answer => {
                     return answer.map_err(|_| {
                         format!("{method}: no answer within {} s", limit.as_secs())

@@ -2,12 +2,14 @@
 //! one-shot, Ctrl-C that cancels a turn (and ends an idle session when pressed twice), and the
 //! deadline of a cancel the agent ignores.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::time::{Instant, sleep_until};
 
 use super::ask_queue::first_ask_closed;
+use super::commands::Typed;
 use super::{Chat, Fatal, TurnEnd};
 use crate::client::Event;
 use crate::connection::RpcError;
@@ -35,7 +37,7 @@ impl Chat {
         })
     }
 
-    pub(super) async fn interactive(&mut self) -> Result<ExitStatus, Fatal> {
+    pub(super) async fn interactive(&mut self, cwd: &Path) -> Result<ExitStatus, Fatal> {
         let mut last_interrupt: Option<Instant> = None;
         let mut multi_line: Option<Vec<String>> = None;
         // What the UI had written just after the prompt was shown: the prompt is shown again only
@@ -47,7 +49,12 @@ impl Chat {
             }
             if self.asks.is_empty() && self.stdin_tty && prompt_shown_at != Some(self.ui.writes()) {
                 self.ui.finish_line();
-                self.ui.out(if multi_line.is_some() { "... " } else { "> " });
+                let prompt = match (multi_line.is_some(), self.offers.current_mode()) {
+                    (true, _) => "... ".to_owned(),
+                    (false, Some(mode)) => format!("[{mode}] > "),
+                    (false, None) => "> ".to_owned(),
+                };
+                self.ui.out(&prompt);
                 prompt_shown_at = Some(self.ui.writes());
             }
             let input = if let Some(input) = self.queued.pop_front() {
@@ -93,25 +100,54 @@ impl Chat {
                 continue;
             }
             if let Some(lines) = multi_line.as_mut() {
-                if line == "\"\"\"" {
-                    let prompt = lines.join("\n");
-                    multi_line = None;
-                    self.interactive_turn(&prompt).await?;
-                } else {
-                    lines.push(line);
+                // Inside `"""`, every line is kept until the closing `"""`; after a trailing `\`,
+                // the prompt goes on while lines end with one.
+                match (lines.first().map(String::as_str), line.as_str()) {
+                    (Some("\"\"\""), "\"\"\"") => {
+                        let prompt = lines[1..].join("\n");
+                        multi_line = None;
+                        self.interactive_turn(&prompt).await?;
+                    }
+                    (Some("\"\"\""), _) => lines.push(line),
+                    (_, _) => {
+                        if let Some(start) = line.strip_suffix('\\') {
+                            lines.push(start.to_owned());
+                        } else {
+                            lines.push(line);
+                            let prompt = lines.join("\n");
+                            multi_line = None;
+                            self.interactive_turn(&prompt).await?;
+                        }
+                    }
                 }
                 continue;
             }
             match line.as_str() {
-                "\"\"\"" => multi_line = Some(Vec::new()),
+                "\"\"\"" => multi_line = Some(vec![line.clone()]),
                 "/quit" => return Ok(ExitStatus::Success),
                 text if text.trim().is_empty() => {}
-                text => {
-                    let text = text.to_owned();
-                    self.interactive_turn(&text).await?;
+                text if text.ends_with('\\') => {
+                    multi_line = Some(vec![text[..text.len() - 1].to_owned()]);
                 }
+                text => self.typed_line(text, cwd).await?,
             }
         }
+    }
+
+    /// A typed line that is not part of a multi-line prompt: one of our commands, or a prompt.
+    async fn typed_line(&mut self, text: &str, cwd: &Path) -> Result<(), Fatal> {
+        // `//NAME …` is the agent's `/NAME` where the front end has one of that name.
+        if let Some(agents) = text.strip_prefix("//") {
+            return self.interactive_turn(&format!("/{agents}")).await;
+        }
+        let name = text.strip_prefix('/').and_then(|rest| rest.split_whitespace().next());
+        if name.is_some_and(|name| self.offers.defers_to_agent(name)) {
+            return self.interactive_turn(text).await;
+        }
+        if text.starts_with('/') && self.own_command(text, cwd).await == Typed::Handled {
+            return Ok(());
+        }
+        self.interactive_turn(text).await
     }
 
     /// One turn of the interactive loop; a failed prompt is reported once, by the turn's own
@@ -217,6 +253,7 @@ impl Chat {
             }
         }
         self.renderer.end_turn();
+        self.flush_markdown();
         let end = match result {
             Ok(answer) => match messages::decode::<PromptResult>(Some(&answer)) {
                 Ok(answer) => TurnEnd::Stopped(answer.stop_reason),

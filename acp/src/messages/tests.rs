@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::{
-    ContentBlock, CreateTerminalParams, ReadTextFileParams, SessionUpdate, ToolCallContent, decode,
-    decode_update,
+    Capabilities, ConfigValue, ContentBlock, CreateTerminalParams, ReadTextFileParams,
+    SessionUpdate, ToolCallContent, decode, decode_update,
 };
 
 #[test]
@@ -88,20 +88,21 @@ fn tool_calls_keep_content_and_ignore_unknown_members() {
 
 #[test]
 fn bookkeeping_and_unknown_variants_are_ignored_and_broken_known_ones_are_errors() {
-    for variant in [
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "something_from_v3",
-    ] {
+    for variant in ["session_info_update", "usage_update", "something_from_v3"] {
         assert_eq!(
             decode_update(&json!({"sessionUpdate": variant, "used": 1})),
             Ok(SessionUpdate::Ignored(variant.to_owned()))
         );
     }
     assert!(decode_update(&json!({"sessionUpdate": "tool_call", "title": "no id"})).is_err());
+    assert!(decode_update(&json!({"sessionUpdate": "current_mode_update"})).is_err());
+    assert!(decode_update(&json!({"sessionUpdate": "config_option_update"})).is_err());
+    assert!(
+        decode_update(
+            &json!({"sessionUpdate": "available_commands_update", "availableCommands": [{}]})
+        )
+        .is_err()
+    );
     assert!(decode_update(&json!({"sessionUpdate": "agent_message_chunk"})).is_err());
     assert!(decode_update(&json!({"sessionUpdate": 3})).is_err());
     assert!(decode_update(&json!("text")).is_err());
@@ -137,4 +138,43 @@ fn params_decode_with_numbers_and_nulls_under_arbitrary_precision() {
             .is_err()
     );
     assert!(decode::<ReadTextFileParams>(None).is_err());
+}
+
+#[test]
+fn modes_options_and_commands_decode() {
+    assert_eq!(
+        decode_update(&json!({"sessionUpdate": "current_mode_update", "currentModeId": "plan"})),
+        Ok(SessionUpdate::CurrentMode("plan".to_owned()))
+    );
+    let update = json!({"sessionUpdate": "available_commands_update", "availableCommands": [
+        {"name": "review", "description": "Review", "input": {"hint": "what"}},
+        {"name": "web", "description": "Search"}
+    ]});
+    let SessionUpdate::Commands(commands) = decode_update(&update).unwrap() else {
+        panic!("not commands");
+    };
+    assert_eq!(commands[0].hint.as_deref(), Some("what"));
+    assert_eq!(commands[1].hint, None);
+    let update = json!({"sessionUpdate": "config_option_update", "configOptions": [
+        {"id": "m", "name": "Model", "type": "select", "currentValue": "a",
+         "options": [{"value": "a", "name": "A"}, {"group": "g", "name": "G", "options": [{"value": "b", "name": "B"}]}]},
+        {"id": "t", "name": "Think", "type": "boolean", "currentValue": true},
+        {"id": "x", "name": "X", "type": "slider", "currentValue": 3}
+    ]});
+    let SessionUpdate::ConfigOptions(options) = decode_update(&update).unwrap() else {
+        panic!("not options");
+    };
+    let ConfigValue::Select { current, choices } = &options[0].value else {
+        panic!("not a select");
+    };
+    assert_eq!(current, "a");
+    assert_eq!(choices.iter().map(|choice| choice.value.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(options[1].value, ConfigValue::Boolean(true));
+    assert_eq!(options[2].value, ConfigValue::Unknown("slider".to_owned()));
+    assert_eq!(
+        Capabilities::of(Some(
+            &json!({"loadSession": true, "sessionCapabilities": {"list": {}, "close": null}})
+        )),
+        Capabilities { load: true, list: true, resume: false, close: false }
+    );
 }

@@ -41,14 +41,7 @@ fn chunks_stream_and_thoughts_are_dim() {
         ),
         vec![Piece::Text(String::new())]
     );
-    for ignored in [
-        "usage_update",
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "from_the_future",
-    ] {
+    for ignored in ["usage_update", "session_info_update", "from_the_future"] {
         assert_eq!(render(&mut renderer, &json!({"sessionUpdate": ignored})), vec![]);
     }
 }
@@ -129,11 +122,7 @@ fn plans_are_lists_and_diffs_are_unified() {
     );
     assert_eq!(
         pieces,
-        vec![
-            line("[plan]"),
-            line("  1. [completed] Read (high)"),
-            line("  2. [pending] Write (low)")
-        ]
+        vec![line("[plan] 1/2 done"), line("  [x] Read (high)"), line("  [ ] Write (low)")]
     );
     assert_eq!(
         diff("/w/a.txt", Some("one\ntwo\n"), "one\nzwei\n"),
@@ -145,4 +134,51 @@ fn plans_are_lists_and_diffs_are_unified() {
     );
     assert_eq!(diff("/w/same", Some("x\n"), "x\n"), "  (no changes to /w/same)");
     assert_eq!(stop_line("end_turn"), "[stop reason: end_turn]");
+}
+
+#[test]
+fn a_replayed_user_message_is_marked_and_the_agents_answer_starts_a_fresh_line() {
+    let mut renderer = Renderer::default();
+    let user =
+        json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi "}});
+    let more = json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "there"}});
+    let agent = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}});
+    assert_eq!(render(&mut renderer, &user), vec![Piece::Fresh("[you] hi ".to_owned())]);
+    assert_eq!(render(&mut renderer, &more), vec![Piece::Text("there".to_owned())]);
+    assert_eq!(render(&mut renderer, &agent), vec![Piece::Fresh("hello".to_owned())]);
+    assert_eq!(render(&mut renderer, &agent), vec![Piece::Text("hello".to_owned())]);
+}
+
+#[test]
+fn a_patch_that_changes_nothing_shown_prints_nothing() {
+    let mut renderer = Renderer::default();
+    let call = json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Terminal", "status": "pending"});
+    let same = json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "pending"});
+    assert_eq!(render(&mut renderer, &call), vec![line("[tool] Terminal (other, pending)")]);
+    assert_eq!(render(&mut renderer, &same), vec![]);
+    assert_eq!(render(&mut renderer, &call), vec![]);
+    let done =
+        json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"});
+    assert_eq!(render(&mut renderer, &done), vec![line("[tool] Terminal (other, completed)")]);
+    assert_eq!(render(&mut renderer, &done), vec![]);
+}
+
+#[test]
+fn a_long_result_is_shortened_and_kept_whole_for_last() {
+    let mut renderer = Renderer::default();
+    let text = (1..=20).map(|n| format!("line {n}")).collect::<Vec<_>>().join("\n") + "\n";
+    let update = json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read", "status": "completed",
+        "content": [{"type": "content", "content": {"type": "text", "text": text}}]});
+    let pieces = render(&mut renderer, &update);
+    assert_eq!(pieces.len(), 1 + 5 + 1, "{pieces:?}");
+    assert_eq!(pieces[5], line("  line 5"));
+    assert_eq!(pieces[6], line("  (… 15 more lines; /last shows the whole result)"));
+    assert_eq!(renderer.last_result(), Some(text.as_str()));
+    let wide = "x".repeat(500);
+    let update = json!({"sessionUpdate": "tool_call", "toolCallId": "u", "title": "Fetch", "status": "completed",
+        "content": [{"type": "content", "content": {"type": "text", "text": wide}}]});
+    let pieces = render(&mut renderer, &update);
+    assert_eq!(pieces[1], line(&format!("  {}…", "x".repeat(160))));
+    assert_eq!(pieces[2], line("  (shortened; /last shows the whole result)"));
+    assert_eq!(renderer.last_result(), Some(wide.as_str()));
 }

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use termsprawl_protocol::ToolRequest;
-use termsprawl_transport::Client;
+use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_transport::{Client, UNAVAILABLE_PREFIX};
 
 use super::canvas::{self, CanvasTerminals};
 use super::{ExitStatus as CommandStatus, Output, SOCKET_NAME, Server, Spec, Terminals};
@@ -34,7 +34,12 @@ pub(crate) enum ChoiceError {
         "--terminals canvas needs the termsprawl session file (--session or TERMSPRAWL_SESSION_FILE)"
     )]
     NoSession,
-    /// `--terminals canvas` and the tool server cannot host them.
+    /// `--terminals canvas` and the tool server does not answer.
+    #[error(
+        "--terminals canvas: the tool server is unreachable: {0}; start termsprawl, or use --terminals tmux or auto"
+    )]
+    Unreachable(String),
+    /// `--terminals canvas` and the tool server answers but cannot host them.
     #[error(
         "--terminals canvas: the tool server cannot host canvas terminals: {0} (they need terminal_run and terminal_wait, protocol 1.3.0); use --terminals tmux or auto"
     )]
@@ -49,7 +54,9 @@ impl ChoiceError {
     /// started, `spec/acp.md` §2.1), 1 when the local one cannot be prepared.
     pub(crate) fn exit_status(&self) -> ExitStatus {
         match self {
-            ChoiceError::NoSession | ChoiceError::Unsupported(_) => ExitStatus::Usage,
+            ChoiceError::NoSession | ChoiceError::Unreachable(_) | ChoiceError::Unsupported(_) => {
+                ExitStatus::Usage
+            }
             ChoiceError::Local(_) => ExitStatus::Failure,
         }
     }
@@ -60,6 +67,27 @@ impl ChoiceError {
 pub(crate) struct Chosen {
     pub(crate) backend: Backend,
     pub(crate) notice: Option<String>,
+    /// What the start learned about the tool server.
+    pub(crate) server: ToolServer,
+}
+
+/// The tool server behind the session file, as `session_info` found it at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ToolServer {
+    /// Not asked (no session file, or nothing needed it).
+    NotAsked,
+    /// It answered.
+    Reachable,
+    /// It could not be reached; the reason.
+    Unreachable(String),
+}
+
+/// What `session_info` said.
+enum Probe {
+    /// Not reached: the transport's reason.
+    Unreachable(String),
+    /// Answered; whether canvas terminals can run there, and why not.
+    Answered(Result<(), String>),
 }
 
 /// Chooses the backend for `mode`: `tmux` always the local server; `canvas` canvas terminals or
@@ -70,9 +98,9 @@ pub(crate) async fn choose(
     session_file: Option<&Path>,
     cwd: &Path,
 ) -> Result<Chosen, ChoiceError> {
-    let local = |notice: Option<String>| {
+    let local = |notice: Option<String>, server: ToolServer| {
         Terminals::new(Server::Name(SOCKET_NAME.to_owned()), cwd.to_path_buf())
-            .map(|terminals| Chosen { backend: Backend::Tmux(terminals), notice })
+            .map(|terminals| Chosen { backend: Backend::Tmux(terminals), notice, server })
             .map_err(|error| ChoiceError::Local(error.to_string()))
     };
     let canvas = |session_file: &Path| Chosen {
@@ -81,32 +109,82 @@ pub(crate) async fn choose(
             cwd.to_path_buf(),
         )),
         notice: None,
+        server: ToolServer::Reachable,
     };
-    match (mode, session_file) {
-        (TerminalBackend::Tmux, _) | (TerminalBackend::Auto, None) => local(None),
-        (TerminalBackend::Canvas, None) => Err(ChoiceError::NoSession),
-        (TerminalBackend::Canvas, Some(session_file)) => {
-            canvas_supported(session_file).await.map_err(ChoiceError::Unsupported)?;
+    let Some(session_file) = session_file else {
+        return match mode {
+            TerminalBackend::Canvas => Err(ChoiceError::NoSession),
+            TerminalBackend::Auto | TerminalBackend::Tmux => local(None, ToolServer::NotAsked),
+        };
+    };
+    if mode == TerminalBackend::Tmux {
+        return local(None, ToolServer::NotAsked);
+    }
+    let answer = probe_server(session_file).await;
+    let server = match &answer {
+        Probe::Unreachable(reason) => ToolServer::Unreachable(reason.clone()),
+        Probe::Answered(_) => ToolServer::Reachable,
+    };
+    match (mode, answer) {
+        (TerminalBackend::Tmux, _) => local(None, server),
+        (TerminalBackend::Canvas, Probe::Unreachable(reason)) => {
+            Err(ChoiceError::Unreachable(reason))
+        }
+        (TerminalBackend::Canvas, Probe::Answered(supported)) => {
+            supported.map_err(ChoiceError::Unsupported)?;
             Ok(canvas(session_file))
         }
-        (TerminalBackend::Auto, Some(session_file)) => match canvas_supported(session_file).await {
-            Ok(()) => Ok(canvas(session_file)),
-            Err(reason) => local(Some(format!(
+        (TerminalBackend::Auto, Probe::Answered(Ok(()))) => Ok(canvas(session_file)),
+        (TerminalBackend::Auto, Probe::Answered(Err(reason))) => local(
+            Some(format!(
                 "agent terminals run on the local tmux server, not on the canvas: {reason}"
-            ))),
-        },
+            )),
+            server,
+        ),
+        (TerminalBackend::Auto, Probe::Unreachable(reason)) => local(
+            Some(format!(
+                "agent terminals run on the local tmux server: the tool server is unreachable ({reason})"
+            )),
+            server,
+        ),
+    }
+}
+
+/// Whether the server behind `session_file` can be reached (its `session_info` answered).
+pub(crate) async fn reachability(session_file: &Path) -> ToolServer {
+    match probe_server(session_file).await {
+        Probe::Unreachable(reason) => ToolServer::Unreachable(reason),
+        Probe::Answered(_) => ToolServer::Reachable,
     }
 }
 
 /// Asks the server's `session_info` whether it lists the operations canvas terminals need; a
 /// server that does not answer within [`PROBE_TIMEOUT`] does not hold up the start any longer.
-async fn canvas_supported(session_file: &Path) -> Result<(), String> {
+async fn probe_server(session_file: &Path) -> Probe {
     let request = ToolRequest::new("session_info", &serde_json::json!({}));
     let client = Client::default().with_timeout(PROBE_TIMEOUT);
-    canvas::check_operations(&client.call(session_file, &request).await)
+    let answer = client.call(session_file, &request).await;
+    if let ToolResult::Failure { error } = &answer
+        && let Some(reason) = error.strip_prefix(UNAVAILABLE_PREFIX)
+    {
+        {
+            let reason =
+                reason.split(". Check that termsprawl is running").next().unwrap_or(reason);
+            return Probe::Unreachable(reason.to_owned());
+        }
+    }
+    Probe::Answered(canvas::check_operations(&answer))
 }
 
 impl Backend {
+    /// Which backend this is, for `/status`.
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            Backend::Tmux(_) => "the local tmux server (tmux -L termsprawl-acp)",
+            Backend::Canvas(_) => "canvas nodes of the tool server",
+        }
+    }
+
     /// Where a terminal shows, for the transcript ("tmux: tmux -L … attach -t …" or "the canvas
     /// node …").
     pub(crate) fn location(&self, terminal_id: &str) -> Option<String> {

@@ -31,7 +31,9 @@ use termsprawl_protocol::args::{
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
-use super::{ExitStatus, Output, Spec, shell_quote, tail};
+use termsprawl_protocol::shell::shell_word;
+
+use super::{ExitStatus, Output, Spec, tail};
 use crate::connection::RpcError;
 
 /// The operations a server must list in `session_info.operations` for canvas terminals.
@@ -244,13 +246,14 @@ impl CanvasTerminals {
     }
 }
 
-/// The `sh` command line of a `terminal/create`: `command` as given (so a whole shell line
-/// works), then each argument shell-quoted.
+/// The `sh` command line of a `terminal/create`, also the node's title: `command` as given (so a
+/// whole shell line works), then each argument as a person would type it (quoted only when it
+/// needs quotes: `/bin/sh -lc 'echo hi'`).
 pub(crate) fn command_line(command: &str, args: &[String]) -> String {
     let mut line = command.to_owned();
     for arg in args {
         line.push(' ');
-        line.push_str(&shell_quote(arg));
+        line.push_str(&shell_word(arg));
     }
     line
 }

@@ -16,7 +16,7 @@ fn check(args: &[&str]) -> Result<Parsed, String> {
 
 fn options(args: &[&str]) -> Options {
     match check(args) {
-        Ok(Parsed::Run(options)) => options,
+        Ok(Parsed::Run(options)) => *options,
         other => panic!("expected options for {args:?}, got {other:?}"),
     }
 }
@@ -207,7 +207,70 @@ fn the_help_names_every_option() {
         "--mcp-tools",
         "--trace",
         "--agent-log",
+        "--mode ID",
+        "--set ID=VALUE",
+        "--model VALUE",
+        "--resume ID",
+        "--list-sessions",
     ] {
         assert!(HELP.contains(option), "{option}");
     }
+}
+
+#[test]
+fn mode_set_model_resume_and_list_sessions() {
+    let parsed = options(&[
+        "--mode",
+        "plan",
+        "--set",
+        "web=true",
+        "--model=smart",
+        "-set",
+        "x=a=b",
+        "--resume",
+        "s-1",
+        "--",
+        "agent",
+    ]);
+    assert_eq!(parsed.mode.as_deref(), Some("plan"));
+    assert_eq!(
+        parsed.config,
+        vec![
+            (Some("web".to_owned()), "true".to_owned()),
+            (None, "smart".to_owned()),
+            (Some("x".to_owned()), "a=b".to_owned()),
+        ]
+    );
+    assert_eq!(parsed.resume.as_deref(), Some("s-1"));
+    assert!(!parsed.list_sessions);
+    assert!(options(&["--list-sessions", "--", "agent"]).list_sessions);
+    let invalid = |args: &[&str]| check(args).unwrap_err();
+    assert_eq!(
+        invalid(&["--set", "web", "--", "a"]),
+        r#"invalid value "web" for flag -set: "web" is not ID=VALUE"#
+    );
+    assert_eq!(
+        invalid(&["--set", "=1", "--", "a"]),
+        r#"invalid value "=1" for flag -set: "=1" names no option before ="#
+    );
+    assert_eq!(
+        invalid(&["--set", "a=1", "--set", "a=2", "--", "a"]),
+        "flag -set gives option a more than once"
+    );
+    assert_eq!(
+        invalid(&["--mode", "plan", "--mode", "x", "--", "a"]),
+        "flag -mode given more than once"
+    );
+    assert_eq!(
+        invalid(&["--mode", "", "--", "a"]),
+        r#"invalid value "" for flag -mode: "" is empty"#
+    );
+    assert_eq!(
+        invalid(&["--list-sessions", "--prompt", "x", "--", "a"]),
+        "-list-sessions lists the sessions and exits; it takes no -prompt"
+    );
+    assert_eq!(
+        invalid(&["--list-sessions", "--set", "a=1", "--", "a"]),
+        "-list-sessions lists the sessions and exits; it takes no -set"
+    );
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::acp::{Finished, Peer, Place, eventually, finish, peer, repo, run};
-use crate::support::BIN;
+use crate::support::{BIN, Fixture};
 
 /// The scripted agent.
 pub(crate) fn raw_agent() -> PathBuf {
@@ -112,6 +112,8 @@ fn an_env_var_login_is_used_when_its_variables_are_set_and_named_when_not() {
         finished.stdout
     );
     assert!(finished.stdout.contains("TURN hi"), "{}", finished.stdout);
+    // Issue 25: a login that answers at once is not waited for in words.
+    assert!(!finished.stdout.contains("[auth] waiting"), "{}", finished.stdout);
 
     let place = Place::new();
     let mut command = raw(&place, &peer, "env-auth", &[], &["--agent-log", "-", "--prompt", "hi"]);
@@ -249,12 +251,13 @@ fn quit_during_a_turn_ends_the_session_soon() {
 fn sigkill_of_the_front_end_takes_the_agent_and_its_mcp_server_with_it() {
     let peer = peer();
     let place = Place::new();
-    std::fs::write(place.path().join("session.json"), "{}").unwrap();
+    let app = Fixture::new();
+    let session = app.session_file().to_string_lossy().into_owned();
     let mut child = raw(
         &place,
         &peer,
         "sigkill",
-        &["--session", "session.json"],
+        &["--session", &session],
         &["--agent-log", "-", "--prompt", "hi"],
     )
     .spawn()
@@ -284,10 +287,11 @@ fn an_agent_that_never_starts_the_bridge_is_named_after_the_first_turn() {
     let notice = "termsprawl's tools were not taken up";
     let check = |scenario: &str, options: &[&str]| -> Finished {
         let place = Place::new();
-        std::fs::write(place.path().join("session.json"), "{}").unwrap();
+        let app = Fixture::new();
+        let session = app.session_file().to_string_lossy().into_owned();
         let mut all = vec!["--agent-log", "-", "--prompt", "hi"];
         all.extend_from_slice(options);
-        let finished = run(raw(&place, &peer, scenario, &["--session", "session.json"], &all));
+        let finished = run(raw(&place, &peer, scenario, &["--session", &session], &all));
         assert_eq!(finished.code(), Some(0), "{scenario}: {}", finished.stderr);
         finished
     };
@@ -306,12 +310,13 @@ fn an_agent_that_never_starts_the_bridge_is_named_after_the_first_turn() {
 fn the_bridge_flags_reach_the_injected_mcp_server() {
     let peer = peer();
     let place = Place::new();
-    std::fs::write(place.path().join("session.json"), "{}").unwrap();
+    let app = Fixture::new();
+    let session_arg = app.session_file().to_string_lossy().into_owned();
     let finished = run(raw(
         &place,
         &peer,
         "mcp-skip",
-        &["--session", "session.json"],
+        &["--session", &session_arg],
         &[
             "--agent-log",
             "-",
@@ -325,7 +330,7 @@ fn the_bridge_flags_reach_the_injected_mcp_server() {
     assert_eq!(finished.code(), Some(0), "{}", finished.stderr);
     let new_session =
         place.traced("out").into_iter().find(|message| message["method"] == "session/new").unwrap();
-    let session = place.path().join("session.json");
+    let session = app.session_file();
     assert_eq!(
         new_session["params"]["mcpServers"][0]["args"],
         serde_json::json!([

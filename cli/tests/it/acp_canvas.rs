@@ -90,7 +90,8 @@ fn canvas_terminals_show_each_command_as_a_node_while_it_runs_and_release_remove
     let finished = finish(child, Duration::from_mins(2));
     finished.assert_end_turn();
     let (node, read) = seen.expect("the command's node never appeared in canvas_list");
-    assert_eq!(node["title"], "sh '-c' 'echo hi; sleep 2; exit 3'");
+    // Issue 25: only the words that need quotes are quoted.
+    assert_eq!(node["title"], "sh -c 'echo hi; sleep 2; exit 3'");
     assert_eq!(read["running"], true, "{read}");
     let node_id = node["nodeId"].as_str().unwrap();
 
@@ -210,7 +211,14 @@ fn terminals_canvas_fails_at_start_without_the_operations_or_a_session() {
     let finished = run(place.command(&peer, &["--session", &session], &options));
     assert_eq!(finished.code(), Some(2), "{}", finished.stderr);
     assert!(
-        finished.stderr.contains("--terminals canvas: the tool server cannot host canvas terminals: Tool connection unavailable: "),
+        finished.stderr.contains("--terminals canvas: the tool server is unreachable: "),
+        "{}",
+        finished.stderr
+    );
+    // Issue 25: not "lacks protocol 1.3.0" for a server that is only down.
+    assert!(!finished.stderr.contains("protocol 1.3.0"), "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("start termsprawl, or use --terminals tmux or auto"),
         "{}",
         finished.stderr
     );

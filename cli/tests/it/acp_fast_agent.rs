@@ -8,7 +8,7 @@
 //! fast-agent's Python is `TERMSPRAWL_FAST_AGENT_PYTHON`, else `<repo>/.venv-fast-agent/bin/python`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 
 use serde_json::Value;
@@ -115,20 +115,106 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
     assert!(last.contains("fast-agent-was-42"), "the read never showed the output:\n{last}");
+    help_and_mode(&mut stdin, &mut stdout);
     drop(stdin);
     front_end.stdout = Some(stdout.into_inner());
     let finished = crate::acp::finish(front_end, std::time::Duration::from_mins(1));
     assert_eq!(finished.code(), Some(0), "{}\n{}", finished.stderr, log_text());
     assert!(!finished.stderr.contains("were not taken up"), "{}", finished.stderr);
+    let session_id = finished
+        .stderr
+        .split("the session was ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no session id at the end:\n{}", finished.stderr))
+        .to_owned();
+    let resume = format!("; continue it with termsprawlctl acp --resume {session_id} -- AGENT");
+    assert!(finished.stderr.contains(&resume), "{}", finished.stderr);
     // The calls went through the bridge of the session/new entry, not any other path.
-    let new_session = std::fs::read_to_string(&trace)
+    assert_eq!(
+        sent(&trace, "session/new")["mcpServers"][0]["args"],
+        serde_json::json!(["--session", session, "mcp"])
+    );
+    assert_eq!(sent(&trace, "session/set_mode")["modeId"], "agent");
+    let prompts: Vec<Value> = std::fs::read_to_string(&trace)
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .find(|record| record["dir"] == "out" && record["msg"]["method"] == "session/new")
-        .unwrap();
-    assert_eq!(
-        new_session["msg"]["params"]["mcpServers"][0]["args"],
-        serde_json::json!(["--session", session, "mcp"])
-    );
+        .filter(|record| record["dir"] == "out" && record["msg"]["method"] == "session/prompt")
+        .map(|record| record["msg"]["params"]["prompt"][0]["text"].clone())
+        .collect();
+    assert_eq!(prompts.last(), Some(&Value::from("/model")));
+
+    list_and_resume(&python, &project, &home, &session_id);
+}
+
+/// Issue 25: fast-agent's commands (announced after session/new) are listed by /help after ours,
+/// and its one mode can be chosen.
+fn help_and_mode(stdin: &mut std::process::ChildStdin, stdout: &mut BufReader<ChildStdout>) {
+    stdin.write_all(b"/help\n/mode agent\n").unwrap();
+    let mut help = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the transcript ended:\n{help}");
+        help.push_str(&line);
+        if line.starts_with("[mode] ") {
+            break;
+        }
+    }
+    let (ours, agents) = help
+        .split_once("[help] the agent's commands (sent to it as prompt text):\n")
+        .unwrap_or_else(|| panic!("no agent commands in:\n{help}"));
+    assert!(ours.contains("  /mode [ID] "), "{help}");
+    for command in ["  /history ", "  /session ", "  /tools "] {
+        assert!(agents.contains(command), "{command} missing:\n{help}");
+    }
+    assert!(help.ends_with("[mode] still agent\n"), "{help}");
+    // fast-agent offers no model option but has /model: it goes to fast-agent.
+    let model = help.lines().find(|line| line.starts_with("  /model <")).unwrap_or_default();
+    assert!(model.ends_with("Inspect, switch, or update model settings"), "{help}");
+    stdin.write_all(b"/model\n").unwrap();
+    let answered = turn(stdout);
+    assert!(answered.contains("[stop reason: end_turn]"), "{answered}");
+    assert!(!answered.contains("[model] the agent offers no model option"), "{answered}");
+}
+
+/// Issue 25: the session is listed by `session/list`, and continued with `session/resume`.
+fn list_and_resume(python: &Path, project: &Path, home: &Path, session_id: &str) {
+    let again = |options: &[&str]| {
+        let output = Command::new(BIN)
+            .arg("acp")
+            .args(["--no-mcp", "--cwd"])
+            .arg(project)
+            .args(options)
+            .arg("--")
+            .arg(python)
+            .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
+            .arg("--home")
+            .arg(home)
+            .current_dir(project)
+            .env("TMUX_TMPDIR", project)
+            .env_remove("TERMSPRAWL_SESSION_FILE")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{options:?}: {}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let listed = again(&["--list-sessions"]);
+    assert!(listed.contains(&format!("\n  {session_id}  ")), "{listed}");
+    assert!(listed.contains(&format!("({})\n", project.display())), "{listed}");
+    let resumed = again(&["--resume", session_id, "--prompt", "after the resume"]);
+    assert!(resumed.contains("after the resume\n[stop reason: end_turn]"), "{resumed}");
+}
+
+/// The params of the first `method` request the front end sent, from its trace.
+fn sent(trace: &Path, method: &str) -> Value {
+    std::fs::read_to_string(trace)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|record| record["dir"] == "out" && record["msg"]["method"] == method)
+        .unwrap_or_else(|| panic!("no {method} in the trace"))["msg"]["params"]
+        .clone()
 }

@@ -13,15 +13,15 @@ use crate::acp_agent_orders::raw_agent;
 use crate::support::BIN;
 
 /// A front end running in the pane of a private tmux server.
-struct Node {
-    place: Place,
-    peer: Peer,
+pub(crate) struct Node {
+    pub(crate) place: Place,
+    pub(crate) peer: Peer,
 }
 
 impl Node {
     /// Starts `termsprawlctl acp` in a 200x50 pane; the wrapper prints `[exit N]` when it ends
     /// (and ignores SIGINT itself, so Ctrl-C reaches only the front end's handler).
-    fn start(options: &[&str], env: &[(&str, &str)]) -> Node {
+    pub(crate) fn start(options: &[&str], env: &[(&str, &str)]) -> Node {
         Node::start_agent(None, options, env)
     }
 
@@ -95,17 +95,17 @@ impl Node {
         ["-S".into(), place.path().join("node.sock").into()]
     }
 
-    fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) fn tmux(&self, args: &[&str]) -> String {
         let output = self.place.tmux(&Node::server(&self.place)).args(args).output().unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", "=node:"])
     }
 
     /// Waits until the screen shows `text` at least `count` times.
-    fn wait_for(&self, text: &str, count: usize) -> String {
+    pub(crate) fn wait_for(&self, text: &str, count: usize) -> String {
         let mut screen = String::new();
         let seen = eventually(Duration::from_mins(1), || {
             screen = self.screen();
@@ -115,16 +115,16 @@ impl Node {
         screen
     }
 
-    fn type_line(&self, text: &str) {
+    pub(crate) fn type_line(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "=node:", "-l", text]);
         self.tmux(&["send-keys", "-t", "=node:", "Enter"]);
     }
 
-    fn key(&self, key: &str) {
+    pub(crate) fn key(&self, key: &str) {
         self.tmux(&["send-keys", "-t", "=node:", key]);
     }
 
-    fn reports(&self) -> Vec<Value> {
+    pub(crate) fn reports(&self) -> Vec<Value> {
         self.screen()
             .lines()
             .filter_map(|line| line.strip_prefix("REPORT "))

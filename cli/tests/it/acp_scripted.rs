@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::acp::{Finished, Peer, Place, eventually, finish, marker, peer, processes_with, run};
-use crate::support::BIN;
+use crate::support::{BIN, Fixture};
 
 /// Runs one `--prompt` turn and validates its trace; the agent's schema failures are returned.
 fn check(place: &Place, peer: &Peer, options: &[&str], prompt: &str) -> (Finished, Vec<Value>) {
@@ -23,8 +23,9 @@ fn check(place: &Place, peer: &Peer, options: &[&str], prompt: &str) -> (Finishe
 fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     let peer = peer();
     let place = Place::new();
-    std::fs::write(place.path().join("session.json"), "{}").unwrap();
-    let finished = run(place.command(&peer, &["--session", "session.json"], &["--prompt", "caps"]));
+    let app = Fixture::new();
+    let session = app.session_file().to_string_lossy().into_owned();
+    let finished = run(place.command(&peer, &["--session", &session], &["--prompt", "caps"]));
     let failures = place.check_trace(&peer);
     finished.assert_end_turn();
     assert_eq!(failures, Vec::<Value>::new());
@@ -49,7 +50,7 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     let expected = json!([{
         "name": "termsprawl",
         "command": program,
-        "args": ["--session", place.path().join("session.json"), "mcp"],
+        "args": ["--session", app.session_file(), "mcp"],
         "env": [{"name": "TERMSPRAWL_ACP_BRIDGE_MARK", "value": mark}],
     }]);
     assert_eq!(report["mcpServers"], expected);
@@ -62,11 +63,46 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     );
 }
 
+/// Issue 25: with the tool server down, the bridge's `initialize` would fail, and fast-agent then
+/// failed `session/new`; the agent starts without it, and one line says so.
+#[test]
+fn with_the_tool_server_down_the_agent_starts_without_the_bridge() {
+    let peer = peer();
+    let place = Place::new();
+    let mut app = Fixture::new();
+    let session = app.session_file().to_string_lossy().into_owned();
+    app.stop();
+    let finished = run(place.command(&peer, &["--session", &session], &["--prompt", "caps"]));
+    finished.assert_end_turn();
+    assert_eq!(finished.report()["mcpServers"], json!([]));
+    let lines: Vec<&str> = finished
+        .stderr
+        .lines()
+        .filter(|line| line.contains("the tool server is unreachable"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", finished.stderr);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("termsprawlctl: acp: the tool server is unreachable (")
+                && line.ends_with("): the agent starts without termsprawl's tools")),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        !finished.stderr.contains("termsprawl's tools were not taken up"),
+        "{}",
+        finished.stderr
+    );
+    assert!(!finished.stderr.contains(&app.token()), "the token leaked");
+}
+
 #[test]
 fn the_session_file_comes_from_the_environment_and_no_mcp_or_no_session_injects_nothing() {
     let peer = peer();
     let place = Place::new();
-    let session = place.path().join("env-session.json");
+    let app = Fixture::new();
+    let session = app.session_file().to_path_buf();
     let mut command = place.command(&peer, &[], &["--prompt", "caps"]);
     command.env("TERMSPRAWL_SESSION_FILE", &session);
     let finished = run(command);
@@ -257,9 +293,7 @@ fn odd_updates_leave_the_client_working_and_every_variant_renders() {
     let notes = place.root().join("notes.txt");
     for expected in [
         "thinking about updates".to_owned(),
-        "[plan]".to_owned(),
-        "  1. [completed] Read the code (high)".to_owned(),
-        "  2. [in_progress] Write the fix (medium)".to_owned(),
+        "[plan] 1/2 done\n  [x] Read the code (high)\n  [~] Write the fix (medium)\n".to_owned(),
         "[tool] Edit notes.txt (edit, pending)".to_owned(),
         format!("--- a{}", notes.display()),
         format!("+++ b{}", notes.display()),

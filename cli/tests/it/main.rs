@@ -11,6 +11,7 @@ mod acp_canvas;
 mod acp_discovery;
 mod acp_fast_agent;
 mod acp_interactive;
+mod acp_offers;
 mod acp_scripted;
 mod commands;
 mod compat;

@@ -11,7 +11,7 @@ use super::{CanvasTerminals, check_operations, command_line};
 use crate::connection::code;
 use crate::options::TerminalBackend;
 use crate::terminal::backend::ChoiceError;
-use crate::terminal::{Backend, ExitStatus, Spec, choose};
+use crate::terminal::{Backend, ExitStatus, Spec, ToolServer, choose, reachability};
 
 struct Fixture {
     app: FakeApp,
@@ -94,9 +94,15 @@ async fn create_runs_the_quoted_command_line_at_once_with_env_and_cwd() {
 }
 
 #[test]
-fn the_command_line_is_the_command_then_each_argument_quoted() {
+fn the_command_line_is_the_command_then_each_argument_quoted_only_when_it_needs_it() {
     assert_eq!(command_line("ls -l", &[]), "ls -l");
     assert_eq!(command_line("echo", &["$HOME".to_owned(), String::new()]), "echo '$HOME' ''");
+    // Issue 25: the title claude-agent-acp's terminals got was `/bin/sh '-lc' '…'`.
+    assert_eq!(
+        command_line("/bin/sh", &["-lc".to_owned(), "echo hi".to_owned()]),
+        "/bin/sh -lc 'echo hi'"
+    );
+    assert_eq!(command_line("ls", &["src/main.rs".to_owned()]), "ls src/main.rs");
 }
 
 #[tokio::test]
@@ -346,11 +352,13 @@ async fn the_option_selects_the_backend() {
     assert_eq!(chosen.notice, None);
     let chosen = choose(TerminalBackend::Canvas, Some(with_ops.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Canvas(_)));
-    // tmux never asks the server.
+    // tmux never asks the server; the bridge's question is asked apart.
     with_ops.take_received();
     let chosen = choose(TerminalBackend::Tmux, Some(with_ops.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
+    assert_eq!(chosen.server, ToolServer::NotAsked);
     assert!(with_ops.take_received().is_empty());
+    assert_eq!(reachability(with_ops.session_file()).await, ToolServer::Reachable);
 
     let chosen = choose(TerminalBackend::Auto, Some(without.session_file()), cwd).await.unwrap();
     assert!(matches!(chosen.backend, Backend::Tmux(_)));
@@ -375,8 +383,24 @@ async fn the_option_selects_the_backend() {
         ChoiceError::NoSession
     );
     let missing = with_ops.temp_dir().unwrap().join("nowhere/sessions/x.json");
+    // Unreachable is told apart from lacking the operations (issue 25).
     let error = choose(TerminalBackend::Canvas, Some(&missing), cwd).await.unwrap_err();
-    assert!(error.to_string().contains("Tool connection unavailable"), "{error}");
+    assert!(matches!(error, ChoiceError::Unreachable(_)), "{error}");
+    assert!(
+        error.to_string().starts_with("--terminals canvas: the tool server is unreachable: "),
+        "{error}"
+    );
+    assert!(
+        error.to_string().ends_with("; start termsprawl, or use --terminals tmux or auto"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("protocol 1.3.0"), "{error}");
+    let chosen = choose(TerminalBackend::Auto, Some(&missing), cwd).await.unwrap();
+    assert!(matches!(chosen.server, ToolServer::Unreachable(_)), "{:?}", chosen.server);
+    assert!(matches!(reachability(&missing).await, ToolServer::Unreachable(_)));
+    assert!(chosen.notice.unwrap().starts_with(
+        "agent terminals run on the local tmux server: the tool server is unreachable ("
+    ));
 }
 
 #[tokio::test]

@@ -1,0 +1,193 @@
+//! The agent's sessions (`spec/acp.md` §2.5): `session/list` (every page), continuing one with
+//! `session/resume` when the agent offers it, else `session/load` with the replayed history shown
+//! as a transcript, else a clear word that the agent cannot; `session/close` at the end when the
+//! agent offers it; and the session's modes and options taken from each session answer.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::Chat;
+use super::handshake::NEW_SESSION_TIMEOUT;
+use crate::exit::ExitStatus;
+use crate::messages::{self, SessionInfo, SessionList, SessionSetup};
+
+/// How many `session/list` pages are read at most (an agent whose cursor never ends).
+const MAX_LIST_PAGES: usize = 1000;
+/// How long `session/close` may take at the end.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Chat {
+    /// Takes the modes and configuration options of a session answer (`session/new`,
+    /// `session/load`, `session/resume`); the agent's commands of an earlier session are forgotten.
+    pub(super) fn session_started(&mut self, answer: &Value) {
+        let setup: SessionSetup = messages::decode(Some(answer)).unwrap_or_default();
+        self.offers.commands.clear();
+        match messages::mode_state(setup.modes.as_ref()) {
+            Ok(modes) => self.offers.modes = modes,
+            Err(error) => {
+                self.offers.modes = None;
+                self.ui
+                    .error(&format!("skipped the session's modes, which do not decode: {error}"));
+            }
+        }
+        match messages::config_options(setup.config_options.as_ref()) {
+            Ok(options) => self.offers.config = options,
+            Err(error) => {
+                self.offers.config = None;
+                self.ui.error(&format!(
+                    "skipped the session's configuration options, which do not decode: {error}"
+                ));
+            }
+        }
+        self.session_open = true;
+    }
+
+    /// Continues the session `session_id`: `session/resume` when offered, else `session/load`
+    /// (its replayed history is shown before this returns), else an error saying the agent cannot.
+    pub(super) async fn open_session(
+        &mut self,
+        session_id: &str,
+        cwd: &Path,
+        mcp_servers: &Value,
+    ) -> Result<(), String> {
+        let params = json!({
+            "sessionId": session_id,
+            "cwd": cwd.to_string_lossy(),
+            "mcpServers": mcp_servers,
+        });
+        let method = if self.capabilities.resume {
+            "session/resume"
+        } else if self.capabilities.load {
+            "session/load"
+        } else {
+            return Err(format!(
+                "cannot resume session {session_id}: the agent offers neither session/resume nor session/load"
+            ));
+        };
+        let previous = std::mem::replace(&mut self.session_id, session_id.to_owned());
+        // The replayed history of `session/load` is sent for the new id before the answer.
+        self.client.set_session(session_id);
+        let answer = match self.wait_answer(method, params, NEW_SESSION_TIMEOUT).await? {
+            Ok(answer) => answer,
+            Err(error) => {
+                self.client.set_session(&previous);
+                self.session_id = previous;
+                return Err(format!("{method} {session_id} failed: {error}"));
+            }
+        };
+        // Every replayed update reached the queue before the answer did; `session/resume` sends
+        // none by the spec, but fast-agent replays the history there too.
+        let load = method == "session/load";
+        if load {
+            self.ui.line(&format!("[session] the history of {session_id}:"));
+        }
+        while let Ok(event) = self.events.try_recv() {
+            if let Err(super::Fatal::Disconnected(reason)) = self.event(event, false) {
+                return Err(reason);
+            }
+        }
+        self.renderer.end_turn();
+        if load {
+            self.ui.line(&format!("[session] end of the history of {session_id}"));
+        }
+        self.ui.finish_line();
+        self.session_started(&answer);
+        Ok(())
+    }
+
+    /// Every session `session/list` returns, page after page; an error names why not.
+    pub(super) async fn list_sessions(&mut self) -> Result<Vec<SessionInfo>, String> {
+        if !self.capabilities.list {
+            return Err(
+                "the agent does not list its sessions (it offers no session/list)".to_owned()
+            );
+        }
+        let mut sessions = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let answer = self
+                .wait_answer("session/list", params, NEW_SESSION_TIMEOUT)
+                .await?
+                .map_err(|error| format!("session/list failed: {error}"))?;
+            let page: SessionList = messages::decode(Some(&answer)).map_err(|error| {
+                format!("the agent's session/list answer does not decode: {error}")
+            })?;
+            sessions.extend(page.sessions);
+            match page.next_cursor {
+                Some(next) if !next.is_empty() && Some(&next) != cursor.as_ref() => {
+                    cursor = Some(next);
+                }
+                _ => return Ok(sessions),
+            }
+        }
+        Err(format!("session/list did not end after {MAX_LIST_PAGES} pages"))
+    }
+
+    /// `--list-sessions` and `/sessions`: one line per session.
+    pub(super) async fn show_sessions(&mut self) -> Result<(), String> {
+        let sessions = self.list_sessions().await?;
+        if sessions.is_empty() {
+            self.ui.line("[sessions] the agent has no sessions");
+            return Ok(());
+        }
+        self.ui.line(&format!("[sessions] {} (id, updated, title, cwd):", sessions.len()));
+        for session in &sessions {
+            self.ui.line(&session_line(session));
+        }
+        Ok(())
+    }
+
+    /// `--list-sessions`: the list, then exit.
+    pub(super) async fn print_sessions(&mut self) -> ExitStatus {
+        match self.show_sessions().await {
+            Ok(()) => ExitStatus::Success,
+            Err(error) => {
+                self.ui.error(&error);
+                ExitStatus::Failure
+            }
+        }
+    }
+
+    /// At the end: `session/close` when offered, and the session's id, so that a person can
+    /// continue it.
+    pub(super) async fn close_session(&mut self) {
+        if !self.session_open {
+            return;
+        }
+        self.session_open = false;
+        if self.capabilities.close && !self.disconnected {
+            let params = json!({"sessionId": self.session_id});
+            let closed = tokio::time::timeout(
+                CLOSE_TIMEOUT,
+                self.connection.request("session/close", &params),
+            )
+            .await;
+            if let Ok(Err(error)) = closed {
+                self.ui.error(&format!("session/close failed: {error}"));
+            }
+        }
+        let hint = if self.capabilities.resume || self.capabilities.load {
+            format!("; continue it with termsprawlctl acp --resume {} -- AGENT", self.session_id)
+        } else {
+            String::new()
+        };
+        self.ui.error(&format!("the session was {}{hint}", self.session_id));
+    }
+}
+
+/// `  ID  UPDATED  TITLE  (CWD)`, with `-` for what the agent did not say.
+fn session_line(session: &SessionInfo) -> String {
+    format!(
+        "  {}  {}  {}  ({})",
+        session.session_id,
+        session.updated_at.as_deref().unwrap_or("-"),
+        session.title.as_deref().unwrap_or("-"),
+        session.cwd.as_deref().unwrap_or("-"),
+    )
+}

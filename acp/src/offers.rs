@@ -1,0 +1,295 @@
+//! What the agent offers for its session and a person may pick from (`spec/acp.md` §2.5; §2.12 had
+//! left them out of the first version): its modes, its configuration options and its slash
+//! commands, as the session's answer and the agent's updates (`current_mode_update`,
+//! `config_option_update`, `available_commands_update`) left them; the lists `/mode`, `/config` and
+//! `/help` print; and the local checks of a person's choice, which turn it into the params of
+//! `session/set_mode` or `session/set_config_option`, or into a clear error naming what is offered,
+//! so that nothing invalid is ever sent.
+//!
+//! Pure: the chat sends and prints.
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::{Value, json};
+
+use crate::messages::{AvailableCommand, ConfigOption, ConfigValue, ModeState};
+
+/// The front end's own slash commands: name, input hint, description (`/help` lists them first).
+pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 10] = [
+    ("help", "", "this list: the front end's commands, then the agent's"),
+    ("mode", "[ID]", "list the agent's modes, or switch to one (session/set_mode)"),
+    (
+        "config",
+        "[ID VALUE]",
+        "list the configuration options, or set one (session/set_config_option)",
+    ),
+    ("model", "[VALUE]", "list the models, or pick one (the option of category model)"),
+    ("sessions", "", "list the agent's sessions (session/list)"),
+    ("resume", "ID", "continue another session (session/resume, else session/load)"),
+    ("status", "", "the session, its mode, the MCP bridge and the terminals"),
+    ("last", "", "the whole text of the last tool result that was shortened"),
+    ("quit", "", "end the session"),
+    ("\"\"\"", "", "(a line of three double quotes) start or end a multi-line prompt"),
+];
+
+/// The modes, options and commands of the current session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Offers {
+    pub(crate) modes: Option<ModeState>,
+    pub(crate) config: Option<Vec<ConfigOption>>,
+    pub(crate) commands: Vec<AvailableCommand>,
+}
+
+impl Offers {
+    /// The current mode id, for the prompt (`[plan] > `).
+    pub(crate) fn current_mode(&self) -> Option<&str> {
+        self.modes.as_ref().map(|modes| modes.current_mode_id.as_str())
+    }
+
+    /// Follows `current_mode_update`; the line to show when the mode changed.
+    pub(crate) fn mode_changed(&mut self, id: &str) -> Option<String> {
+        match self.modes.as_mut() {
+            Some(modes) if modes.current_mode_id == id => None,
+            Some(modes) => {
+                id.clone_into(&mut modes.current_mode_id);
+                Some(format!("[mode] now {}", self.describe_mode(id)))
+            }
+            // An agent that announced no modes says it is in one: keep it, with no list.
+            None => {
+                self.modes =
+                    Some(ModeState { current_mode_id: id.to_owned(), available_modes: Vec::new() });
+                Some(format!("[mode] now {id}"))
+            }
+        }
+    }
+
+    /// Follows `config_option_update` (or a `session/set_config_option` answer): one line per
+    /// option whose value changed, or that is new.
+    pub(crate) fn config_changed(&mut self, options: Vec<ConfigOption>) -> Vec<String> {
+        let previous = self.config.take().unwrap_or_default();
+        let lines = options
+            .iter()
+            .filter(|option| {
+                previous
+                    .iter()
+                    .find(|old| old.id == option.id)
+                    .is_none_or(|old| old.value != option.value)
+            })
+            .map(|option| format!("[config] {} = {}", option.id, value_text(&option.value)))
+            .collect();
+        self.config = Some(options);
+        lines
+    }
+
+    fn describe_mode(&self, id: &str) -> String {
+        let name = self
+            .modes
+            .iter()
+            .flat_map(|modes| &modes.available_modes)
+            .find(|mode| mode.id == id)
+            .map(|mode| mode.name.as_str())
+            .filter(|name| !name.is_empty() && *name != id);
+        match name {
+            Some(name) => format!("{id} ({name})"),
+            None => id.to_owned(),
+        }
+    }
+
+    /// The lines of `/mode`.
+    pub(crate) fn mode_lines(&self) -> Vec<String> {
+        let Some(modes) = &self.modes else {
+            return vec!["[mode] the agent offers no modes".to_owned()];
+        };
+        let mut lines =
+            vec![format!("[mode] current: {}", self.describe_mode(&modes.current_mode_id))];
+        for mode in &modes.available_modes {
+            let mark = if mode.id == modes.current_mode_id { "*" } else { " " };
+            let description =
+                mode.description.as_deref().map(|text| format!(": {text}")).unwrap_or_default();
+            lines.push(format!("{mark} {} ({}){description}", mode.id, mode.name));
+        }
+        lines
+    }
+
+    /// The params of `session/set_mode` for `id`, or why not (nothing is sent then).
+    pub(crate) fn set_mode(&self, session_id: &str, id: &str) -> Result<Value, String> {
+        let Some(modes) = &self.modes else {
+            return Err("the agent offers no modes".to_owned());
+        };
+        if !modes.available_modes.iter().any(|mode| mode.id == id) {
+            let ids: Vec<&str> =
+                modes.available_modes.iter().map(|mode| mode.id.as_str()).collect();
+            return Err(format!("unknown mode {id:?}; the agent offers: {}", ids.join(", ")));
+        }
+        Ok(json!({"sessionId": session_id, "modeId": id}))
+    }
+
+    /// The lines of `/config`.
+    pub(crate) fn config_lines(&self) -> Vec<String> {
+        let Some(options) = self.config.as_ref().filter(|options| !options.is_empty()) else {
+            return vec!["[config] the agent offers no configuration options".to_owned()];
+        };
+        let mut lines = Vec::new();
+        for option in options {
+            let category = option
+                .category
+                .as_deref()
+                .map(|category| format!(", {category}"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "[config] {} ({}{category}) = {}",
+                option.id,
+                option.name,
+                value_text(&option.value)
+            ));
+            lines.extend(choice_lines(option));
+        }
+        lines
+    }
+
+    /// The option `/model` and `--model` set: the one whose category is `model`.
+    pub(crate) fn model_option(&self) -> Option<&ConfigOption> {
+        self.config.iter().flatten().find(|option| option.category.as_deref() == Some("model"))
+    }
+
+    /// The lines of `/model` without a value.
+    pub(crate) fn model_lines(&self) -> Vec<String> {
+        match self.model_option() {
+            Some(option) => {
+                let mut lines =
+                    vec![format!("[model] {} = {}", option.id, value_text(&option.value))];
+                lines.extend(choice_lines(option));
+                lines
+            }
+            None => vec!["[model] the agent offers no model option".to_owned()],
+        }
+    }
+
+    /// The params of `session/set_config_option` for `id` and the typed `value`, or why not.
+    pub(crate) fn set_config(
+        &self,
+        session_id: &str,
+        id: &str,
+        value: &str,
+    ) -> Result<Value, String> {
+        let options = self.config.as_deref().unwrap_or_default();
+        let Some(option) = options.iter().find(|option| option.id == id) else {
+            if options.is_empty() {
+                return Err("the agent offers no configuration options".to_owned());
+            }
+            let ids: Vec<&str> = options.iter().map(|option| option.id.as_str()).collect();
+            return Err(format!(
+                "unknown config option {id:?}; the agent offers: {}",
+                ids.join(", ")
+            ));
+        };
+        match &option.value {
+            ConfigValue::Select { choices, .. } => {
+                if !choices.iter().any(|choice| choice.value == value) {
+                    let values: Vec<&str> =
+                        choices.iter().map(|choice| choice.value.as_str()).collect();
+                    return Err(format!(
+                        "invalid value {value:?} for {id}; choose one of: {}",
+                        values.join(", ")
+                    ));
+                }
+                Ok(json!({"sessionId": session_id, "configId": id, "value": value}))
+            }
+            ConfigValue::Boolean(_) => {
+                let value = match value {
+                    "true" | "on" | "yes" => true,
+                    "false" | "off" | "no" => false,
+                    _ => {
+                        return Err(format!(
+                            "invalid value {value:?} for {id}; it is true or false"
+                        ));
+                    }
+                };
+                Ok(
+                    json!({"sessionId": session_id, "configId": id, "type": "boolean", "value": value}),
+                )
+            }
+            ConfigValue::Unknown(kind) => {
+                Err(format!("{id} is an option of type {kind:?}, which this client cannot set"))
+            }
+        }
+    }
+
+    /// Whether a typed `/NAME` goes to the agent although the front end has a `/NAME`: the agent
+    /// announced a command of that name and offers nothing ours would act on (fast-agent has a
+    /// `/model` command and no model option).
+    pub(crate) fn defers_to_agent(&self, name: &str) -> bool {
+        let nothing_of_ours = match name {
+            "mode" => self.modes.is_none(),
+            "model" => self.model_option().is_none(),
+            "config" => self.config.as_ref().is_none_or(Vec::is_empty),
+            _ => false,
+        };
+        nothing_of_ours && self.commands.iter().any(|command| command.name == name)
+    }
+
+    /// The lines of `/help`: ours, then the agent's.
+    pub(crate) fn help_lines(&self) -> Vec<String> {
+        let mut lines = vec!["[help] this front end's commands:".to_owned()];
+        for (name, hint, description) in OWN_COMMANDS {
+            let name = if name.starts_with('"') { name.to_owned() } else { format!("/{name}") };
+            lines.push(command_line(&name, hint, description));
+        }
+        if self.commands.is_empty() {
+            lines.push("[help] the agent announced no commands".to_owned());
+        } else {
+            lines.push("[help] the agent's commands (sent to it as prompt text):".to_owned());
+            for command in &self.commands {
+                let hint =
+                    command.hint.as_deref().map(|hint| format!("<{hint}>")).unwrap_or_default();
+                let shadowed = !self.defers_to_agent(&command.name)
+                    && OWN_COMMANDS.iter().any(|(name, ..)| *name == command.name);
+                let description = if shadowed {
+                    format!(
+                        "{} (the front end's /{name} comes first: type //{name} for the agent's)",
+                        command.description,
+                        name = command.name
+                    )
+                } else {
+                    command.description.clone()
+                };
+                lines.push(command_line(&format!("/{}", command.name), &hint, &description));
+            }
+        }
+        lines
+    }
+}
+
+fn command_line(name: &str, hint: &str, description: &str) -> String {
+    let usage = if hint.is_empty() { name.to_owned() } else { format!("{name} {hint}") };
+    format!("  {usage:<24} {description}")
+}
+
+/// How a value shows: the select's value id, `true`/`false`.
+fn value_text(value: &ConfigValue) -> String {
+    match value {
+        ConfigValue::Select { current, .. } => current.clone(),
+        ConfigValue::Boolean(current) => current.to_string(),
+        ConfigValue::Unknown(kind) => format!("(a value of type {kind})"),
+    }
+}
+
+fn choice_lines(option: &ConfigOption) -> Vec<String> {
+    match &option.value {
+        ConfigValue::Select { current, choices } => choices
+            .iter()
+            .map(|choice| {
+                let mark = if &choice.value == current { "*" } else { " " };
+                let description = choice
+                    .description
+                    .as_deref()
+                    .map(|text| format!(": {text}"))
+                    .unwrap_or_default();
+                format!("  {mark} {} ({}){description}", choice.value, choice.name)
+            })
+            .collect(),
+        ConfigValue::Boolean(_) => vec!["    true or false".to_owned()],
+        ConfigValue::Unknown(_) => Vec::new(),
+    }
+}

@@ -1,0 +1,147 @@
+//! Tests of the local checks of modes and configuration options, and of the lists `/mode`,
+//! `/config` and `/help` print.
+
+use serde_json::json;
+
+use super::Offers;
+use crate::messages::{self, AvailableCommand};
+
+fn offers() -> Offers {
+    let modes = json!({"currentModeId": "default", "availableModes": [
+        {"id": "default", "name": "Default", "description": "asks before edits"},
+        {"id": "plan", "name": "Plan"},
+    ]});
+    let config = json!([
+        {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "fast",
+         "options": [{"value": "fast", "name": "Fast"},
+                     {"group": "big", "name": "Big", "options": [{"value": "smart", "name": "Smart", "description": "slower"}]}]},
+        {"id": "web", "name": "Web search", "type": "boolean", "currentValue": false},
+    ]);
+    Offers {
+        modes: messages::mode_state(Some(&modes)).unwrap(),
+        config: messages::config_options(Some(&config)).unwrap(),
+        commands: vec![
+            AvailableCommand {
+                name: "status".to_owned(),
+                description: "the agent's status".to_owned(),
+                hint: None,
+            },
+            AvailableCommand {
+                name: "review".to_owned(),
+                description: "review the diff".to_owned(),
+                hint: Some("what to look at".to_owned()),
+            },
+        ],
+    }
+}
+
+#[test]
+fn a_mode_is_checked_before_it_is_sent() {
+    let offers = offers();
+    assert_eq!(offers.set_mode("s", "plan"), Ok(json!({"sessionId": "s", "modeId": "plan"})));
+    assert_eq!(
+        offers.set_mode("s", "yolo"),
+        Err("unknown mode \"yolo\"; the agent offers: default, plan".to_owned())
+    );
+    assert_eq!(
+        Offers::default().set_mode("s", "plan"),
+        Err("the agent offers no modes".to_owned())
+    );
+    assert_eq!(
+        offers.mode_lines(),
+        vec![
+            "[mode] current: default (Default)",
+            "* default (Default): asks before edits",
+            "  plan (Plan)",
+        ]
+    );
+}
+
+#[test]
+fn mode_updates_show_only_changes() {
+    let mut offers = offers();
+    assert_eq!(offers.mode_changed("default"), None);
+    assert_eq!(offers.mode_changed("plan"), Some("[mode] now plan (Plan)".to_owned()));
+    assert_eq!(offers.current_mode(), Some("plan"));
+}
+
+#[test]
+fn config_values_are_checked_by_type_and_choice() {
+    let offers = offers();
+    assert_eq!(
+        offers.set_config("s", "model", "smart"),
+        Ok(json!({"sessionId": "s", "configId": "model", "value": "smart"}))
+    );
+    assert_eq!(
+        offers.set_config("s", "web", "on"),
+        Ok(json!({"sessionId": "s", "configId": "web", "type": "boolean", "value": true}))
+    );
+    assert_eq!(
+        offers.set_config("s", "model", "huge"),
+        Err("invalid value \"huge\" for model; choose one of: fast, smart".to_owned())
+    );
+    assert_eq!(
+        offers.set_config("s", "web", "maybe"),
+        Err("invalid value \"maybe\" for web; it is true or false".to_owned())
+    );
+    assert_eq!(
+        offers.set_config("s", "speed", "1"),
+        Err("unknown config option \"speed\"; the agent offers: model, web".to_owned())
+    );
+    assert_eq!(offers.model_option().map(|option| option.id.as_str()), Some("model"));
+    assert_eq!(
+        offers.config_lines(),
+        vec![
+            "[config] model (Model, model) = fast",
+            "  * fast (Fast)",
+            "    smart (Smart): slower",
+            "[config] web (Web search) = false",
+            "    true or false",
+        ]
+    );
+}
+
+#[test]
+fn config_updates_name_what_changed() {
+    let mut offers = offers();
+    let mut options = offers.config.clone().unwrap();
+    options[1].value = messages::ConfigValue::Boolean(true);
+    assert_eq!(offers.config_changed(options), vec!["[config] web = true".to_owned()]);
+}
+
+#[test]
+fn help_lists_ours_then_the_agents_commands() {
+    let lines = offers().help_lines();
+    assert_eq!(lines[0], "[help] this front end's commands:");
+    assert!(lines.iter().any(|line| line.starts_with("  /mode [ID] ")), "{lines:?}");
+    assert_eq!(lines[lines.len() - 3], "[help] the agent's commands (sent to it as prompt text):");
+    assert_eq!(
+        lines[lines.len() - 2],
+        format!(
+            "  {:<24} the agent's status (the front end's /status comes first: type //status for the agent's)",
+            "/status"
+        )
+    );
+    assert_eq!(
+        lines[lines.len() - 1],
+        format!("  {:<24} review the diff", "/review <what to look at>")
+    );
+}
+
+#[test]
+fn a_command_of_ours_defers_to_the_agents_when_we_have_nothing_to_act_on() {
+    let mut offers = offers();
+    let model = AvailableCommand {
+        name: "model".to_owned(),
+        description: "switch models".to_owned(),
+        hint: None,
+    };
+    offers.commands.push(model.clone());
+    assert!(!offers.defers_to_agent("model"), "the agent offers a model option");
+    assert!(!offers.defers_to_agent("status"), "ours always");
+    let bare = Offers { commands: vec![model], ..Offers::default() };
+    assert!(bare.defers_to_agent("model"));
+    assert!(!bare.defers_to_agent("mode"), "the agent has no /mode");
+    let help = bare.help_lines();
+    assert_eq!(help.last().unwrap(), &format!("  {:<24} switch models", "/model"));
+}
