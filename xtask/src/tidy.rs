@@ -108,10 +108,18 @@ pub const CRATE_RULES: &[CrateRule] = &[
         anyhow: true,
     },
     // Automation: codegen reads protocol and cli, bench and soak run transport's fake app, the cli
-    // and the headless server.
+    // and the headless server, dist generates conformance's man page and completions.
     CrateRule {
         package: XTASK,
-        workspace_deps: &[PROTOCOL, TRANSPORT, CLI, EXTERNAL_TERM, HEADLESS, TEST_SUPPORT],
+        workspace_deps: &[
+            PROTOCOL,
+            TRANSPORT,
+            CLI,
+            EXTERNAL_TERM,
+            HEADLESS,
+            CONFORMANCE,
+            TEST_SUPPORT,
+        ],
         dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
