@@ -220,3 +220,49 @@ fn numbers_are_formatted_for_reading() {
     assert_eq!(rate(Some(12.0)), "12");
     assert_eq!(rate(None), "–");
 }
+
+#[test]
+fn each_goal_of_issue_26_is_a_row_against_its_limit() {
+    let goals = report().goals();
+    let rows: Vec<(&str, &str, Option<bool>)> =
+        goals.iter().map(|goal| (goal.name, goal.measured.as_str(), goal.met)).collect();
+    assert_eq!(
+        rows,
+        [
+            ("one-shot median / floor median", "1.50x", Some(false)),
+            ("one-shot peak RSS (max)", "4.3 MiB", Some(false)),
+            // The fixture has no 32-in-flight row of ours.
+            ("MCP bridge peak RSS, 32 in flight", "–", None),
+            ("terminal_read p50 / guide_read p50", "8.00x", Some(false)),
+            ("terminal_read since p50 / guide_read p50", "5.00x", Some(false)),
+            ("terminal_wait reaction median", "1.10 ms", Some(true)),
+            ("terminal_wait reaction p95", "2.40 ms", Some(true)),
+        ]
+    );
+    let tables = report().tables();
+    assert!(tables.contains("## Goals of issue 26"), "{tables}");
+    assert!(
+        tables.contains("| one-shot median / floor median | 1.50x | ≤ 1.1x | 1.49x | no |"),
+        "{tables}"
+    );
+}
+
+#[test]
+fn the_check_holds_the_run_to_every_checked_goal() {
+    let names: Vec<&str> = report().goals().iter().map(|goal| goal.name).collect();
+    for checked in super::CHECKED_GOALS {
+        assert!(names.contains(checked), "{checked} names no goal: {names:?}");
+    }
+    // Far past every limit: each checked goal fails the check by name.
+    let mut bad = report();
+    bad.one_shot[0].wall = summary(9_000_000, 9_000_000, 9_000_000, 9_000_000);
+    bad.mcp[0].in_flight = crate::bench::IN_FLIGHT;
+    bad.mcp[0].peak_rss = Some(9 * MIB);
+    let failures = bad.check();
+    for checked in super::CHECKED_GOALS {
+        assert!(
+            failures.iter().any(|failure| failure.starts_with(&format!("goal {checked}: "))),
+            "{checked} did not fail: {failures:?}"
+        );
+    }
+}
