@@ -611,7 +611,7 @@ start a process, read two small files, make one loopback HTTP round trip.
   COMMAND is split into words like a shell's simple command, without expansions.
   It gets `--session SESSION call guide_read '{\"topic\":\"canvas\"}'` (part 1) and `--session SESSION mcp` (part 2) appended, or in place of a word that is exactly `{}`.
   For example `--vs 'node /path/to/termsprawlctl.js'`, or `--vs 'env NODE_OPTIONS= node ctl.js {}'`.
-- `--check` exits non-zero when the median one-shot time exceeds twice the floor's or a one-shot call peaks above 10 MiB; without it the bench reports and never fails on figures. It also fails on a missed goal of issue 26 that is marked checked in the goals table.
+- `--check` exits non-zero when the median one-shot time exceeds twice the floor's or a one-shot call peaks above 10 MiB; without it the bench reports and never fails on figures. `--check` also fails on a missed goal of issue 26 that the goals table marks checked.
 ";
 
 /// `value` formatted, or `–` when there is none.
