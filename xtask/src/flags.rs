@@ -102,8 +102,7 @@ pub struct Bench {
     pub vs: Vec<String>,
     /// Fail when termsprawlctl's median one-shot time is over 2x the floor program's, or a
     /// one-shot call of it peaks above 10 MiB RSS, or a goal of issue 26 this machine reached is
-    /// missed (one-shot within 1.1x the floor and 3.0 MiB, the MCP bridge within 4.0 MiB with
-    /// 32 calls in flight).
+    /// missed (one-shot within 1.1x the floor and 3.0 MiB).
     #[arg(long)]
     pub check: bool,
     /// Print the tables only; leave docs/performance.md as it is.
