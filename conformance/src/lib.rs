@@ -25,6 +25,7 @@
 //! sends. Start reading at [`run`], then `validation`.
 
 mod calls;
+pub mod cli;
 mod files;
 mod http;
 mod info;

@@ -8,27 +8,12 @@
 //! Exit status: 0 every rule passed or was skipped, 1 a rule failed, 2 usage error.
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
+use termsprawl_conformance::cli::Cli;
 use termsprawl_conformance::{Options, run};
-
-/// Checks a running termsprawl tool server against the protocol, from the outside.
-#[derive(Debug, Parser)]
-#[command(name = "termsprawl-conformance", version)]
-struct Cli {
-    /// A session file (`D/sessions/<nodeId>.json`); a second one adds the isolation rules.
-    #[arg(long, value_name = "FILE", required = true, num_args = 1)]
-    session: Vec<PathBuf>,
-    /// Also call mutating operations (on a terminal the run opens and closes again).
-    #[arg(long)]
-    mutating: bool,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    json: bool,
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -20,7 +20,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// The line cap: 262 144 bytes (256 KiB), terminator excluded.
 pub const MAX_LINE_BYTES: usize = 256 * 1024;
 
-const CHUNK_BYTES: usize = 64 * 1024;
+/// One read of stdin. Small on purpose: tokio's stdin reads through a buffer of the same size in
+/// a blocking thread, so each byte here costs two of resident memory, and a host's requests are
+/// lines of a few hundred bytes (issue 26: the bridge within 4 MiB).
+const CHUNK_BYTES: usize = 8 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One unit of input.

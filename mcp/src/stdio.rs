@@ -16,6 +16,9 @@ use crate::caller::SessionCaller;
 use crate::serve::{Options, log_to_stderr as log, serve_refusing, serve_with};
 use crate::tools::ToolFilter;
 
+/// The runtime's blocking threads: one for stdin, one for stdout.
+const BLOCKING_THREADS: usize = 2;
+
 /// Runs the bridge on stdin and stdout for `session_file` until end of input, listing and serving
 /// what `tools` keeps.
 ///
@@ -30,7 +33,15 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
             return ExitStatus::FAILED.into();
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    // Blocking threads: stdin's reads hold one, the writer's writes (one at a time) the other;
+    // nothing else here blocks. Each further thread costs its own stack and malloc arena: with
+    // the default cap, 32 calls in flight grew the pool to four threads and the bridge by a
+    // megabyte (issue 26).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             log(&format!("cannot start the runtime: {error}"));

@@ -133,6 +133,9 @@ fn redact(reason: &str, token: &SessionToken) -> String {
     reason.replace(secret, "<redacted>")
 }
 
+/// The read buffer of a call's connection.
+const READ_BUFFER_BYTES: usize = 4096;
+
 /// Connect, send, read: everything the timeout covers. `Err` is the reason of a failure.
 async fn exchange(port: u16, token: &SessionToken, body: String) -> Result<ToolResult, String> {
     let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
@@ -141,10 +144,14 @@ async fn exchange(port: u16, token: &SessionToken, body: String) -> Result<ToolR
         .map_err(|error| format!("cannot connect to {address}: {error}"))?;
     // One small request written at once: Nagle's algorithm would only add latency.
     let _ = stream.set_nodelay(true);
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
-            .await
-            .map_err(|error| format!("HTTP handshake with {address} failed: {}", Chain(&error)))?;
+    // A fixed read buffer of READ_BUFFER_BYTES instead of hyper's adaptive one (8 KiB at first):
+    // a result is one small JSON body, and each call in flight holds one buffer (issue 26: the
+    // MCP bridge with 32 calls in flight).
+    let (mut sender, connection) = hyper::client::conn::http1::Builder::new()
+        .read_buf_exact_size(Some(READ_BUFFER_BYTES))
+        .handshake::<_, Full<Bytes>>(TokioIo::new(stream))
+        .await
+        .map_err(|error| format!("HTTP handshake with {address} failed: {}", Chain(&error)))?;
     // Dropping the guard (end of call, or timeout) closes the connection.
     let _connection = AbortOnDrop(tokio::spawn(connection));
 

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use termsprawl_protocol::shell::shell_word;
 
 use crate::bench::command::Template;
-use crate::{bench, codegen, demo, fuzz, protocol_diff, soak, test};
+use crate::{bench, codegen, demo, dist, fuzz, protocol_diff, soak, test};
 
 /// Project automation for the termsprawl workspace.
 #[derive(Debug, Parser)]
@@ -30,6 +30,9 @@ pub enum Command {
     Bench(Bench),
     /// Start the headless server on a temporary data directory and show an agent using it.
     Demo,
+    /// Build the release archive target/dist/termsprawl-agent-tools-<version>-<target>.tar.gz
+    /// and its SHA256SUMS, then verify them and run the shipped binaries for real.
+    Dist,
     /// Build the cargo-fuzz targets of fuzz/ and run each for a while.
     Fuzz(Fuzz),
     /// Run the headless server and termsprawlctl under load while killing and restarting the
@@ -98,7 +101,8 @@ pub struct Bench {
     #[arg(long, value_name = "COMMAND")]
     pub vs: Vec<String>,
     /// Fail when termsprawlctl's median one-shot time is over 2x the floor program's, or a
-    /// one-shot call of it peaks above 10 MiB RSS.
+    /// one-shot call of it peaks above 10 MiB RSS, or a goal of issue 26 this machine reached is
+    /// missed (one-shot within 1.1x the floor and 3.0 MiB).
     #[arg(long)]
     pub check: bool,
     /// Print the tables only; leave docs/performance.md as it is.
@@ -181,6 +185,7 @@ impl Xtask {
             Command::ProtocolDiff(protocol_diff) => protocol_diff.exec(root),
             Command::Bench(bench) => bench.exec(root),
             Command::Demo => demo::run(root).map(|()| true),
+            Command::Dist => dist::run(root).map(|_| true),
             Command::Fuzz(fuzz) => fuzz.exec(root),
             Command::Soak(soak) => soak.exec(root),
             Command::Test(test) => test::run(root, &test.args),

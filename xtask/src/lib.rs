@@ -9,6 +9,8 @@
 //!   of its task, written to `docs/performance.md`, with the `bench-support` binary (tool server
 //!   and in-process client) that it builds in release;
 //! - `demo` ([`demo`]): a scripted tour of the headless server, an agent and the MCP bridge;
+//! - `dist` ([`dist`]): the release archive (static programs, man pages, completions, README,
+//!   LICENSE) and its `SHA256SUMS`, verified and its programs run against each other;
 //! - `fuzz` ([`fuzz`]): builds the cargo-fuzz targets of `fuzz/` (a workspace of its own) and runs
 //!   each for a while, reporting executions per target;
 //! - `soak` ([`soak`]): the headless server and `termsprawlctl` (one-shot and MCP bridges) under
@@ -40,6 +42,7 @@ pub mod bench;
 pub mod binaries;
 pub mod codegen;
 pub mod demo;
+pub mod dist;
 pub mod flags;
 pub mod fuzz;
 pub mod protocol_diff;

@@ -109,10 +109,18 @@ pub const CRATE_RULES: &[CrateRule] = &[
         anyhow: true,
     },
     // Automation: codegen reads protocol and cli, bench and soak run transport's fake app, the cli
-    // and the headless server.
+    // and the headless server, dist generates conformance's man page and completions.
     CrateRule {
         package: XTASK,
-        workspace_deps: &[PROTOCOL, TRANSPORT, CLI, EXTERNAL_TERM, HEADLESS, TEST_SUPPORT],
+        workspace_deps: &[
+            PROTOCOL,
+            TRANSPORT,
+            CLI,
+            EXTERNAL_TERM,
+            HEADLESS,
+            CONFORMANCE,
+            TEST_SUPPORT,
+        ],
         dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
@@ -543,11 +551,15 @@ fn edge_violations(
 }
 
 /// Violations by normal and build dependencies on workspace packages that carry no version
-/// requirement (`cargo publish` needs one besides the path).
+/// requirement (`cargo publish` needs one besides the path), in the packages that may be
+/// published (`publish = false` ones never are).
 pub fn unversioned_path_dependencies(metadata: &Value) -> Vec<String> {
     let members = member_names(metadata);
     let mut violations = Vec::new();
     for package in packages(metadata) {
+        if is_unpublished(package) {
+            continue;
+        }
         let name = package["name"].as_str().unwrap_or_default();
         for dependency in dependencies(package) {
             let dependency_name = dependency["name"].as_str().unwrap_or_default();
@@ -563,9 +575,27 @@ pub fn unversioned_path_dependencies(metadata: &Value) -> Vec<String> {
     violations
 }
 
+/// The workspace packages marked `publish = false`.
+pub fn unpublished_packages(metadata: &Value) -> Vec<&str> {
+    packages(metadata)
+        .filter(|package| is_unpublished(package))
+        .filter_map(|package| package["name"].as_str())
+        .collect()
+}
+
+/// `publish = false`: cargo metadata's `publish` is then an empty list of registries.
+fn is_unpublished(package: &Value) -> bool {
+    package["publish"].as_array().is_some_and(Vec::is_empty)
+}
+
 /// Violations by `[workspace.dependencies]` entries of the root manifest that give a `path`
-/// without a `version`.
-pub fn unversioned_workspace_dependencies(root_manifest: &str) -> Vec<String> {
+/// without a `version`, except for the `unpublished` packages: a dependency on one of those has
+/// no version on purpose, so that `cargo publish` drops it from a published crate's
+/// dev-dependencies (`termsprawl-test-support`).
+pub fn unversioned_workspace_dependencies(
+    root_manifest: &str,
+    unpublished: &[&str],
+) -> Vec<String> {
     let mut violations = Vec::new();
     let mut in_section = false;
     for (index, line) in root_manifest.lines().enumerate() {
@@ -575,7 +605,8 @@ pub fn unversioned_workspace_dependencies(root_manifest: &str) -> Vec<String> {
             continue;
         }
         let has_path = line.contains("path =") || line.contains("path=");
-        if in_section && has_path && !line.contains("version") {
+        let key = line.split('=').next().unwrap_or_default().trim();
+        if in_section && has_path && !line.contains("version") && !unpublished.contains(&key) {
             violations.push(format!(
                 "Cargo.toml:{}: workspace dependency with a path but no version: {line}",
                 index + 1

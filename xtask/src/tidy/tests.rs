@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{
     CRATE_RULES, CrateRule, cargo_metadata, dependency_violations, files_with_extensions,
     forbidden_attributes, heading_numbers, missing_module_doc, spec_citation_violations,
-    spec_citations, trailing_whitespace, unversioned_path_dependencies,
+    spec_citations, trailing_whitespace, unpublished_packages, unversioned_path_dependencies,
     unversioned_workspace_dependencies,
 };
 use crate::project_root;
@@ -54,7 +54,8 @@ fn internal_path_dependencies_carry_a_version() {
     let metadata = cargo_metadata(&project_root()).unwrap();
     let mut violations = unversioned_path_dependencies(&metadata);
     let manifest = fs::read_to_string(project_root().join("Cargo.toml")).unwrap();
-    violations.extend(unversioned_workspace_dependencies(&manifest));
+    violations
+        .extend(unversioned_workspace_dependencies(&manifest, &unpublished_packages(&metadata)));
     assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
 }
 
@@ -342,8 +343,17 @@ fn path_dependencies_without_a_version_are_found() {
     );
     let manifest = "[workspace]\nmembers = []\n\n[workspace.dependencies]\na = { path = \"a\", version = \"0.1.0\" }\nb = { path = \"b\" }\nserde = \"1\"\n\n[patch.crates-io]\nc = { path = \"c\" }\n";
     assert_eq!(
-        unversioned_workspace_dependencies(manifest),
+        unversioned_workspace_dependencies(manifest, &[]),
         ["Cargo.toml:6: workspace dependency with a path but no version: b = { path = \"b\" }"]
+    );
+    // An unpublished package is depended on without a version, on purpose.
+    assert!(unversioned_workspace_dependencies(manifest, &["b"]).is_empty());
+    let mut unpublished = metadata.clone();
+    unpublished["packages"][0]["publish"] = serde_json::json!([]);
+    assert_eq!(unpublished_packages(&unpublished), ["termsprawl-transport"]);
+    assert_eq!(
+        unversioned_path_dependencies(&unpublished),
+        ["termsprawl-cli: path dependency termsprawl-mcp (build) has no version"]
     );
 }
 

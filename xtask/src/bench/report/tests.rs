@@ -50,8 +50,8 @@ fn report() -> Report {
             one_shot(
                 "termsprawlctl",
                 r#"termsprawlctl --session SESSION call guide_read '{"topic":"canvas"}'"#,
-                1_200,
-                42,
+                850,
+                28,
             ),
             one_shot("floor", "floor SESSION", 800, 21),
             one_shot("curl", "curl -sS -H @DIR/curl-headers", 6_000, 98),
@@ -65,6 +65,14 @@ fn report() -> Report {
                 elapsed: Duration::from_millis(1250),
                 latency: summary(200_000, 240_000, 300_000, 900_000),
                 peak_rss: Some(6 * MIB),
+            },
+            Mcp {
+                name: "termsprawlctl".to_owned(),
+                in_flight: 32,
+                calls: 5000,
+                elapsed: Duration::from_millis(500),
+                latency: summary(1_000_000, 3_000_000, 6_000_000, 9_000_000),
+                peak_rss: Some(39 * MIB / 10),
             },
             Mcp {
                 name: "node ctl.js".to_owned(),
@@ -128,24 +136,51 @@ fn the_check_fails_on_time_and_on_memory() {
     slow.one_shot[0].wall.median = 1_700_000;
     assert_eq!(
         slow.check(),
-        ["median one-shot time 1.70 ms is 2.12x the floor's 0.800 ms (limit 2x)"]
+        [
+            "median one-shot time 1.70 ms is 2.12x the floor's 0.800 ms (limit 2x)",
+            "goal one-shot median / floor median: 2.12x (limit ≤ 1.1x)",
+        ]
     );
-    // Exactly twice the floor passes.
+    // Exactly twice the floor passes the old limit, not the goal; 1.1x passes both.
     slow.one_shot[0].wall.median = 1_600_000;
+    assert_eq!(slow.check(), ["goal one-shot median / floor median: 2.00x (limit ≤ 1.1x)"]);
+    slow.one_shot[0].wall.median = 880_000;
     assert!(slow.check().is_empty());
 
     let mut big = report();
     big.one_shot[0].rss.as_mut().unwrap().max = MAX_ONE_SHOT_RSS + 1;
-    assert_eq!(big.check(), ["peak RSS of a one-shot call reached 10.0 MiB (limit 10.0 MiB)"]);
-    big.one_shot[0].rss.as_mut().unwrap().max = MAX_ONE_SHOT_RSS;
+    assert_eq!(
+        big.check(),
+        [
+            "peak RSS of a one-shot call reached 10.0 MiB (limit 10.0 MiB)",
+            "goal one-shot peak RSS (max): 10.0 MiB (limit ≤ 3.0 MiB)",
+        ]
+    );
+    big.one_shot[0].rss.as_mut().unwrap().max = super::GOAL_ONE_SHOT_RSS;
     assert!(big.check().is_empty());
 
     let mut unmeasured = report();
     unmeasured.one_shot[0].rss = None;
     assert_eq!(
         unmeasured.check(),
-        ["peak RSS was not measured: GNU time (`time`) is not installed"]
+        [
+            "peak RSS was not measured: GNU time (`time`) is not installed",
+            "goal one-shot peak RSS (max): – (limit ≤ 3.0 MiB)",
+        ]
     );
+}
+
+#[test]
+fn the_bridge_goal_is_reported_and_not_checked() {
+    let mut heavy = report();
+    heavy.mcp[1].peak_rss = Some(super::GOAL_BRIDGE_RSS + 1);
+    let bridge =
+        heavy.goals().into_iter().find(|goal| goal.name.starts_with("MCP bridge")).unwrap();
+    assert_eq!((bridge.measured.as_str(), bridge.met), ("4.0 MiB", Some(false)));
+    assert!(heavy.check().is_empty(), "{:?}", heavy.check());
+    assert!(heavy.tables().contains(
+        "| MCP bridge peak RSS, 32 in flight | 4.0 MiB | ≤ 4.0 MiB | 5.2 MiB | no | no |"
+    ));
 }
 
 #[test]
@@ -155,7 +190,13 @@ fn the_check_fails_without_its_two_rows() {
     assert_eq!(missing.check(), ["termsprawlctl and the floor program were not both measured"]);
     let mut zero = report();
     zero.one_shot[1].wall.median = 0;
-    assert_eq!(zero.check(), ["median one-shot time 1.20 ms is – the floor's 0.000 ms (limit 2x)"]);
+    assert_eq!(
+        zero.check(),
+        [
+            "median one-shot time 0.850 ms is – the floor's 0.000 ms (limit 2x)",
+            "goal one-shot median / floor median: – (limit ≤ 1.1x)",
+        ]
+    );
 }
 
 #[test]
@@ -177,7 +218,7 @@ fn the_terminal_rows_give_the_reaction_and_the_reads_against_guide_read() {
     assert!(tables.contains("| 1.25 ms | 2.50 ms | 2.50 ms | 6.25 ms | 5.00x |"), "{tables}");
     assert!(tables.contains("100 waits after 10 warm-up waits"), "{tables}");
     assert!(tables.contains("100 ms after a wait is sent"), "{tables}");
-    // The check is about one-shot calls only.
+    // The terminal goals are reported, not checked: this machine has not reached them.
     assert!(report().check().is_empty());
 }
 
@@ -196,7 +237,7 @@ fn without_gnu_time_the_rss_cells_are_empty() {
     report.one_shot[2].rss = None;
     let tables = report.tables();
     assert!(tables.contains("| curl | 5.40 ms | 6.00 ms | 7.80 ms | – | – | – |"), "{tables}");
-    assert!(tables.contains("| termsprawlctl / curl | 0.20x | 0.20x | – |"), "{tables}");
+    assert!(tables.contains("| termsprawlctl / curl | 0.14x | 0.14x | – |"), "{tables}");
 }
 
 #[test]
@@ -219,4 +260,48 @@ fn numbers_are_formatted_for_reading() {
     assert_eq!(rate(Some(1_234_567.0)), "1,234,567");
     assert_eq!(rate(Some(12.0)), "12");
     assert_eq!(rate(None), "–");
+}
+
+#[test]
+fn each_goal_of_issue_26_is_a_row_against_its_limit() {
+    let goals = report().goals();
+    let rows: Vec<(&str, &str, Option<bool>)> =
+        goals.iter().map(|goal| (goal.name, goal.measured.as_str(), goal.met)).collect();
+    assert_eq!(
+        rows,
+        [
+            ("one-shot median / floor median", "1.06x", Some(true)),
+            ("one-shot peak RSS (max)", "2.9 MiB", Some(true)),
+            ("MCP bridge peak RSS, 32 in flight", "3.9 MiB", Some(true)),
+            ("terminal_read p50 / guide_read p50", "8.00x", Some(false)),
+            ("terminal_read since p50 / guide_read p50", "5.00x", Some(false)),
+            ("terminal_wait reaction median", "1.10 ms", Some(true)),
+            ("terminal_wait reaction p95", "2.40 ms", Some(true)),
+        ]
+    );
+    let tables = report().tables();
+    assert!(tables.contains("## Goals of issue 26"), "{tables}");
+    assert!(
+        tables.contains("| one-shot median / floor median | 1.06x | ≤ 1.1x | 1.49x | yes | yes |"),
+        "{tables}"
+    );
+}
+
+#[test]
+fn the_check_holds_the_run_to_every_checked_goal() {
+    let names: Vec<&str> = report().goals().iter().map(|goal| goal.name).collect();
+    for checked in super::CHECKED_GOALS {
+        assert!(names.contains(checked), "{checked} names no goal: {names:?}");
+    }
+    // Far past every limit: each checked goal fails the check by name.
+    let mut bad = report();
+    bad.one_shot[0].wall = summary(9_000_000, 9_000_000, 9_000_000, 9_000_000);
+    bad.one_shot[0].rss.as_mut().unwrap().max = 9 * MIB;
+    let failures = bad.check();
+    for checked in super::CHECKED_GOALS {
+        assert!(
+            failures.iter().any(|failure| failure.starts_with(&format!("goal {checked}: "))),
+            "{checked} did not fail: {failures:?}"
+        );
+    }
 }
