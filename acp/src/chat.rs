@@ -312,7 +312,7 @@ impl Chat {
     }
 
     /// At the end: the temporary agent log is removed when the agent wrote nothing to it, and
-    /// named when it did (`acp.md` §2.1).
+    /// named when it did (`spec/acp.md` §2.1).
     fn tidy_agent_log(&mut self) {
         let Some(path) = self.agent_log.take().filter(|_| self.agent_log_temporary) else {
             return;

@@ -1,4 +1,4 @@
-//! What the agent offers for its session and a person may pick from (`spec/acp.md` §2.5; §2.12 had
+//! What the agent offers for its session and a person may pick from (`spec/acp.md` §2.13; §2.12 had
 //! left them out of the first version): its modes, its configuration options and its slash
 //! commands, as the session's answer and the agent's updates (`current_mode_update`,
 //! `config_option_update`, `available_commands_update`) left them; the lists `/mode`, `/config` and

@@ -1,5 +1,5 @@
-//! Turns `session/update` variants into transcript pieces (`spec/acp.md` §2.6). Pure: the caller
-//! prints.
+//! Turns `session/update` variants into transcript pieces (`spec/acp.md` §2.6, §2.15). Pure: the
+//! caller prints.
 
 #[cfg(test)]
 mod tests;

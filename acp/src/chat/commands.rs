@@ -1,5 +1,6 @@
 //! The front end's own slash commands (`/help`, `/mode`, `/config`, `/model`, `/sessions`,
-//! `/resume`, `/status`), and `--mode`, `--set` and `--model` applied before the first prompt.
+//! `/resume`, `/status`), and `--mode`, `--set` and `--model` applied before the first prompt
+//! (`spec/acp.md` §2.13).
 //! A line starting with a `/NAME` that is not ours goes to the agent as prompt text (ACP's
 //! convention for the agent's own commands).
 

@@ -1,4 +1,4 @@
-//! The agent's sessions (`spec/acp.md` §2.5): `session/list` (every page), continuing one with
+//! The agent's sessions (`spec/acp.md` §2.14): `session/list` (every page), continuing one with
 //! `session/resume` when the agent offers it, else `session/load` with the replayed history shown
 //! as a transcript, else a clear word that the agent cannot; `session/close` at the end when the
 //! agent offers it; and the session's modes and options taken from each session answer.
