@@ -279,8 +279,46 @@ impl Engine {
     /// The state of a node's pane. tmux is the source; when it has marked a run node's pane dead
     /// without knowing the status yet, the status its wrapper wrote is used.
     pub(crate) async fn pane_state(&self, node_id: &str) -> Result<PaneState, TmuxError> {
-        let state = self.tmux.pane_state(node_id).await?;
-        Ok(self.with_recorded_status(node_id, state))
+        match self.tmux.pane_state(node_id).await {
+            Ok(state) => Ok(self.with_recorded_status(node_id, state)),
+            Err(TmuxError::NotRunning(name)) => {
+                self.gone_state(node_id).ok_or(TmuxError::NotRunning(name))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The state of a node still on the canvas whose tmux session is gone (its shell exited, or
+    /// the tmux server ended): not running, with the status a run node's wrapper recorded. `None`
+    /// for a node that is not on the canvas (closed).
+    pub(crate) fn gone_state(&self, node_id: &str) -> Option<PaneState> {
+        let on_canvas = self
+            .state()
+            .canvas
+            .projects
+            .iter()
+            .any(|project| project.nodes.iter().any(|node| node.id == node_id));
+        on_canvas.then(|| {
+            self.with_recorded_status(node_id, PaneState { dead: true, ..PaneState::default() })
+        })
+    }
+
+    /// [`Tmux::capture_with_state`] with the recorded status; for a node whose session is gone
+    /// ([`Engine::gone_state`]), its retained output (the stream) instead of the screen, so that
+    /// a read with and without `since` and a wait agree that it does not run.
+    pub(crate) async fn capture_or_gone(
+        &self,
+        node_id: &str,
+        history: u32,
+    ) -> Result<(String, PaneState), TmuxError> {
+        match self.tmux.capture_with_state(node_id, history).await {
+            Ok((text, state)) => Ok((text, self.with_recorded_status(node_id, state))),
+            Err(TmuxError::NotRunning(name)) => match self.gone_state(node_id) {
+                Some(state) => Ok((self.streams.get(node_id).after(None).0, state)),
+                None => Err(TmuxError::NotRunning(name)),
+            },
+            Err(error) => Err(error),
+        }
     }
 
     /// `state`, with the status a run node's wrapper recorded when tmux does not know it.

@@ -276,7 +276,13 @@ impl Tmux {
         let mut tries = 0;
         loop {
             let output = self.run_on(node_id, "display-message", &args, None).await?;
-            let state = PaneState::parse(output.lines().last().unwrap_or_default()).or_zombie();
+            let line = output.lines().last().unwrap_or_default();
+            // tmux 3.3a answers a target that does not exist with exit 0 and empty fields; a pane
+            // always has a pid, so an answer without one is a session that is gone.
+            if PaneState::parse(line).pid.is_none() && !self.has_session(node_id).await? {
+                return Err(TmuxError::NotRunning(session_name(node_id)));
+            }
+            let state = PaneState::parse(line).or_zombie();
             tries += 1;
             if state.is_settled() || tries >= STATUS_TRIES {
                 return Ok(state);

@@ -145,12 +145,8 @@ pub(super) async fn read(
             // The cursor from before the capture: reading on from it may repeat a little of the
             // screen, never miss what came after it.
             let cursor = stream.cursor();
-            let (text, state) = engine
-                .tmux
-                .capture_with_state(&args.node_id, HISTORY_LINES)
-                .await
-                .map_err(tmux_error)?;
-            let state = engine.with_recorded_status(&args.node_id, state);
+            let (text, state) =
+                engine.capture_or_gone(&args.node_id, HISTORY_LINES).await.map_err(tmux_error)?;
             (tail(trim_blank_end(&text), limit), cursor, state)
         }
         Some(since) => {
