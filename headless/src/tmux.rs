@@ -344,6 +344,16 @@ impl Tmux {
         }
     }
 
+    /// Whether the managed tmux server answers at all (a server without sessions does too).
+    pub async fn server_runs(&self) -> Result<bool, TmuxError> {
+        let args = ["-F".into(), "#{session_name}".into()];
+        match self.run("list-sessions", &args, None).await {
+            Ok(_) => Ok(true),
+            Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Ends `ts-<nodeId>`; a session that does not run is fine.
     pub async fn kill_session(&self, node_id: &str) -> Result<(), TmuxError> {
         let target = format!("={}", session_name(node_id));

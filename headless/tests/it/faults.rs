@@ -1,9 +1,16 @@
 //! Faults under what headless stands on (issue 29): tmux sessions and the tmux server going away,
 //! over real tmux and the real server.
 
-use serde_json::{Value, json};
+use std::time::{Duration, Instant};
 
-use crate::support::{Agent, Fixture, node, ok};
+use serde_json::{Value, json};
+use termsprawl_headless::control::ControlRequest;
+use termsprawl_protocol::ToolResult;
+
+use crate::support::{Agent, Fixture, call, node, ok};
+
+/// What a pending wait or run answers when the tmux server goes away.
+const TMUX_GONE: &str = "The tmux server went away while waiting: the terminal's session ended with it; the node and its output stay, and the next terminal_open or terminal_run starts a new tmux server";
 
 fn id(value: &Value) -> String {
     value["nodeId"].as_str().unwrap().to_owned()
@@ -64,4 +71,88 @@ async fn a_gone_session_reads_as_not_running() {
     for node_id in [&shell, &run] {
         assert_eq!(node(&agent, node_id).await["attached"], json!(false));
     }
+}
+
+/// The managed tmux server is killed while waits and a run are pending: each answers within a
+/// second with the error that says so; the nodes stay, read as not running, the finished run
+/// keeps its output and exit; the next agent, shell and run start a new tmux server; the person's
+/// close and an agent's close work on nodes whose sessions are gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn tmux_dying_answers_every_pending_wait_and_loses_nothing() {
+    let fixture = Fixture::start().await;
+    let alpha = fixture.agent("alpha").await;
+    let shell = id(&ok(&alpha, "terminal_open", json!({"title": "the shell"})).await);
+    let busy = ok(&alpha, "terminal_run", json!({"command": "sleep 60", "timeoutMs": 0})).await;
+    assert_eq!(busy["running"], json!(true), "{busy}");
+    let busy = id(&busy);
+    let done = ok(&alpha, "terminal_run", json!({"command": "echo out-seven; exit 7"})).await;
+    assert_eq!(status(&done), (json!(false), json!(7)), "{done}");
+    let done = id(&done);
+
+    let pending: Vec<(&str, Value)> = vec![
+        (
+            "terminal_wait",
+            json!({"nodeId": shell, "until": "text", "text": "never-printed", "timeoutMs": 20000}),
+        ),
+        ("terminal_wait", json!({"nodeId": shell, "until": "exit", "timeoutMs": 20000})),
+        (
+            "terminal_wait",
+            json!({"nodeId": busy, "until": "quiet", "quietMs": 20000, "timeoutMs": 20000}),
+        ),
+        ("terminal_wait", json!({"nodeId": busy, "until": "exit", "timeoutMs": 20000})),
+        ("terminal_run", json!({"command": "sleep 60", "timeoutMs": 20000})),
+    ];
+    let mut tasks = Vec::new();
+    for (operation, args) in pending {
+        let agent = alpha.clone();
+        tasks.push(tokio::spawn(async move {
+            let result = call(&agent, operation, args.clone()).await;
+            (operation, args, result, Instant::now())
+        }));
+    }
+    // Every call is waiting (the run's command has started).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let killed = Instant::now();
+    assert!(fixture.guard.tmux(&["kill-server"]).status.success());
+    for task in tasks {
+        let (operation, args, result, answered) = task.await.unwrap();
+        let took = answered.saturating_duration_since(killed);
+        assert!(took < Duration::from_secs(1), "{operation} {args} answered after {took:?}");
+        let ToolResult::Failure { error } = result else {
+            panic!("{operation} {args} succeeded: {result:?}")
+        };
+        assert_eq!(error, TMUX_GONE, "{operation} {args}");
+    }
+
+    // A new agent starts a new tmux server; the nodes are all there and none runs.
+    let beta = fixture.agent("beta").await;
+    for node_id in [&shell, &busy, &done] {
+        assert_eq!(node(&beta, node_id).await["attached"], json!(false), "{node_id}");
+        let read = ok(&beta, "terminal_read", json!({"nodeId": node_id, "since": 0})).await;
+        assert_eq!(read["running"], json!(false), "{read}");
+    }
+    assert_eq!(node(&beta, &shell).await["title"], "the shell");
+    let [plain, since, wait] = three_answers(&beta, &done).await;
+    for answer in [&plain, &since, &wait] {
+        assert_eq!(status(answer), (json!(false), json!(7)), "{answer}");
+        assert!(answer["output"].as_str().unwrap().contains("out-seven"), "{answer}");
+    }
+    let fresh = id(&ok(&beta, "terminal_open", json!({})).await);
+    ok(&beta, "terminal_submit", json!({"nodeId": fresh, "command": "echo fresh-$((1+1))"})).await;
+    let seen = ok(
+        &beta,
+        "terminal_wait",
+        json!({"nodeId": fresh, "until": "text", "text": "fresh-2", "timeoutMs": 10000}),
+    )
+    .await;
+    assert_eq!(seen["reached"], json!(true), "{seen}");
+    let again =
+        ok(&beta, "terminal_run", json!({"command": "echo again", "timeoutMs": 20000})).await;
+    assert_eq!((status(&again), &again["output"]), ((json!(false), json!(0)), &json!("again\n")));
+
+    // Closing nodes whose sessions are gone: an agent's close, and the person's.
+    ok(&beta, "terminal_close", json!({"nodeId": shell})).await;
+    fixture.server().control(ControlRequest::Close { node_id: busy.clone() }).await.unwrap();
+    let list = ok(&beta, "canvas_list", json!({})).await.to_string();
+    assert!(!list.contains(&shell) && !list.contains(&busy) && list.contains(&done), "{list}");
 }
