@@ -82,7 +82,7 @@ async fn read_returns_the_tail_with_clamped_max_chars() {
     )
     .await;
     let full = wait_for_output(&agent, &shell, "xEND").await;
-    let read = |max: serde_json::Value| {
+    let read = |max: Value| {
         let agent = agent.clone();
         let shell = shell.clone();
         async move {
