@@ -1,7 +1,7 @@
 //! The command line of `termsprawl-headless` (part of the binary, not of the library).
 //!
 //! ```text
-//! termsprawl-headless [--data DIR] serve [--project DIR] [--ctl PATH] [--exec-log FILE]
+//! termsprawl-headless [--data DIR] serve [--project DIR] [--ctl PATH] [--exec-log FILE] [--recover]
 //! termsprawl-headless [--data DIR] launch [--project DIR] [--agent NAME] [--title TITLE] [--json] [--attach] -- CMD [ARGS...]
 //! termsprawl-headless [--data DIR] link [--both] FROM TO
 //! termsprawl-headless [--data DIR] unlink [--both] FROM TO

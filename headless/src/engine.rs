@@ -265,15 +265,62 @@ impl Engine {
             command.to_owned(),
             status_file.to_string_lossy().into_owned(),
         ];
-        self.new_session(&node_id, cwd, env, Some(&argv), true).await?;
         let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
         node.command = Some(command.to_owned());
-        if let Err(error) = self.mutate(project_id, |project| Ok(project.add(node))) {
-            let _ = self.tmux.kill_session(&node_id).await;
-            self.streams.remove_files(&node_id);
-            return Err(error);
-        }
+        // The node is committed to the canvas before its command starts: a failed save (a full
+        // disk) fails the call with nothing run (issue 29).
+        self.new_run_session(project_id, &node_id, cwd, env, &argv, || {
+            self.mutate(project_id, |project| Ok(project.add(node)))
+        })
+        .await?;
         Ok(node_id)
+    }
+
+    /// [`Engine::new_session`] of a run node whose program starts only after `commit` succeeded,
+    /// once the output pipe runs; when `commit` fails, the session (which ran only the
+    /// placeholder) ends and the call fails with its error.
+    async fn new_run_session<R>(
+        &self,
+        project_id: &str,
+        node_id: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        argv: &[String],
+        commit: impl FnOnce() -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let (out, start, end, died) = (
+            self.streams.out_file(node_id),
+            self.streams.start_file(node_id),
+            self.streams.end_file(node_id),
+            self.streams.died_file(node_id),
+        );
+        let capture = Capture { out: &out, start: &start, end: &end, died: Some(died.as_path()) };
+        let stream = self.streams.get(node_id);
+        self.tmux.new_session(node_id, cwd, env, Some(argv), &capture).await.map_err(tmux_error)?;
+        let started = if stream.wait_for_file(&start, PIPE_START_LIMIT).await {
+            Ok(())
+        } else {
+            Err(ToolError::new("the terminal's output pipe did not start"))
+        };
+        let committed = started.and_then(|()| commit());
+        let committed = match committed {
+            Ok(committed) => committed,
+            Err(error) => {
+                let _ = self.tmux.kill_session(node_id).await;
+                self.streams.remove_files(node_id);
+                return Err(error);
+            }
+        };
+        if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
+            // Undone as far as the disk allows: a node whose removal cannot be saved stays,
+            // reading as not running (`Engine::gone_state`).
+            let _ = self.tmux.kill_session(node_id).await;
+            if self.mutate(project_id, |project| Ok(project.remove(node_id))).is_ok() {
+                self.streams.remove_files(node_id);
+            }
+            return Err(tmux_error(error));
+        }
+        Ok(committed)
     }
 
     /// The state of a node's pane. tmux is the source; when it has marked a run node's pane dead

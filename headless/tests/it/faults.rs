@@ -1,13 +1,18 @@
 //! Faults under what headless stands on (issue 29): tmux sessions and the tmux server going away,
 //! over real tmux and the real server.
 
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tempfile::TempDir;
+use termsprawl_headless::Server;
 use termsprawl_headless::control::ControlRequest;
 use termsprawl_protocol::ToolResult;
 
-use crate::support::{Agent, Fixture, call, node, ok};
+use crate::support::{Agent, Fixture, TmuxGuard, call, fails, node, ok};
 
 /// What a pending wait or run answers when the tmux server goes away.
 const TMUX_GONE: &str = "The tmux server went away while waiting: the terminal's session ended with it; the node and its output stay, and the next terminal_open or terminal_run starts a new tmux server";
@@ -22,13 +27,14 @@ fn status(value: &Value) -> (Value, Value) {
 }
 
 /// The three ways an agent asks whether a node runs: a plain read, a read with `since`, a wait
-/// for its exit. They must agree.
+/// for its exit. They must agree. The wait comes first, so that the reads come after whatever
+/// exit is coming.
 async fn three_answers(agent: &Agent, node_id: &str) -> [Value; 3] {
-    let plain = ok(agent, "terminal_read", json!({"nodeId": node_id})).await;
-    let since = ok(agent, "terminal_read", json!({"nodeId": node_id, "since": 0})).await;
     let wait =
         ok(agent, "terminal_wait", json!({"nodeId": node_id, "until": "exit", "timeoutMs": 5000}))
             .await;
+    let plain = ok(agent, "terminal_read", json!({"nodeId": node_id})).await;
+    let since = ok(agent, "terminal_read", json!({"nodeId": node_id, "since": 0})).await;
     [plain, since, wait]
 }
 
@@ -155,4 +161,115 @@ async fn tmux_dying_answers_every_pending_wait_and_loses_nothing() {
     fixture.server().control(ControlRequest::Close { node_id: busy.clone() }).await.unwrap();
     let list = ok(&beta, "canvas_list", json!({})).await.to_string();
     assert!(!list.contains(&shell) && !list.contains(&busy) && list.contains(&done), "{list}");
+}
+
+/// A tmpfs of `size` mounted on `path` for the test (lazily unmounted when dropped); `None`, with
+/// the reason printed, where mounting is not permitted.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    #[expect(clippy::print_stderr, reason = "a skipped test says so on stderr")]
+    fn mount(path: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(path).unwrap();
+        let output = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "tmpfs"])
+            .arg(path)
+            .output();
+        match output {
+            Ok(output) if output.status.success() => Some(Tmpfs(path.to_path_buf())),
+            Ok(output) => {
+                eprintln!(
+                    "skipped: cannot mount a tmpfs on {}: {}",
+                    path.display(),
+                    String::from_utf8_lossy(&output.stderr).trim()
+                );
+                None
+            }
+            Err(error) => {
+                eprintln!("skipped: cannot run mount: {error}");
+                None
+            }
+        }
+    }
+
+    /// Writes a filler file until the filesystem is full; answers its path.
+    fn fill(&self) -> PathBuf {
+        let filler = self.0.join("filler");
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![b'x'; 64 * 1024];
+        while file.write_all(&chunk).is_ok() {}
+        // Whatever a partial page left.
+        while file.write_all(b"x").is_ok() {}
+        filler
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The data directory on a small filesystem that fills up: a `terminal_run` that cannot be saved
+/// fails with the save's error and never runs its command; the canvas keeps everything committed
+/// before, no temporary file is left; once space is free everything works again without a
+/// restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
+    let dir = TempDir::new().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let data = dir.path().join("data");
+    let Some(tmpfs) = Tmpfs::mount(&data, "4m") else { return };
+    let mut fixture = Fixture {
+        server: None,
+        project: project.canonicalize().unwrap(),
+        guard: TmuxGuard::new(&data),
+        dir,
+    };
+    fixture.server = Some(Server::start(fixture.config()).await.unwrap());
+    let agent = fixture.agent("alpha").await;
+    ok(&agent, "sticky_open", json!({"text": "committed before the fault"})).await;
+    let before =
+        ok(&agent, "terminal_run", json!({"command": "echo before", "timeoutMs": 20000})).await;
+    assert_eq!(before["output"], "before\n");
+
+    let filler = tmpfs.fill();
+    let canvas = fixture.agent_tools().join("canvas.json");
+    let saved = std::fs::read(&canvas).unwrap();
+    for attempt in 0..5 {
+        let marker = fixture.project.join(format!("ran-{attempt}"));
+        let command = format!("touch '{}'", marker.display());
+        let refused =
+            fails(&agent, "terminal_run", json!({"command": command, "timeoutMs": 5000})).await;
+        assert!(refused.starts_with("cannot save the canvas: "), "{refused}");
+        assert!(refused.contains("No space left on device"), "{refused}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!marker.exists(), "attempt {attempt}: the failed run ran its command");
+    }
+    let refused = fails(&agent, "sticky_open", json!({"text": "while full"})).await;
+    assert!(refused.starts_with("cannot save the canvas: "), "{refused}");
+    // The canvas file is the one committed before the fault, and no temporary file is left.
+    assert_eq!(std::fs::read(&canvas).unwrap(), saved);
+    let text = String::from_utf8(saved).unwrap();
+    assert!(text.contains("committed before the fault") && !text.contains("while full"), "{text}");
+    let leftovers: Vec<_> = std::fs::read_dir(fixture.agent_tools())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| Path::new(name).extension().is_some_and(|extension| extension == "tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // Space is freed: the same calls work, without a restart.
+    std::fs::remove_file(filler).unwrap();
+    let after =
+        ok(&agent, "terminal_run", json!({"command": "echo after", "timeoutMs": 20000})).await;
+    assert_eq!((&after["exitCode"], &after["output"]), (&json!(0), &json!("after\n")));
+    ok(&agent, "sticky_open", json!({"text": "after the fault"})).await;
+    let list = ok(&agent, "canvas_list", json!({})).await.to_string();
+    assert!(
+        list.contains("committed before the fault") && list.contains("after the fault"),
+        "{list}"
+    );
+    fixture.stop().await;
 }
