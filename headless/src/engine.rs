@@ -498,6 +498,36 @@ impl Engine {
         Ok(restored)
     }
 
+    /// Part of the liveness check: every terminal node whose output pipe ended (`<nodeId>.end`)
+    /// while its session still runs is piped again, so that a shell whose output copy stopped on
+    /// a full disk is followed again once space is free, without a restart (issue 29). What the
+    /// pane printed while nothing followed it is not in the stream.
+    async fn follow_again(&self, running: &HashSet<String>) {
+        let terminals: Vec<String> = {
+            let state = self.state();
+            state
+                .canvas
+                .projects
+                .iter()
+                .flat_map(|project| project.nodes.iter())
+                .filter(|node| node.kind.is_terminal())
+                .map(|node| node.id.clone())
+                .collect()
+        };
+        for node_id in terminals {
+            let end = self.streams.end_file(&node_id);
+            if end.exists()
+                && running.contains(&termsprawl_external_term::session_name(&node_id))
+                && self.tmux.has_session(&node_id).await.unwrap_or(false)
+                && std::fs::remove_file(&end).is_ok()
+                && self.tmux.repipe(&node_id).await.is_err()
+            {
+                // The session ended meanwhile: its end stays marked.
+                let _ = std::fs::write(&end, b"");
+            }
+        }
+    }
+
     /// One round of the liveness check: revokes the sessions of agents whose tmux session ended.
     ///
     /// The candidates are taken before tmux is asked: an agent whose launch ends while
@@ -521,6 +551,7 @@ impl Engine {
                 self.revoke(&node_id);
             }
         }
+        self.follow_again(&running).await;
     }
 
     /// The project of `folder` (made canonical), created if new.

@@ -344,6 +344,14 @@ impl Tmux {
         }
     }
 
+    /// Pipes the node's pane into its stream again (`pipe-pane -o`, the command and files of
+    /// [`Tmux::new_session`]), after the pipe's reader ended while the pane lives: `cat` exits
+    /// when a write fails (a full disk), and nothing else would follow the pane again.
+    pub async fn repipe(&self, node_id: &str) -> Result<(), TmuxError> {
+        let args = ["-o".into(), "-t".into(), pane(node_id), PIPE_COMMAND.into()];
+        self.run_on(node_id, "pipe-pane", &args, None).await.map(drop)
+    }
+
     /// Whether the managed tmux server answers at all (a server without sessions does too).
     pub async fn server_runs(&self) -> Result<bool, TmuxError> {
         let args = ["-F".into(), "#{session_name}".into()];

@@ -234,7 +234,17 @@ async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
         ok(&agent, "terminal_run", json!({"command": "echo before", "timeoutMs": 20000})).await;
     assert_eq!(before["output"], "before\n");
 
+    let shell = id(&ok(&agent, "terminal_open", json!({})).await);
+
     let filler = tmpfs.fill();
+    // The shell prints more than its stream file's last page can hold: the output copy fails.
+    ok(&agent, "terminal_submit", json!({"nodeId": shell, "command": "seq 1 3000"})).await;
+    let end = fixture.server().layout().terminals_dir().join(format!("{shell}.end"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !end.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(end.exists(), "the shell's output copy did not stop on the full disk");
     let canvas = fixture.agent_tools().join("canvas.json");
     let saved = std::fs::read(&canvas).unwrap();
     for attempt in 0..5 {
@@ -266,6 +276,20 @@ async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
         ok(&agent, "terminal_run", json!({"command": "echo after", "timeoutMs": 20000})).await;
     assert_eq!((&after["exitCode"], &after["output"]), (&json!(0), &json!("after\n")));
     ok(&agent, "sticky_open", json!({"text": "after the fault"})).await;
+    // The shell is followed again (by the liveness check's next round).
+    let cursor = ok(&agent, "terminal_read", json!({"nodeId": shell, "since": 0})).await["cursor"]
+        .as_u64()
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    ok(&agent, "terminal_submit", json!({"nodeId": shell, "command": "echo after-free-$((2+3))"}))
+        .await;
+    let seen = ok(
+        &agent,
+        "terminal_wait",
+        json!({"nodeId": shell, "until": "text", "text": "after-free-5", "since": cursor, "timeoutMs": 10000}),
+    )
+    .await;
+    assert_eq!((&seen["reached"], &seen["running"]), (&json!(true), &json!(true)), "{seen}");
     let list = ok(&agent, "canvas_list", json!({})).await.to_string();
     assert!(
         list.contains("committed before the fault") && list.contains("after the fault"),
