@@ -413,13 +413,70 @@ pub struct Canvas {
 impl Canvas {
     /// Reads `path`; a missing file is an empty canvas. A file that does not parse is an error
     /// and is left alone.
+    ///
+    /// Valid JSON of another shape is refused too (issue 29): the file must be an object whose
+    /// only member is `projects`, an array, as [`Canvas::save`] writes it; anything else (`[]`,
+    /// `[[]]`, `{}`, another program's `{"schemaVersion":9,…}`) is not ours to overwrite.
     pub fn load(path: &Path) -> Result<Canvas, Error> {
+        let invalid = |source| Error::Canvas { path: path.to_path_buf(), source };
         match fs::read(path) {
-            Ok(content) => serde_json::from_slice(&content)
-                .map_err(|source| Error::Canvas { path: path.to_path_buf(), source }),
+            Ok(content) => {
+                let value: Value = serde_json::from_slice(&content).map_err(invalid)?;
+                if let Some(problem) = shape_problem(&value) {
+                    return Err(invalid(serde::de::Error::custom(problem)));
+                }
+                serde_json::from_value(value).map_err(invalid)
+            }
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Canvas::default()),
             Err(error) => Err(Error::io("read", path)(error)),
         }
+    }
+
+    /// `<path>.last-good`: a copy of the canvas file as it was when it last loaded.
+    pub fn last_good_file(path: &Path) -> PathBuf {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".last-good");
+        PathBuf::from(name)
+    }
+
+    /// After a successful [`Canvas::load`] of an existing file: keeps a copy of it as
+    /// [`Canvas::last_good_file`] (written atomically), the copy `serve --recover` starts from.
+    pub fn keep_last_good(path: &Path) -> io::Result<()> {
+        match fs::read(path) {
+            Ok(content) => {
+                termsprawl_transport::server::write_atomic(&Canvas::last_good_file(path), &content)
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// `serve --recover` when [`Canvas::load`] refused `path`: moves it aside as
+    /// `<path>.damaged-<unix seconds>` and puts the last good copy in its place if one is kept
+    /// and loads, else leaves no canvas file (the start begins empty). Answers what was done, as
+    /// one sentence for stderr.
+    pub fn recover(path: &Path) -> io::Result<String> {
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_secs());
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(format!(".damaged-{seconds}"));
+        let aside = PathBuf::from(aside);
+        fs::rename(path, &aside)?;
+        let last_good = Canvas::last_good_file(path);
+        if last_good.exists() && Canvas::load(&last_good).is_ok() {
+            let content = fs::read(&last_good)?;
+            termsprawl_transport::server::write_atomic(path, &content)?;
+            return Ok(format!(
+                "moved the damaged canvas aside as {}; starting from the last good copy {}",
+                aside.display(),
+                last_good.display()
+            ));
+        }
+        Ok(format!(
+            "moved the damaged canvas aside as {}; no last good copy is kept, starting with an empty canvas",
+            aside.display()
+        ))
     }
 
     /// Writes the canvas to `path` compactly and atomically, mode 0600.
@@ -502,6 +559,21 @@ pub fn number(value: f64) -> Value {
 fn unique(ids: &[String]) -> Vec<String> {
     let mut seen = HashSet::new();
     ids.iter().filter(|id| seen.insert(id.as_str())).cloned().collect()
+}
+
+/// What makes a canvas file's JSON not a canvas, if anything.
+fn shape_problem(value: &Value) -> Option<String> {
+    let Some(object) = value.as_object() else {
+        return Some("the file must be a JSON object with a projects array".to_owned());
+    };
+    if let Some(unknown) = object.keys().find(|key| key.as_str() != "projects") {
+        return Some(format!("unknown member {unknown:?} (a canvas has only projects)"));
+    }
+    match object.get("projects") {
+        Some(Value::Array(_)) => None,
+        Some(_) => Some("projects must be an array".to_owned()),
+        None => Some("the projects member is missing".to_owned()),
+    }
 }
 
 #[cfg(test)]

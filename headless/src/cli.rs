@@ -1,7 +1,7 @@
 //! The command line of `termsprawl-headless` (part of the binary, not of the library).
 //!
 //! ```text
-//! termsprawl-headless [--data DIR] serve [--project DIR] [--ctl PATH] [--exec-log FILE]
+//! termsprawl-headless [--data DIR] serve [--project DIR] [--ctl PATH] [--exec-log FILE] [--recover]
 //! termsprawl-headless [--data DIR] launch [--project DIR] [--agent NAME] [--title TITLE] [--json] [--attach] -- CMD [ARGS...]
 //! termsprawl-headless [--data DIR] link [--both] FROM TO
 //! termsprawl-headless [--data DIR] unlink [--both] FROM TO
@@ -19,6 +19,7 @@ use std::process::{Command as Process, ExitCode};
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
+use termsprawl_headless::canvas::Canvas;
 use termsprawl_headless::control::{self, ControlRequest, LaunchRequest};
 use termsprawl_headless::{Config, Layout, Server, launch};
 
@@ -68,6 +69,11 @@ struct Serve {
     /// request, just before it is dispatched (for counting executions in tests; never a token).
     #[arg(long, value_name = "FILE")]
     exec_log: Option<PathBuf>,
+    /// When `canvas.json` is damaged: move it aside as `canvas.json.damaged-<time>` and start from
+    /// the last good copy (`canvas.json.last-good`, kept at every start), else with an empty
+    /// canvas. Without it a damaged canvas stops the start and is left as it is.
+    #[arg(long)]
+    recover: bool,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +156,15 @@ impl Serve {
             .build()
             .context("cannot start the async runtime")?;
         runtime.block_on(async move {
+            if self.recover {
+                let canvas = Layout::new(user_data).canvas_file();
+                if let Err(error) = Canvas::load(&canvas) {
+                    say(&format!("{error}"));
+                    let done = Canvas::recover(&canvas)
+                        .with_context(|| format!("cannot move {} aside", canvas.display()))?;
+                    say(&done);
+                }
+            }
             let mut config = Config::new(user_data, &self.project);
             config.ctl = self.ctl;
             config.exec_log = self.exec_log;

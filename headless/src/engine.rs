@@ -270,15 +270,62 @@ impl Engine {
             command.to_owned(),
             status_file.to_string_lossy().into_owned(),
         ];
-        self.new_session(&node_id, cwd, env, Some(&argv), true).await?;
         let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
         node.command = Some(command.to_owned());
-        if let Err(error) = self.mutate(project_id, |project| Ok(project.add(node))) {
-            let _ = self.tmux.kill_session(&node_id).await;
-            self.streams.remove_files(&node_id);
-            return Err(error);
-        }
+        // The node is committed to the canvas before its command starts: a failed save (a full
+        // disk) fails the call with nothing run (issue 29).
+        self.new_run_session(project_id, &node_id, cwd, env, &argv, || {
+            self.mutate(project_id, |project| Ok(project.add(node)))
+        })
+        .await?;
         Ok(node_id)
+    }
+
+    /// [`Engine::new_session`] of a run node whose program starts only after `commit` succeeded,
+    /// once the output pipe runs; when `commit` fails, the session (which ran only the
+    /// placeholder) ends and the call fails with its error.
+    async fn new_run_session<R>(
+        &self,
+        project_id: &str,
+        node_id: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        argv: &[String],
+        commit: impl FnOnce() -> Result<R, ToolError>,
+    ) -> Result<R, ToolError> {
+        let (out, start, end, died) = (
+            self.streams.out_file(node_id),
+            self.streams.start_file(node_id),
+            self.streams.end_file(node_id),
+            self.streams.died_file(node_id),
+        );
+        let capture = Capture { out: &out, start: &start, end: &end, died: Some(died.as_path()) };
+        let stream = self.streams.get(node_id);
+        self.tmux.new_session(node_id, cwd, env, Some(argv), &capture).await.map_err(tmux_error)?;
+        let started = if stream.wait_for_file(&start, PIPE_START_LIMIT).await {
+            Ok(())
+        } else {
+            Err(ToolError::new("the terminal's output pipe did not start"))
+        };
+        let committed = started.and_then(|()| commit());
+        let committed = match committed {
+            Ok(committed) => committed,
+            Err(error) => {
+                let _ = self.tmux.kill_session(node_id).await;
+                self.streams.remove_files(node_id);
+                return Err(error);
+            }
+        };
+        if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
+            // Undone as far as the disk allows: a node whose removal cannot be saved stays,
+            // reading as not running (`Engine::gone_state`).
+            let _ = self.tmux.kill_session(node_id).await;
+            if self.mutate(project_id, |project| Ok(project.remove(node_id))).is_ok() {
+                self.streams.remove_files(node_id);
+            }
+            return Err(tmux_error(error));
+        }
+        Ok(committed)
     }
 
     /// The state of a node's pane. tmux is the source; when it has marked a run node's pane dead
@@ -293,7 +340,8 @@ impl Engine {
             // Retired while tmux was asked.
             Err(TmuxError::NotRunning(name)) => match self.final_record(node_id) {
                 Some(record) => Ok(record.state()),
-                None => Err(TmuxError::NotRunning(name)),
+                // Its session is gone (a shell that exited, a killed tmux server).
+                None => self.gone_state(node_id).ok_or(TmuxError::NotRunning(name)),
             },
             Err(error) => Err(error),
         }
@@ -387,6 +435,39 @@ impl Engine {
             {
                 lock(&self.unretirable).insert(node_id);
             }
+        }
+    }
+
+    /// The state of a node still on the canvas whose tmux session is gone (its shell exited, or
+    /// the tmux server ended): not running, with the status a run node's wrapper recorded. `None`
+    /// for a node that is not on the canvas (closed).
+    pub(crate) fn gone_state(&self, node_id: &str) -> Option<PaneState> {
+        let on_canvas = self
+            .state()
+            .canvas
+            .projects
+            .iter()
+            .any(|project| project.nodes.iter().any(|node| node.id == node_id));
+        on_canvas.then(|| {
+            self.with_recorded_status(node_id, PaneState { dead: true, ..PaneState::default() })
+        })
+    }
+
+    /// [`Tmux::capture_with_state`] with the recorded status; for a node whose session is gone
+    /// ([`Engine::gone_state`]), its retained output (the stream) instead of the screen, so that
+    /// a read with and without `since` and a wait agree that it does not run.
+    pub(crate) async fn capture_or_gone(
+        &self,
+        node_id: &str,
+        history: u32,
+    ) -> Result<(String, PaneState), TmuxError> {
+        match self.tmux.capture_with_state(node_id, history).await {
+            Ok((text, state)) => Ok((text, self.with_recorded_status(node_id, state))),
+            Err(TmuxError::NotRunning(name)) => match self.gone_state(node_id) {
+                Some(state) => Ok((self.streams.get(node_id).after(None).0, state)),
+                None => Err(TmuxError::NotRunning(name)),
+            },
+            Err(error) => Err(error),
         }
     }
 
@@ -522,6 +603,36 @@ impl Engine {
         Ok(restored)
     }
 
+    /// Part of the liveness check: every terminal node whose output pipe ended (`<nodeId>.end`)
+    /// while its session still runs is piped again, so that a shell whose output copy stopped on
+    /// a full disk is followed again once space is free, without a restart (issue 29). What the
+    /// pane printed while nothing followed it is not in the stream.
+    async fn follow_again(&self, running: &HashSet<String>) {
+        let terminals: Vec<String> = {
+            let state = self.state();
+            state
+                .canvas
+                .projects
+                .iter()
+                .flat_map(|project| project.nodes.iter())
+                .filter(|node| node.kind.is_terminal())
+                .map(|node| node.id.clone())
+                .collect()
+        };
+        for node_id in terminals {
+            let end = self.streams.end_file(&node_id);
+            if end.exists()
+                && running.contains(&termsprawl_external_term::session_name(&node_id))
+                && self.tmux.has_session(&node_id).await.unwrap_or(false)
+                && std::fs::remove_file(&end).is_ok()
+                && self.tmux.repipe(&node_id).await.is_err()
+            {
+                // The session ended meanwhile: its end stays marked.
+                let _ = std::fs::write(&end, b"");
+            }
+        }
+    }
+
     /// One round of the liveness check: revokes the sessions of agents whose tmux session ended.
     ///
     /// The candidates are taken before tmux is asked: an agent whose launch ends while
@@ -545,6 +656,7 @@ impl Engine {
                 self.revoke(&node_id);
             }
         }
+        self.follow_again(&running).await;
     }
 
     /// The project of `folder` (made canonical), created if new.

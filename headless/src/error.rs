@@ -161,6 +161,9 @@ pub mod messages {
     pub const WAIT_TEXT_REQUIRED: &str = "text is required and must not be empty with until text";
     /// A `terminal_wait` (or `terminal_run`) whose node was closed while it waited.
     pub const CLOSED_WHILE_WAITING: &str = "Terminal was closed while waiting";
+    /// A `terminal_wait` (or `terminal_run`) whose node's session ended because the managed tmux
+    /// server went away (killed, crashed) while it waited (issue 29; `docs/reliability.md`).
+    pub const TMUX_GONE_WHILE_WAITING: &str = "The tmux server went away while waiting: the terminal's session ended with it; the node and its output stay, and the next terminal_open or terminal_run starts a new tmux server";
     /// `terminal_kill` on a node that `terminal_run` did not start.
     pub const KILL_RUN_ONLY: &str = "Kill only a run terminal started by terminal_run; use terminal_interrupt or terminal_close for other terminals";
 

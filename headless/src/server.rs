@@ -50,6 +50,8 @@ impl Server {
             .filter(|folder| folder.is_dir())
             .ok_or_else(|| Error::Project { path: config.project.clone() })?;
         let mut canvas = Canvas::load(&layout.canvas_file())?;
+        Canvas::keep_last_good(&layout.canvas_file())
+            .map_err(Error::io("write", Canvas::last_good_file(&layout.canvas_file())))?;
         let default_project = canvas.ensure_project(&folder).id.clone();
         let tasks_dir = layout.tasks_dir();
         let ctl = launch::find_ctl(config.ctl.as_deref(), &config.search_path);

@@ -278,7 +278,13 @@ impl Tmux {
         let mut tries = 0;
         loop {
             let output = self.run_on(node_id, "display-message", &args, None).await?;
-            let state = PaneState::parse(output.lines().last().unwrap_or_default()).or_zombie();
+            let line = output.lines().last().unwrap_or_default();
+            // tmux 3.3a answers a target that does not exist with exit 0 and empty fields; a pane
+            // always has a pid, so an answer without one is a session that is gone.
+            if PaneState::parse(line).pid.is_none() && !self.has_session(node_id).await? {
+                return Err(TmuxError::NotRunning(session_name(node_id)));
+            }
+            let state = PaneState::parse(line).or_zombie();
             tries += 1;
             if state.is_settled() || tries >= STATUS_TRIES {
                 return Ok(state);
@@ -336,6 +342,24 @@ impl Tmux {
         match self.run("list-sessions", &args, None).await {
             Ok(output) => Ok(output.lines().map(str::to_owned).collect()),
             Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(HashSet::new()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Pipes the node's pane into its stream again (`pipe-pane -o`, the command and files of
+    /// [`Tmux::new_session`]), after the pipe's reader ended while the pane lives: `cat` exits
+    /// when a write fails (a full disk), and nothing else would follow the pane again.
+    pub async fn repipe(&self, node_id: &str) -> Result<(), TmuxError> {
+        let args = ["-o".into(), "-t".into(), pane(node_id), PIPE_COMMAND.into()];
+        self.run_on(node_id, "pipe-pane", &args, None).await.map(drop)
+    }
+
+    /// Whether the managed tmux server answers at all (a server without sessions does too).
+    pub async fn server_runs(&self) -> Result<bool, TmuxError> {
+        let args = ["-F".into(), "#{session_name}".into()];
+        match self.run("list-sessions", &args, None).await {
+            Ok(_) => Ok(true),
+            Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(false),
             Err(error) => Err(error),
         }
     }

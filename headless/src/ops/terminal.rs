@@ -184,7 +184,7 @@ async fn finished_or_captured(
     if let Some(record) = engine.final_record(node_id) {
         return Ok((record.history.clone(), record.state()));
     }
-    let (text, state) = match engine.tmux.capture_with_state(node_id, HISTORY_LINES).await {
+    let (text, state) = match engine.capture_or_gone(node_id, HISTORY_LINES).await {
         Ok(captured) => captured,
         Err(error) => match engine.final_record(node_id) {
             Some(record) => return Ok((record.history.clone(), record.state())),
@@ -392,6 +392,8 @@ impl Wait {
     pub(super) async fn finish(self, engine: &Engine) -> Result<Value, ToolError> {
         let mut changes = self.stream.subscribe();
         let deadline = Instant::now() + self.timeout;
+        // Whether the pane had ended before the wait: an end during it may be tmux going away.
+        let ended_before = engine.streams.end_file(&self.node_id).exists();
         let mut state = pane_state(engine, &self.node_id).await?;
         let reached = loop {
             let look = self.stream.look();
@@ -429,8 +431,15 @@ impl Wait {
                     if update.is_err() {
                         return Err(messages::CLOSED_WHILE_WAITING.into());
                     }
+                    if !ended_before && engine.streams.end_file(&self.node_id).exists() {
+                        fail_if_tmux_gone(engine, &self.node_id).await?;
+                    }
                     if self.condition == Condition::Exit {
                         state = pane_state(engine, &self.node_id).await?;
+                        // Gone (no pane left to ask) rather than dead: maybe tmux went away.
+                        if !ended_before && state.dead && state.pid.is_none() {
+                            fail_if_tmux_gone(engine, &self.node_id).await?;
+                        }
                     }
                 }
                 () = tokio::time::sleep_until(wake_at) => {}
@@ -496,11 +505,36 @@ async fn exited_state(engine: &Engine, node_id: &str) -> Result<PaneState, ToolE
     Ok(engine.with_recorded_status(node_id, state))
 }
 
+/// After the node's pane ended during a wait: when its session is gone because the managed tmux
+/// server went away, [`messages::TMUX_GONE_WHILE_WAITING`]. A dying server may answer for a
+/// moment after the pipes closed, so it is asked a few times (at most half a second).
+async fn fail_if_tmux_gone(engine: &Engine, node_id: &str) -> Result<(), ToolError> {
+    for _ in 0..TMUX_GONE_TRIES {
+        if engine.tmux.has_session(node_id).await.unwrap_or(false) {
+            return Ok(());
+        }
+        if !engine.tmux.server_runs().await.unwrap_or(true) {
+            return Err(messages::TMUX_GONE_WHILE_WAITING.into());
+        }
+        tokio::time::sleep(TMUX_GONE_RETRY).await;
+    }
+    Ok(())
+}
+
+/// How often, and how far apart, [`fail_if_tmux_gone`] asks.
+const TMUX_GONE_TRIES: u32 = 10;
+const TMUX_GONE_RETRY: Duration = Duration::from_millis(50);
+
 /// The pane's state while waiting: a closed node (or a gone pane) ends the wait with an error.
 async fn pane_state(engine: &Engine, node_id: &str) -> Result<PaneState, ToolError> {
     match engine.pane_state(node_id).await {
         Ok(state) => Ok(state),
         Err(TmuxError::NotRunning(_)) if engine.streams.get(node_id).look().closed => {
+            Err(messages::CLOSED_WHILE_WAITING.into())
+        }
+        // A session that is gone answers a state while its node is on the canvas
+        // (`Engine::gone_state`): the node was closed, and its stream may already be removed.
+        Err(TmuxError::NotRunning(_)) if engine.gone_state(node_id).is_none() => {
             Err(messages::CLOSED_WHILE_WAITING.into())
         }
         Err(error) => Err(tmux_error(error)),

@@ -4,6 +4,7 @@
 mod agent_isolation;
 mod agents;
 mod canvas;
+mod faults;
 mod interactive;
 mod messaging;
 mod queue;

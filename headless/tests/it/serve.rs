@@ -392,3 +392,84 @@ async fn a_restarting_server_is_found_only_once_running_agents_tokens_work() {
     assert!(endpoint.exists());
     ok(&agent, "session_info", json!({})).await;
 }
+
+/// A `canvas.json` of another shape (valid JSON, not a canvas) stops the start with the file and
+/// the problem named, and is never overwritten (issue 29).
+#[test]
+fn a_canvas_file_of_another_shape_stops_the_start_untouched() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.agent_tools()).unwrap();
+    let canvas = dirs.agent_tools().join("canvas.json");
+    for (content, problem) in [
+        (
+            r#"{"schemaVersion":9,"workspaces":[]}"#,
+            r#"unknown member "schemaVersion" (a canvas has only projects)"#,
+        ),
+        ("[[]]", "the file must be a JSON object with a projects array"),
+        ("[]", "the file must be a JSON object with a projects array"),
+        ("{}", "the projects member is missing"),
+        (r#"{"projects":{}}"#, "projects must be an array"),
+    ] {
+        std::fs::write(&canvas, content).unwrap();
+        let output =
+            headless(&dirs.user_data(), &["serve", "--project", dirs.project().to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{content}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{} is not a valid canvas file: {problem}", canvas.display())),
+            "{content}: {stderr}"
+        );
+        assert_eq!(std::fs::read(&canvas).unwrap(), content.as_bytes(), "{content}");
+        assert!(!dirs.agent_tools().join("server.lock").exists());
+    }
+}
+
+/// `serve --recover` moves a damaged canvas aside and starts from the last good copy (kept at
+/// every start), or empty when there is none, saying which.
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_recover_moves_a_damaged_canvas_aside_and_starts_from_the_last_good_copy() {
+    let dirs = Dirs::new();
+    let canvas = dirs.agent_tools().join("canvas.json");
+    let last_good = dirs.agent_tools().join("canvas.json.last-good");
+    let aside = |dirs: &Dirs| -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dirs.agent_tools())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.to_string_lossy().contains("canvas.json.damaged-"))
+            .collect();
+        found.sort();
+        found
+    };
+
+    // No last good copy: the start is empty, and says so.
+    std::fs::create_dir_all(dirs.agent_tools()).unwrap();
+    std::fs::write(&canvas, "[[]]").unwrap();
+    let recover = [std::ffi::OsStr::new("--recover")];
+    let serve = Serve::start_with(&dirs.user_data(), &dirs.project(), &recover);
+    let said = serve.lines().join("\n");
+    assert!(said.contains("no last good copy is kept, starting with an empty canvas"), "{said}");
+    let moved = aside(&dirs);
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(std::fs::read(&moved[0]).unwrap(), b"[[]]");
+    // A sticky on the canvas, then a stop and a start that keeps this canvas as the last good one.
+    let alpha = dirs.launch("alpha");
+    ok(&alpha, "sticky_open", json!({"text": "kept across the damage"})).await;
+    assert!(serve.terminate().success());
+    let serve = Serve::start(&dirs.user_data(), &dirs.project());
+    assert!(serve.terminate().success());
+    assert_eq!(std::fs::read(&last_good).unwrap(), std::fs::read(&canvas).unwrap());
+
+    // Damaged again: without --recover it stops; with it, the last good copy is back.
+    std::fs::write(&canvas, "{broken").unwrap();
+    let output =
+        headless(&dirs.user_data(), &["serve", "--project", dirs.project().to_str().unwrap()]);
+    assert!(!output.status.success());
+    std::thread::sleep(Duration::from_millis(1100));
+    let serve = Serve::start_with(&dirs.user_data(), &dirs.project(), &recover);
+    let said = serve.lines().join("\n");
+    assert!(said.contains("starting from the last good copy"), "{said}");
+    assert_eq!(aside(&dirs).len(), 2);
+    let text = std::fs::read_to_string(&canvas).unwrap();
+    assert!(text.contains("kept across the damage"), "{text}");
+    assert!(serve.terminate().success());
+}

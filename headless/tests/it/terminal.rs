@@ -1,6 +1,6 @@
 //! Terminal operations over real tmux sessions.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{Fixture, fails, node, ok, wait_for_output};
 
@@ -82,7 +82,7 @@ async fn read_returns_the_tail_with_clamped_max_chars() {
     )
     .await;
     let full = wait_for_output(&agent, &shell, "xEND").await;
-    let read = |max: serde_json::Value| {
+    let read = |max: Value| {
         let agent = agent.clone();
         let shell = shell.clone();
         async move {
@@ -161,8 +161,10 @@ async fn a_terminal_whose_session_ended_is_not_attached() {
     let shell = ok(&agent, "terminal_open", json!({})).await["nodeId"].as_str().unwrap().to_owned();
     assert!(fixture.guard.tmux(&["kill-session", "-t", &format!("=ts-{shell}")]).status.success());
     assert_eq!(node(&agent, &shell).await["attached"], false);
+    // Read, it is a terminal that does not run (issue 29: as with since and as a wait says).
+    let read = ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
+    assert_eq!((&read["running"], &read["exitCode"]), (&json!(false), &Value::Null), "{read}");
     for (operation, args) in [
-        ("terminal_read", json!({"nodeId": shell})),
         ("terminal_submit", json!({"nodeId": shell, "command": "ls"})),
         ("terminal_input", json!({"nodeId": shell, "text": "ls"})),
         ("terminal_input", json!({"nodeId": shell, "text": ""})),

@@ -61,8 +61,10 @@ pub(super) fn write_session(data_dir: &Path, path: &Path, session: &ToolSession)
     write_json(path, session)
 }
 
-/// Writes `<path>.<uuid>.tmp` with mode 0600, renames it over `path`, then chmods `path` to 0600
-/// (`spec/protocol.md` §2.3). Readers see the old content or the new, never a part. The
+/// Writes `<path>.<uuid>.tmp` with mode 0600, flushes it to disk (`fsync`), renames it over
+/// `path`, chmods `path` to 0600 and flushes the directory, so that the rename itself survives a
+/// crash (`spec/protocol.md` §2.3; `docs/reliability.md`). Readers see the old content or the
+/// new, never a part; a full disk fails the write and leaves the old file as it was. The
 /// temporary file is removed when a step fails.
 pub fn write_atomic(path: &Path, content: &[u8]) -> io::Result<()> {
     let mut temporary = path.as_os_str().to_owned();
@@ -72,9 +74,12 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> io::Result<()> {
         let mut file =
             fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
         file.write_all(content)?;
+        file.sync_all()?;
         drop(file);
         fs::rename(&temporary, path)?;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+        let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty());
+        fs::File::open(directory.unwrap_or(Path::new(".")))?.sync_all()
     })();
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
