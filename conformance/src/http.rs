@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
+use crate::ctx::{Ctx, Expect, Version, Who};
 use crate::files::is_compact;
 use crate::raw::{self, Framing, Header, Probe, Response};
-use crate::run::{Ctx, Expect, Version, Who};
 
 const BINDING: &str = "protocol.md §6.1";
 const ORDER: &str = "protocol.md §6.2";

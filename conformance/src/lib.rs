@@ -25,6 +25,7 @@
 //! sends. Start reading at [`run`], then `validation`.
 
 mod calls;
+mod ctx;
 mod files;
 mod http;
 mod info;
@@ -36,6 +37,7 @@ pub mod shapes;
 mod validation;
 mod waits;
 
+pub use ctx::Version;
 pub use isolation::LINK_RULE;
 pub use report::{Outcome, Report, Verdict};
-pub use run::{Options, STALL_LIMIT, Version, run};
+pub use run::{Options, STALL_LIMIT, run};

@@ -13,7 +13,7 @@ use termsprawl_protocol::{
     MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_STRING_UTF16, Operation, ParamKind, ValidationError,
 };
 
-use crate::run::{Ctx, Expect, Who};
+use crate::ctx::{Ctx, Expect, Who};
 
 /// The unknown member that follows every probe.
 const GUARD: &str = "zzz_conformance";
