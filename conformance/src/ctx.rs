@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use termsprawl_protocol::{Operation, ParamKind, SessionToken, operations};
 
+use crate::levels::{Level, level_of};
 use crate::raw::{self, Header, Probe, Response};
 use crate::report::{Outcome, Report, Verdict};
 /// The wait for one ordinary probe.
@@ -205,6 +206,12 @@ pub(crate) struct Ctx {
     pub(crate) info: Option<Value>,
     pub(crate) report: Report,
     pub(crate) seen: Vec<Seen>,
+    /// The level checked: a rule above it is skipped with the reason.
+    pub(crate) level: Level,
+    /// `--only` prefixes: when any, only the rules whose id starts with one are reported.
+    pub(crate) only: Vec<String>,
+    /// `--skip` prefixes: the rules whose id starts with one are not reported.
+    pub(crate) skipped: Vec<String>,
 }
 
 impl Ctx {
@@ -240,6 +247,37 @@ impl Ctx {
         Called { probe, answer }
     }
 
+    /// Whether `--only` and `--skip` keep the rule `id` in the report.
+    pub(crate) fn selected(&self, id: &str) -> bool {
+        (self.only.is_empty() || self.only.iter().any(|prefix| id.starts_with(prefix.as_str())))
+            && !self.skipped.iter().any(|prefix| id.starts_with(prefix.as_str()))
+    }
+
+    /// Why the rule `id` is not checked at this run's level, or `None`.
+    fn above_level(&self, id: &str) -> Option<String> {
+        let level = level_of(id);
+        (level > self.level).then(|| {
+            format!(
+                "a rule of level {} (spec/protocol.md §10); this run checks level {}: run with --level strict",
+                level.name(),
+                self.level.name()
+            )
+        })
+    }
+
+    /// Whether the rule `id` is to be checked now; when it is not, the skip is recorded (or, for
+    /// a rule `--only`/`--skip` leave out, nothing).
+    pub(crate) fn wanted(&mut self, id: &str, section: &str, rule: &str) -> bool {
+        if !self.selected(id) {
+            return false;
+        }
+        if let Some(reason) = self.above_level(id) {
+            self.skip(id, section, rule, &reason);
+            return false;
+        }
+        true
+    }
+
     /// Sends every probe; PASS when each matches its expectation, else FAIL with the first that
     /// does not.
     pub(crate) async fn expect(
@@ -249,6 +287,9 @@ impl Ctx {
         rule: &str,
         probes: Vec<(Who, Probe, Expect)>,
     ) {
+        if !self.wanted(id, section, rule) {
+            return;
+        }
         for (who, probe, expect) in probes {
             let answer = self.send(who, &probe).await;
             let problem = match &answer {
@@ -307,12 +348,19 @@ impl Ctx {
         sent: Option<&str>,
         received: Option<&str>,
     ) {
+        if !self.selected(id) {
+            return;
+        }
+        let (verdict, note, sent, received) = match self.above_level(id) {
+            Some(reason) => (Verdict::Skip, Some(reason), None, None),
+            None => (verdict, note.map(str::to_owned), sent, received),
+        };
         self.report.record(Outcome {
             id: id.to_owned(),
             section: section.to_owned(),
             verdict,
             rule: rule.to_owned(),
-            note: note.map(str::to_owned),
+            note,
             sent: sent.map(str::to_owned),
             received: received.map(str::to_owned),
         });

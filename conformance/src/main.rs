@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! termsprawl-conformance --session FILE [--session FILE2] [--mutating] [--json]
+//!     [--level protocol|strict] [--only RULE_PREFIX]... [--skip RULE_PREFIX]... [--stall-limit SECONDS]
+//! termsprawl-conformance --list
 //! ```
 //!
 //! Exit status: 0 every rule passed or was skipped, 1 a rule failed, 2 usage error.
@@ -13,14 +15,14 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
-use termsprawl_conformance::{Options, run};
+use termsprawl_conformance::{Level, Options, levels, run};
 
 /// Checks a running termsprawl tool server against the protocol, from the outside.
 #[derive(Debug, Parser)]
 #[command(name = "termsprawl-conformance", version)]
 struct Cli {
     /// A session file (`D/sessions/<nodeId>.json`); a second one adds the isolation rules.
-    #[arg(long, value_name = "FILE", required = true, num_args = 1)]
+    #[arg(long, value_name = "FILE", required_unless_present = "list", num_args = 1)]
     session: Vec<PathBuf>,
     /// Also call mutating operations (on a terminal the run opens and closes again).
     #[arg(long)]
@@ -28,10 +30,32 @@ struct Cli {
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
+    /// The conformance level checked (spec/protocol.md §10): `protocol`, what every server must
+    /// do, or `strict`, that and the rules only our servers must meet.
+    #[arg(long, value_enum, default_value = "protocol")]
+    level: Level,
+    /// Only the rules whose id starts with this (repeatable).
+    #[arg(long, value_name = "RULE_PREFIX")]
+    only: Vec<String>,
+    /// Not the rules whose id starts with this (repeatable).
+    #[arg(long, value_name = "RULE_PREFIX")]
+    skip: Vec<String>,
+    /// How long the stalled-body probe waits for the 408, in seconds (default 100: the 90 s
+    /// bound of spec/protocol.md §6.3 and a margin).
+    #[arg(long, value_name = "SECONDS")]
+    stall_limit: Option<u64>,
+    /// Print every rule group with its level, and exit.
+    #[arg(long)]
+    list: bool,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.list {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(levels::listing().as_bytes());
+        return ExitCode::SUCCESS;
+    }
     if cli.session.len() > 2 {
         let _ = writeln!(
             std::io::stderr(),
@@ -57,6 +81,12 @@ fn exec(cli: &Cli) -> anyhow::Result<bool> {
     let mut options = Options::new(cli.session[0].clone());
     options.sessions.clone_from(&cli.session);
     options.mutating = cli.mutating;
+    options.level = cli.level;
+    options.only.clone_from(&cli.only);
+    options.skip.clone_from(&cli.skip);
+    if let Some(seconds) = cli.stall_limit {
+        options.stall_limit = std::time::Duration::from_secs(seconds);
+    }
     let report = runtime.block_on(run(&options));
     let text = if cli.json {
         let mut text = report.to_json().to_string();
