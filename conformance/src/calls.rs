@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::run::{Ctx, Who};
+use crate::ctx::{Ctx, Who};
 use crate::shapes;
 
 const RESULTS: &str = "protocol.md §4.5";

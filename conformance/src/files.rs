@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::run::Ctx;
+use crate::ctx::Ctx;
 
 const LAYOUT: &str = "protocol.md §2.2";
 const CONVENTIONS: &str = "protocol.md §2.3";

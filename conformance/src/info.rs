@@ -4,8 +4,8 @@
 use serde_json::Value;
 use termsprawl_protocol::operations;
 
+use crate::ctx::{Ctx, TERMINAL_13, Version, Who};
 use crate::files::status_problem;
-use crate::run::{Ctx, TERMINAL_13, Version, Who};
 
 const INFO: &str = "protocol.md §6.5";
 const TABLE: &str = "protocol.md §4.3";

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
+use crate::ctx::{Ctx, Expect, Who};
 use crate::raw::Header;
-use crate::run::{Ctx, Expect, Who};
 
 const SESSIONS: &str = "protocol.md §6.1";
 const AUTH: &str = "protocol.md §6.2";
@@ -198,7 +198,7 @@ const PROBED: [(&str, &str); 6] = [
 ];
 
 /// PASS when the call failed with 400 and exactly `message`, else FAIL.
-fn refused(ctx: &mut Ctx, id: &str, rule: &str, called: &crate::run::Called, message: &str) {
+fn refused(ctx: &mut Ctx, id: &str, rule: &str, called: &crate::ctx::Called, message: &str) {
     let problem = match &called.answer {
         Ok(response) => Expect::error(400, message).mismatch(response),
         Err(error) => Some(error.clone()),

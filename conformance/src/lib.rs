@@ -8,7 +8,8 @@
 //! shapes of §4.5 per protocol version ([`shapes`], the one place that knows them; the version is
 //! the one the catalog shows, [`Version`]: v1, 1.2 or 1.3), the terminals an agent can wait on of
 //! 1.3 (`terminal_run`, `terminal_wait`, `terminal_kill`, cursors), isolation between two sessions
-//! and the declared headless rules. [`run`] checks everything and returns a [`Report`]: one
+//! and the declared headless rules. Every rule has a level ([`levels`], `spec/protocol.md` §10):
+//! `protocol` (every server) or `strict` (ours only). [`run`] checks everything and returns a [`Report`]: one
 //! [`Outcome`] per rule, `PASS`, `FAIL` or `SKIP`, with the spec section and, on failure, what was
 //! sent and what came back.
 //!
@@ -26,10 +27,12 @@
 
 mod calls;
 pub mod cli;
+mod ctx;
 mod files;
 mod http;
 mod info;
 pub mod isolation;
+pub mod levels;
 mod raw;
 pub mod report;
 mod run;
@@ -37,6 +40,8 @@ pub mod shapes;
 mod validation;
 mod waits;
 
+pub use ctx::Version;
 pub use isolation::LINK_RULE;
+pub use levels::{Level, level_of};
 pub use report::{Outcome, Report, Verdict};
-pub use run::{Options, STALL_LIMIT, Version, run};
+pub use run::{Options, STALL_LIMIT, run};

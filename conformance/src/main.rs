@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! termsprawl-conformance --session FILE [--session FILE2] [--mutating] [--json]
+//!     [--level protocol|strict] [--only RULE_PREFIX]... [--skip RULE_PREFIX]... [--stall-limit SECONDS]
+//! termsprawl-conformance --list
 //! ```
 //!
 //! Exit status: 0 every rule passed or was skipped, 1 a rule failed, 2 usage error.
@@ -13,10 +15,15 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Parser;
 use termsprawl_conformance::cli::Cli;
-use termsprawl_conformance::{Options, run};
+use termsprawl_conformance::{Options, levels, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.list {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(levels::listing().as_bytes());
+        return ExitCode::SUCCESS;
+    }
     if cli.session.len() > 2 {
         let _ = writeln!(
             std::io::stderr(),
@@ -42,6 +49,12 @@ fn exec(cli: &Cli) -> anyhow::Result<bool> {
     let mut options = Options::new(cli.session[0].clone());
     options.sessions.clone_from(&cli.session);
     options.mutating = cli.mutating;
+    options.level = cli.level;
+    options.only.clone_from(&cli.only);
+    options.skip.clone_from(&cli.skip);
+    if let Some(seconds) = cli.stall_limit {
+        options.stall_limit = std::time::Duration::from_secs(seconds);
+    }
     let report = runtime.block_on(run(&options));
     let text = if cli.json {
         let mut text = report.to_json().to_string();

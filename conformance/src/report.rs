@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use termsprawl_protocol::SessionToken;
 
+use crate::levels::{Level, level_of};
+
 /// What became of one rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -177,6 +179,9 @@ impl Report {
                 outcome.section,
                 outcome.rule
             );
+            if level_of(&outcome.id) == Level::Strict {
+                text.push_str(" (strict)");
+            }
             if let Some(note) = &outcome.note {
                 let _ = write!(text, ": {note}");
             }
@@ -192,12 +197,24 @@ impl Report {
         self.redactor.clean(&text)
     }
 
-    /// The JSON report: `{"version","facts","rules":[…],"passed","failed","skipped"}`.
+    /// The JSON report: `{"version","facts","rules":[…],"passed","failed","skipped"}`; each rule
+    /// `{"id","section","verdict","rule","note"?,"sent"?,"received"?,"level"}`.
     pub fn to_json(&self) -> Value {
+        let rules: Vec<Value> = self
+            .outcomes
+            .iter()
+            .map(|outcome| {
+                let mut rule = json!(outcome);
+                if let Value::Object(members) = &mut rule {
+                    members.insert("level".to_owned(), json!(level_of(&outcome.id)));
+                }
+                rule
+            })
+            .collect();
         let value = json!({
             "version": self.version,
             "facts": self.facts,
-            "rules": self.outcomes,
+            "rules": rules,
             "passed": self.count(Verdict::Pass),
             "failed": self.count(Verdict::Fail),
             "skipped": self.count(Verdict::Skip),

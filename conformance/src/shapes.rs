@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::run::Version;
+use crate::ctx::Version;
 
 /// The members of a 1.3 `terminal_read`.
 const READ_13: &[&str] = &["nodeId", "output", "cursor", "running", "exitCode", "signal"];

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::run::{Ctx, Seen, Who};
+use crate::ctx::{Ctx, Seen, Who};
 use crate::shapes;
 
 const SHAPES: &str = "protocol.md §4.5 (1.3)";
@@ -628,7 +628,7 @@ async fn closed_while_waiting(ctx: &mut Ctx, state: &mut State) {
         ctx.seen.push(Seen { probe: probe.describe(), response: response.clone() });
     }
     let problem = match &answer {
-        Ok(response) => crate::run::Expect::error(400, CLOSED_WHILE_WAITING).mismatch(response),
+        Ok(response) => crate::ctx::Expect::error(400, CLOSED_WHILE_WAITING).mismatch(response),
         Err(error) => Some(error.clone()),
     };
     match problem {

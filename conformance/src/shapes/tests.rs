@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{check, read_limit};
-use crate::run::Version;
+use crate::ctx::Version;
 
 #[test]
 fn the_read_limit_is_clamped_not_rejected() {

@@ -120,6 +120,8 @@ async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_driva
         second.to_str().unwrap(),
         "--mutating",
         "--json",
+        "--level",
+        "strict",
     ])
     .await;
     drop(served);
@@ -150,6 +152,8 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         second.to_str().unwrap(),
         "--mutating",
         "--json",
+        "--level",
+        "strict",
     ])
     .await;
     assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
@@ -166,6 +170,10 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         "files.launcher",
         "files.launch-dir",
         "body.stalled",
+        "body.stalled-prompt",
+        "validate.prototype-name:terminal_read",
+        "validate.item-nul:terminal_run.env",
+        "validate.cursor-range:terminal_read.since",
         "result.terminal_read",
         "result.terminal_run",
         "result.terminal_wait:text",
@@ -256,7 +264,15 @@ async fn a_kill_reported_as_sigterm_fails_the_kill_rule() {
         }),
     )
     .await;
-    let run = conformance(&["--session", first.to_str().unwrap(), "--mutating", "--json"]).await;
+    let run = conformance(&[
+        "--session",
+        first.to_str().unwrap(),
+        "--mutating",
+        "--json",
+        "--level",
+        "strict",
+    ])
+    .await;
     drop(served);
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     // The proxy runs in this process, not in the server's: the lock's owner does not listen.

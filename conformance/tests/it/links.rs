@@ -20,8 +20,11 @@ fn peer(app: &FakeApp) -> std::path::PathBuf {
 async fn an_undeclared_rule_group_skips() {
     let app = fake_app(HandlerDefects::default()).await;
     let second = peer(&app);
-    let run =
-        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let run = check(
+        app.session_file(),
+        &["--session", second.to_str().unwrap(), "--mutating", "--level", "strict"],
+    )
+    .await;
     assert_eq!(run.code, Some(0), "{}", run.failures());
     let skipped = run.ids("SKIP");
     for id in ["links.read-unlinked-peer", "links.input-peer", "links.shell-shared"] {
@@ -42,8 +45,11 @@ async fn an_undeclared_rule_group_skips() {
 async fn a_declared_rule_group_passes_a_server_that_keeps_it() {
     let app = fake_app(HandlerDefects { declare_links: true, ..HandlerDefects::default() }).await;
     let second = peer(&app);
-    let run =
-        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let run = check(
+        app.session_file(),
+        &["--session", second.to_str().unwrap(), "--mutating", "--level", "strict"],
+    )
+    .await;
     assert_eq!(run.code, Some(0), "{}", run.failures());
     let passed = run.ids("PASS");
     for id in ["links.read-unlinked-peer", "links.input-peer", "links.shell-shared"] {
@@ -60,8 +66,11 @@ async fn a_declared_rule_group_fails_a_server_that_breaks_it() {
     })
     .await;
     let second = peer(&app);
-    let run =
-        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let run = check(
+        app.session_file(),
+        &["--session", second.to_str().unwrap(), "--mutating", "--level", "strict"],
+    )
+    .await;
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     assert_eq!(failed, ["links.input-peer", "links.read-unlinked-peer"], "{}", run.failures());
 }
@@ -76,8 +85,11 @@ fn stranger(app: &FakeApp) -> std::path::PathBuf {
 async fn two_projects_are_kept_apart() {
     let app = fake_app(HandlerDefects::default()).await;
     let second = stranger(&app);
-    let run =
-        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let run = check(
+        app.session_file(),
+        &["--session", second.to_str().unwrap(), "--mutating", "--level", "strict"],
+    )
+    .await;
     assert_eq!(run.code, Some(0), "{}", run.failures());
     let passed = run.ids("PASS");
     for id in ["isolation.cross-project-terminal", "isolation.agent-status", "isolation.identity"] {
@@ -91,8 +103,11 @@ async fn a_terminal_reachable_from_another_project_fails_the_cross_project_rule_
         fake_app(HandlerDefects { terminals_cross_projects: true, ..HandlerDefects::default() })
             .await;
     let second = stranger(&app);
-    let run =
-        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let run = check(
+        app.session_file(),
+        &["--session", second.to_str().unwrap(), "--mutating", "--level", "strict"],
+    )
+    .await;
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     assert_eq!(failed, ["isolation.cross-project-terminal"], "{}", run.failures());
 }
@@ -106,7 +121,9 @@ async fn a_1_3_server_keeping_the_rule_passes_the_wait_rule() {
     })
     .await;
     let second = peer(&app);
-    let run = check(app.session_file(), &["--session", second.to_str().unwrap()]).await;
+    let run =
+        check(app.session_file(), &["--session", second.to_str().unwrap(), "--level", "strict"])
+            .await;
     assert_eq!(run.code, Some(0), "{}", run.failures());
     let passed = run.ids("PASS");
     for id in ["links.read-unlinked-peer", "links.wait-unlinked-peer"] {
@@ -129,7 +146,9 @@ async fn a_1_3_server_that_lets_agents_wait_on_peers_fails_the_read_and_wait_rul
     })
     .await;
     let second = peer(&app);
-    let run = check(app.session_file(), &["--session", second.to_str().unwrap()]).await;
+    let run =
+        check(app.session_file(), &["--session", second.to_str().unwrap(), "--level", "strict"])
+            .await;
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     assert_eq!(
         failed,
@@ -149,8 +168,11 @@ async fn a_refusal_with_another_message_fails_the_link_rule() {
     })
     .await;
     let second = peer(&app);
-    let run =
-        check(app.session_file(), &["--session", second.to_str().unwrap(), "--mutating"]).await;
+    let run = check(
+        app.session_file(),
+        &["--session", second.to_str().unwrap(), "--mutating", "--level", "strict"],
+    )
+    .await;
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
     assert_eq!(failed, ["links.input-peer", "links.read-unlinked-peer"], "{}", run.failures());
 }

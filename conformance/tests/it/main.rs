@@ -5,5 +5,6 @@
 mod defects;
 mod fake;
 mod headless;
+mod levels;
 mod links;
 mod support;

@@ -371,6 +371,9 @@ pub(crate) enum Action {
     Answer(u16, Value),
     /// Forward it and pass the JSON body of the answer through this function.
     Rewrite(fn(Value) -> Value),
+    /// Forward it with its body (as text) passed through the first function, and pass the JSON
+    /// body of the answer through the second; a request without a whole body is forwarded as is.
+    Transform(fn(&str) -> String, fn(Value) -> Value),
 }
 
 pub(crate) type Defect = Arc<dyn Fn(&Seen<'_>) -> Action + Send + Sync>;
@@ -472,26 +475,56 @@ async fn proxy(mut client: TcpStream, upstream: u16, defect: Defect) -> std::io:
             rebuilt.extend_from_slice(&buffer[head_end..]);
             forwarded = rebuilt;
         }
+        Action::Transform(request, rewrite) => {
+            if let Some(text) = body.and_then(|body| std::str::from_utf8(body).ok()) {
+                let changed = request(text);
+                let mut rebuilt: Vec<u8> = Vec::new();
+                for line in head.split("\r\n").filter(|line| !line.is_empty()) {
+                    let line = match line.split_once(':') {
+                        Some((name, _)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                            format!("content-length: {}", changed.len())
+                        }
+                        _ => line.to_owned(),
+                    };
+                    rebuilt.extend_from_slice(line.as_bytes());
+                    rebuilt.extend_from_slice(b"\r\n");
+                }
+                rebuilt.extend_from_slice(b"\r\n");
+                rebuilt.extend_from_slice(changed.as_bytes());
+                return relay(&mut client, upstream, &rebuilt, rewrite).await;
+            }
+        }
         Action::Rewrite(rewrite) => {
-            let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
-            server.write_all(&forwarded).await?;
-            let (status, body) = read_response(&mut server).await?;
-            let body = serde_json::from_slice::<Value>(&body)
-                .map_or(body, |value| rewrite(value).to_string().into_bytes());
-            let head = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            client.write_all(head.as_bytes()).await?;
-            client.write_all(&body).await?;
-            client.shutdown().await?;
-            return Ok(());
+            return relay(&mut client, upstream, &forwarded, rewrite).await;
         }
         Action::Forward => {}
     }
     let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
     server.write_all(&forwarded).await?;
     tokio::io::copy_bidirectional(&mut client, &mut server).await?;
+    Ok(())
+}
+
+/// Sends `forwarded` upstream and answers the client with the answer's JSON body passed through
+/// `rewrite`.
+async fn relay(
+    client: &mut TcpStream,
+    upstream: u16,
+    forwarded: &[u8],
+    rewrite: fn(Value) -> Value,
+) -> std::io::Result<()> {
+    let mut server = TcpStream::connect(("127.0.0.1", upstream)).await?;
+    server.write_all(forwarded).await?;
+    let (status, body) = read_response(&mut server).await?;
+    let body = serde_json::from_slice::<Value>(&body)
+        .map_or(body, |value| rewrite(value).to_string().into_bytes());
+    let head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    client.write_all(head.as_bytes()).await?;
+    client.write_all(&body).await?;
+    client.shutdown().await?;
     Ok(())
 }
 
