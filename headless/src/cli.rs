@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, ExitCode};
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use serde_json::Value;
 use termsprawl_headless::canvas::Canvas;
 use termsprawl_headless::control::{self, ControlRequest, LaunchRequest};
@@ -54,6 +54,16 @@ enum Command {
     },
     /// Print the running server's instance, URL and projects as JSON.
     Info,
+    /// Print this program's man page (roff) to stdout.
+    #[command(hide = true)]
+    Man,
+    /// Print this program's completion script for SHELL (bash, zsh or fish) to stdout.
+    #[command(hide = true)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +133,22 @@ pub(crate) fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // The release's documents (`cargo xtask dist`) come from the command line the binary parses.
+    match cli.command {
+        Command::Man => {
+            let mut roff = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut roff)?;
+            out(&String::from_utf8(roff)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "termsprawl-headless", &mut script);
+            out(&String::from_utf8(script)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
+    }
     let user_data = match cli.data {
         Some(data) => data,
         None => Layout::default_user_data()
@@ -145,6 +171,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             out(&format!("{}\n", serde_json::to_string_pretty(&value)?));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Man | Command::Completions { .. } => unreachable!("answered above"),
     }
 }
 

@@ -247,7 +247,20 @@ impl Tmux {
             );
         }
         then(&["pipe-pane", "-o", "-t", &target, PIPE_COMMAND], None);
-        self.run("new-session", &command_args, None).await.map(drop)
+        // tmux 3.3a's `kill-server` returns before the server has exited: a `new-session` right
+        // after it reaches the exiting server and fails. Tried again while that is the answer.
+        let mut tries = 0;
+        loop {
+            match self.run("new-session", &command_args, None).await {
+                Err(TmuxError::Failed { stderr, .. })
+                    if stderr == SERVER_EXITED && tries < SERVER_EXITED_TRIES =>
+                {
+                    tries += 1;
+                    tokio::time::sleep(SERVER_EXITED_RETRY).await;
+                }
+                answer => return answer.map(drop),
+            }
+        }
     }
 
     /// Replaces the program of the node's pane with `argv`, in `cwd` (`respawn-pane -k`).
@@ -477,6 +490,12 @@ pub struct Capture<'a> {
     /// For a run node: the pane stays after its program exits, and this file is touched then.
     pub died: Option<&'a Path>,
 }
+
+/// What a tmux client prints when the server it reached exits under it.
+const SERVER_EXITED: &str = "server exited unexpectedly";
+/// How often, and how far apart, `new-session` is tried while an exiting server is in the way.
+const SERVER_EXITED_TRIES: u32 = 20;
+const SERVER_EXITED_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// The program of a run node's pane until [`Tmux::respawn`] replaces it: prints nothing.
 const PLACEHOLDER: &str = "exec sleep 2147483647";

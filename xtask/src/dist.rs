@@ -13,10 +13,9 @@
 //! `share/zsh/site-functions/`, `share/fish/vendor_completions.d/`,
 //! `share/doc/termsprawl-agent-tools/`) under one top folder, so that
 //! `tar -xzf ARCHIVE -C ~/.local --strip-components=1` installs it. The man pages and completions
-//! come from the programs' own generators: `termsprawlctl man` and `termsprawlctl completions
-//! SHELL` (the shipped binary is run), and `termsprawl-conformance`'s clap command
-//! ([`termsprawl_conformance::cli::command`]). `termsprawl-headless` has no generator yet: its
-//! command line lives in its binary, so the archive carries no man page or completions for it.
+//! come from the programs' own generators: `termsprawlctl man`, `termsprawlctl completions SHELL`
+//! and the hidden `termsprawl-headless man` / `completions SHELL` (the shipped binaries are run),
+//! and `termsprawl-conformance`'s clap command ([`termsprawl_conformance::cli::command`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -46,7 +45,7 @@ const HEADLESS: &str = "termsprawl-headless";
 const CONFORMANCE: &str = "termsprawl-conformance";
 
 /// The programs with a man page and completions in the archive.
-pub const DOCUMENTED: [&str; 2] = [CTL, CONFORMANCE];
+pub const DOCUMENTED: [&str; 3] = [CTL, HEADLESS, CONFORMANCE];
 
 /// The shells the archive has completions for.
 pub const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
@@ -185,11 +184,14 @@ pub fn entries(root: &Path, programs: &BTreeMap<String, PathBuf>) -> anyhow::Res
         let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         entries.push(Entry { path: format!("bin/{program}"), bytes, executable: true });
     }
-    let ctl = &programs[CTL];
-    entries.push(text_entry(man_path(CTL), run_program(Command::new(ctl).arg("man"))?));
-    for shell in SHELLS {
-        let script = run_program(Command::new(ctl).args(["completions", shell]))?;
-        entries.push(text_entry(completion_path(CTL, shell), script));
+    // The two servers' programs print their own man page and completions.
+    for program in [CTL, HEADLESS] {
+        let binary = &programs[program];
+        entries.push(text_entry(man_path(program), run_program(Command::new(binary).arg("man"))?));
+        for shell in SHELLS {
+            let script = run_program(Command::new(binary).args(["completions", shell]))?;
+            entries.push(text_entry(completion_path(program, shell), script));
+        }
     }
     entries.extend(conformance_entries()?);
     for file in ["README.md", "LICENSE"] {
