@@ -22,25 +22,29 @@ fn elf(kind: u32, phnum: u16) -> Vec<u8> {
     bytes
 }
 
-/// The entries of a release whose programs are stand-ins and whose termsprawlctl man page and
-/// completions come from a clap command of that name; the rest is real.
+/// The entries of a release whose programs are stand-ins and whose termsprawlctl and
+/// termsprawl-headless man pages and completions come from a clap command of each name; the rest
+/// is real.
 fn stand_in_entries(root: &Path) -> Vec<Entry> {
     let mut entries = Vec::new();
     for program in PROGRAMS {
         entries.push(Entry { path: format!("bin/{program}"), bytes: elf(1, 1), executable: true });
     }
-    let command = || clap::Command::new(CTL).arg(clap::Arg::new("session").long("session"));
-    let mut man = Vec::new();
-    clap_mangen::Man::new(command()).render(&mut man).unwrap();
-    entries.push(Entry { path: man_path(CTL), bytes: man, executable: false });
-    for (shell, generator) in [
-        ("bash", clap_complete::Shell::Bash),
-        ("zsh", clap_complete::Shell::Zsh),
-        ("fish", clap_complete::Shell::Fish),
-    ] {
-        let mut script = Vec::new();
-        clap_complete::generate(generator, &mut command(), CTL, &mut script);
-        entries.push(Entry { path: completion_path(CTL, shell), bytes: script, executable: false });
+    for program in [CTL, HEADLESS] {
+        let command = || clap::Command::new(program).arg(clap::Arg::new("data").long("data"));
+        let mut man = Vec::new();
+        clap_mangen::Man::new(command()).render(&mut man).unwrap();
+        entries.push(Entry { path: man_path(program), bytes: man, executable: false });
+        for (shell, generator) in [
+            ("bash", clap_complete::Shell::Bash),
+            ("zsh", clap_complete::Shell::Zsh),
+            ("fish", clap_complete::Shell::Fish),
+        ] {
+            let mut script = Vec::new();
+            clap_complete::generate(generator, &mut command(), program, &mut script);
+            let path = completion_path(program, shell);
+            entries.push(Entry { path, bytes: script, executable: false });
+        }
     }
     entries.extend(conformance_entries().unwrap());
     for file in ["README.md", "LICENSE"] {
@@ -100,6 +104,8 @@ fn the_archive_lists_every_program_and_the_documented_ones_man_pages_and_complet
         "share/bash-completion/completions/termsprawlctl",
         "share/zsh/site-functions/_termsprawlctl",
         "share/fish/vendor_completions.d/termsprawlctl.fish",
+        "share/man/man1/termsprawl-headless.1",
+        "share/zsh/site-functions/_termsprawl-headless",
         "share/man/man1/termsprawl-conformance.1",
         "share/fish/vendor_completions.d/termsprawl-conformance.fish",
         "share/doc/termsprawl-agent-tools/README.md",
@@ -107,7 +113,7 @@ fn the_archive_lists_every_program_and_the_documented_ones_man_pages_and_complet
     ] {
         assert!(paths.iter().any(|path| path == wanted), "{wanted} missing from {paths:?}");
     }
-    assert_eq!(paths.len(), 3 + 2 * 4 + 2);
+    assert_eq!(paths.len(), 3 + 3 * 4 + 2);
 }
 
 #[test]
