@@ -700,10 +700,12 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                 "A running managed tmux session is required",
             );
             d.fails("terminal_external", &json!({"nodeId": "term-nope"}), TERMINAL_NOT_FOUND);
-            // The other terminal operations say that it is no longer attached.
+            // It reads as not running (its retained output stays readable); the operations that
+            // would drive it say that it is no longer attached.
             assert_eq!(w.node(&ended)["attached"], false);
+            let read = d.ok("terminal_read", &json!({"nodeId": ended}));
+            assert_eq!(read["running"], false, "{read}");
             for (operation, args) in [
-                ("terminal_read", json!({"nodeId": ended})),
                 ("terminal_submit", json!({"nodeId": ended, "command": "true"})),
                 ("terminal_input", json!({"nodeId": ended, "text": "x"})),
                 ("terminal_interrupt", json!({"nodeId": ended})),
