@@ -513,11 +513,12 @@ fn smoke_calls(ctl: &Path, headless: &Path, conformance: &Path, data: &Path) -> 
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .context("the bridge printed a line that is not JSON")?;
+    // The bridge answers concurrently: answers are matched by id, not by order.
+    let answer = |id: u64| answers.iter().find(|answer| answer["id"] == id);
     ensure!(
         answers.len() == 2
-            && answers[0]["result"]["serverInfo"]["name"] == "termsprawl"
-            && answers[1]["id"] == 2
-            && answers[1]["result"]["isError"] == false,
+            && answer(1).is_some_and(|a| a["result"]["serverInfo"]["name"] == "termsprawl")
+            && answer(2).is_some_and(|a| a["result"]["isError"] == false),
         "termsprawlctl mcp answered {answers:?}"
     );
 
