@@ -153,6 +153,13 @@ impl Engine {
         Ok(result)
     }
 
+    /// The ids of the nodes of every project that `keep` accepts, in canvas order.
+    pub(crate) fn node_ids(&self, keep: impl Fn(&Node) -> bool) -> Vec<String> {
+        let state = self.state();
+        let nodes = state.canvas.projects.iter().flat_map(|project| project.nodes.iter());
+        nodes.filter(|node| keep(node)).map(|node| node.id.clone()).collect()
+    }
+
     /// A copy of one project.
     pub(crate) fn project(&self, project_id: &str) -> Result<Project, ToolError> {
         self.state()
@@ -414,17 +421,7 @@ impl Engine {
     /// One round of the run-node sweep: retires every finished run node nobody has looked at
     /// since it finished (its wrapper wrote the status, or its `pane-died` hook fired).
     pub(crate) async fn retire_finished_runs(&self) {
-        let runs: Vec<String> = {
-            let state = self.state();
-            state
-                .canvas
-                .projects
-                .iter()
-                .flat_map(|project| project.nodes.iter())
-                .filter(|node| node.command.is_some())
-                .map(|node| node.id.clone())
-                .collect()
-        };
+        let runs = self.node_ids(|node| node.command.is_some());
         for node_id in runs {
             let finished = self.streams.status_file(&node_id).exists()
                 || self.streams.died_file(&node_id).exists();
@@ -442,12 +439,7 @@ impl Engine {
     /// the tmux server ended): not running, with the status a run node's wrapper recorded. `None`
     /// for a node that is not on the canvas (closed).
     pub(crate) fn gone_state(&self, node_id: &str) -> Option<PaneState> {
-        let on_canvas = self
-            .state()
-            .canvas
-            .projects
-            .iter()
-            .any(|project| project.nodes.iter().any(|node| node.id == node_id));
+        let on_canvas = !self.node_ids(|node| node.id == node_id).is_empty();
         on_canvas.then(|| {
             self.with_recorded_status(node_id, PaneState { dead: true, ..PaneState::default() })
         })
@@ -608,17 +600,7 @@ impl Engine {
     /// a full disk is followed again once space is free, without a restart (issue 29). What the
     /// pane printed while nothing followed it is not in the stream.
     async fn follow_again(&self, running: &HashSet<String>) {
-        let terminals: Vec<String> = {
-            let state = self.state();
-            state
-                .canvas
-                .projects
-                .iter()
-                .flat_map(|project| project.nodes.iter())
-                .filter(|node| node.kind.is_terminal())
-                .map(|node| node.id.clone())
-                .collect()
-        };
+        let terminals = self.node_ids(|node| node.kind.is_terminal());
         for node_id in terminals {
             let end = self.streams.end_file(&node_id);
             if end.exists()
