@@ -63,34 +63,33 @@ pub enum KeyBase<'a> {
     Char(char),
 }
 
+/// The modifier prefixes of a chord, in the order of [`Key`]'s flags: `C-` (`control`), `M-`
+/// (`meta`), `S-` (`shift`).
+pub const MODIFIERS: [&str; 3] = ["C-", "M-", "S-"];
+
 /// Parses `key` by the grammar of the module doc; `None` when it is not a key.
 pub fn parse_key(key: &str) -> Option<Key<'_>> {
-    let mut parsed = Key { control: false, meta: false, shift: false, base: KeyBase::Char(' ') };
+    let mut held = [false; MODIFIERS.len()];
     let mut rest = key;
-    loop {
-        // A modifier prefix counts only when something follows it (`C--` is Ctrl and `-`).
-        let flag = match rest.as_bytes() {
-            [b'C', b'-', _, ..] => &mut parsed.control,
-            [b'M', b'-', _, ..] => &mut parsed.meta,
-            [b'S', b'-', _, ..] => &mut parsed.shift,
-            _ => break,
-        };
-        if *flag {
+    // A modifier prefix counts only when something follows it (`C--` is Ctrl and `-`).
+    while let Some(index) =
+        MODIFIERS.iter().position(|prefix| rest.len() > prefix.len() && rest.starts_with(prefix))
+    {
+        if held[index] {
             return None;
         }
-        *flag = true;
-        rest = &rest[2..];
+        held[index] = true;
+        rest = &rest[MODIFIERS[index].len()..];
     }
+    let [control, meta, shift] = held;
     if let Some(named) = NAMED_KEYS.iter().find(|named| **named == rest) {
-        parsed.base = KeyBase::Named(named);
-        return Some(parsed);
+        return Some(Key { control, meta, shift, base: KeyBase::Named(named) });
     }
     let mut chars = rest.chars();
-    let modified = parsed.control || parsed.meta || parsed.shift;
+    let modified = control || meta || shift;
     match (chars.next(), chars.next()) {
         (Some(c), None) if modified && !c.is_control() && !c.is_whitespace() => {
-            parsed.base = KeyBase::Char(c);
-            Some(parsed)
+            Some(Key { control, meta, shift, base: KeyBase::Char(c) })
         }
         _ => None,
     }
