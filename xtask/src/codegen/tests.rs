@@ -11,13 +11,15 @@ use termsprawl_protocol::{
 };
 
 use super::{
-    Action, Drift, FIX_COMMAND, GeneratedFile, MARKER, check, generate, render_drifts, write,
+    Action, Drift, FIX_COMMAND, GENERATED_DIRS, GeneratedFile, MARKER, check, generate,
+    render_drifts, typescript, write,
 };
 use crate::project_root;
 
-/// The committed `docs/reference/` is what `cargo xtask codegen` writes.
+/// The committed `docs/reference/` and `bindings/typescript/` are what `cargo xtask codegen`
+/// writes.
 #[test]
-fn docs_reference_is_fresh() {
+fn docs_reference_and_the_typescript_bindings_are_fresh() {
     let drifts = check(&project_root(), &generate()).unwrap();
     assert!(drifts.is_empty(), "\n{}", render_drifts(&drifts));
 }
@@ -45,9 +47,22 @@ fn catalog_json_is_the_tools_list_array_pretty_printed() {
 fn every_generated_file_carries_the_marker_where_the_format_allows() {
     for (path, contents) in generate() {
         let shown = path.display();
-        assert!(path.starts_with("docs/reference"), "{shown}");
+        assert!(GENERATED_DIRS.iter().any(|dir| path.starts_with(dir)), "{shown}");
         assert!(contents.ends_with('\n') && !contents.ends_with("\n\n"), "{shown}: final newline");
+        let in_bindings = path.starts_with(typescript::DIR);
         match path.extension().and_then(|extension| extension.to_str()) {
+            Some("ts") => assert!(contents.starts_with(&format!("// {MARKER}\n\n")), "{shown}"),
+            Some("json") if path.ends_with("tsconfig.json") => {
+                assert!(contents.starts_with(&format!("// {MARKER}\n{{")), "{shown}");
+            }
+            Some("json") if in_bindings => {
+                let package: Map<String, Value> = serde_json::from_str(&contents).unwrap();
+                assert_eq!(
+                    package.iter().next(),
+                    Some((&"//".to_owned(), &json!(MARKER))),
+                    "{shown}"
+                );
+            }
             Some("md") => {
                 assert!(contents.starts_with(&format!("<!-- {MARKER} -->\n\n")), "{shown}");
             }
@@ -343,4 +358,81 @@ fn check_of_an_empty_repository_reports_every_file_missing() {
     let drifts = check(root.path(), &files).unwrap();
     assert_eq!(drifts.len(), files.len());
     assert!(drifts.iter().all(|drift| matches!(drift, Drift::Missing { .. })));
+}
+
+// The TypeScript bindings: what only the generator can show (the Node tests of
+// `tests/typescript/` hold the rest: table, validator, a server on them).
+
+#[test]
+fn the_check_covers_every_file_of_the_typescript_package_but_its_build_output() {
+    let root = tempfile::tempdir().unwrap();
+    let files = generate();
+    write(root.path(), &files).unwrap();
+    put(root.path(), "bindings/typescript/src/handwritten.ts", "export const x = 1;\n");
+    put(root.path(), "bindings/typescript/examples/client.ts", "export {};\n");
+    put(root.path(), "bindings/typescript/dist/index.js", "export {};\n");
+    put(root.path(), "bindings/typescript/node_modules/typescript/package.json", "{}\n");
+    let (path, _) = files.iter().find(|(path, _)| path.ends_with("src/validate.ts")).unwrap();
+    put(root.path(), path.to_str().unwrap(), "// edited by hand\n");
+
+    let summary: Vec<String> =
+        check(root.path(), &files).unwrap().iter().map(ToString::to_string).collect();
+
+    assert_eq!(
+        summary,
+        [
+            "bindings/typescript/examples/client.ts: extra (no generator writes it)",
+            "bindings/typescript/src/handwritten.ts: extra (no generator writes it)",
+            "bindings/typescript/src/validate.ts: stale",
+        ]
+    );
+}
+
+#[test]
+fn the_package_is_versioned_as_the_protocol_and_lists_every_operation() {
+    let package = generated_json("bindings/typescript/package.json");
+    assert_eq!(package["name"], typescript::PACKAGE);
+    assert_eq!(package["version"], termsprawl_protocol::PROTOCOL_VERSION);
+    let operations_ts = generated("bindings/typescript/src/operations.ts");
+    let data = generated("bindings/typescript/src/validation-data.ts");
+    for operation in operations() {
+        let name = operation.name();
+        assert!(operations_ts.contains(&format!("\n  {name}: ")), "{name} in OperationArgs");
+        assert!(
+            operations_ts.contains(&format!("\"name\": \"{name}\",\n")),
+            "{name} in OPERATIONS"
+        );
+        assert!(data.contains(&format!("\n  {name}: [")), "{name} in PARAMS");
+    }
+    assert!(
+        generated("bindings/typescript/README.md")
+            .contains(&format!("version **{}**", termsprawl_protocol::PROTOCOL_VERSION))
+    );
+}
+
+#[test]
+fn the_validator_messages_are_the_rust_validators() {
+    let data = generated("bindings/typescript/src/validation-data.ts");
+    for (member, message) in [
+        ("expectedObject", "Expected an operation and args object"),
+        ("unknownOperation", "Unknown operation"),
+        ("expectedArgsObject", "Expected args object"),
+        ("missingArgument", "Missing argument: "),
+        ("unknownArgument", "Unknown argument: "),
+        ("invalidArgument", "Invalid "),
+    ] {
+        assert!(data.contains(&format!("  {member}: \"{message}\",\n")), "{member}");
+    }
+    assert!(data.contains(
+        "{ name: \"since\", required: false, kind: \"number\", maxMagnitude: 9007199254740991 }"
+    ));
+    assert!(
+        data.contains("{ name: \"keys\", required: false, kind: \"string[]\", maxItems: 256 }")
+    );
+    // The template is emitted unchanged after the marker.
+    let template = generated("bindings/typescript/src/validate.ts");
+    assert_eq!(
+        template.strip_prefix(&format!("// {MARKER}\n\n")),
+        Some(include_str!("typescript/validate.ts"))
+    );
 }
