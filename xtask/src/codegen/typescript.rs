@@ -119,12 +119,18 @@ fn readme() -> String {
         "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n\n",
     );
     out.push_str("```ts\n");
-    out.push_str("import { parseBody, validate, type OperationRequest } from \"@termsprawl/agent-tools-protocol\";\n\n");
-    out.push_str("const request: OperationRequest = { operation: \"terminal_read\", args: { nodeId: \"terminal-1\", maxChars: 2000 } };\n");
-    out.push_str("const checked = validate(parseBody(body)); // { ok: true, request } or { ok: false, error } for the HTTP 400\n");
+    out.push_str(
+        "import { parseBody, validate, type OperationRequest, type ToolResult } from \"@termsprawl/agent-tools-protocol\";\n\n",
+    );
+    out.push_str(
+        "// Serving: `text` is the request body. parseBody throws the SyntaxError whose message a 400 carries (§6.3).\nfunction check(text: string): ToolResult | undefined {\n  const checked = validate(parseBody(text));\n  return checked.ok ? undefined : { ok: false, error: checked.error }; // else dispatch checked.request\n}\n\n",
+    );
+    out.push_str(
+        "// Calling: the type checker holds a request to the table.\nconst request: OperationRequest = { operation: \"terminal_wait\", args: { nodeId: \"terminal-1\", until: \"quiet\", quietMs: 500 } };\n",
+    );
     out.push_str("```\n\n");
     out.push_str(
-        "Build with `npm run build` (TypeScript 5, `tsc --strict`); the sources need no Node types. The repository's tests type-check this package and a typed client (`tests/typescript/client.ts`), compare `OPERATIONS` with `catalog.json`, run the validator over the shared cases, and run `termsprawl-conformance --level protocol` against a tool server built on it (`tests/typescript/server.ts`).\n",
+        "Build with `npm run build` (TypeScript 5, `tsc --strict`); the sources need no Node types. The repository's tests type-check this package and a typed client (`tests/typescript/client.ts`), compare `OPERATIONS` with `catalog.json`, run the validator over the shared cases, and run `termsprawl-conformance` (`--level protocol` and `--level strict`) against a tool server built on it (`tests/typescript/server.ts`).\n",
     );
     out
 }
