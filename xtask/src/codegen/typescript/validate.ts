@@ -40,7 +40,9 @@ export function memberNames(object: object): readonly string[] {
 
 /**
  * Validates a parsed request body against the operation table. On success the request is
- * returned with `args` unchanged and `operation` set.
+ * returned with `args` unchanged and `operation` set. Give it the value of {@link parseBody}:
+ * for a value of `JSON.parse`, members are examined in JavaScript's enumeration order, which
+ * differs from document order only for integer-like names (no argument has one).
  */
 export function validate(body: unknown): Validation {
   // Step 1: an object or an array.
