@@ -229,6 +229,51 @@ impl Offers {
         nothing_of_ours && self.commands.iter().any(|command| command.name == name)
     }
 
+    /// What Tab completes in `line`, the text before the cursor: the byte where the word being
+    /// completed starts and the words that may replace it, in the order `/help` lists them. A
+    /// first word starting with `/` is a command (ours, then the agent's); after `/mode ` a mode
+    /// id, after `/model ` a value of the model option, after `/config ` an option id and after
+    /// `/config ID ` one of that option's values.
+    pub(crate) fn complete(&self, line: &str) -> (usize, Vec<String>) {
+        let start = line.rfind(char::is_whitespace).map_or(0, |index| index + 1);
+        let (before, word) = line.split_at(start);
+        let words: Vec<&str> = before.split_whitespace().collect();
+        let candidates: Vec<String> = match words.as_slice() {
+            [] if word.starts_with('/') => {
+                let own = OWN_COMMANDS
+                    .iter()
+                    .filter(|(name, ..)| !name.starts_with('"'))
+                    .map(|(name, ..)| format!("/{name}"));
+                let agents = self.commands.iter().map(|command| format!("/{}", command.name));
+                let mut names: Vec<String> = Vec::new();
+                for name in own.chain(agents) {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                names
+            }
+            ["/mode"] => self
+                .modes
+                .iter()
+                .flat_map(|modes| &modes.available_modes)
+                .map(|mode| mode.id.clone())
+                .collect(),
+            ["/model"] => self.model_option().map(option_values).unwrap_or_default(),
+            ["/config"] => self.config.iter().flatten().map(|option| option.id.clone()).collect(),
+            ["/config", id] => self
+                .config
+                .iter()
+                .flatten()
+                .find(|option| option.id == *id)
+                .map(option_values)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let matching = candidates.into_iter().filter(|name| name.starts_with(word)).collect();
+        (start, matching)
+    }
+
     /// The lines of `/help`: ours, then the agent's.
     pub(crate) fn help_lines(&self) -> Vec<String> {
         let mut lines = vec!["[help] this front end's commands:".to_owned()];
@@ -264,6 +309,17 @@ impl Offers {
 fn command_line(name: &str, hint: &str, description: &str) -> String {
     let usage = if hint.is_empty() { name.to_owned() } else { format!("{name} {hint}") };
     format!("  {usage:<24} {description}")
+}
+
+/// The values an option may be set to (completion): a select's choices, `true` and `false`.
+fn option_values(option: &ConfigOption) -> Vec<String> {
+    match &option.value {
+        ConfigValue::Select { choices, .. } => {
+            choices.iter().map(|choice| choice.value.clone()).collect()
+        }
+        ConfigValue::Boolean(_) => vec!["true".to_owned(), "false".to_owned()],
+        ConfigValue::Unknown(_) => Vec::new(),
+    }
 }
 
 /// How a value shows: the select's value id, `true`/`false`.

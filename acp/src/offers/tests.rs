@@ -145,3 +145,24 @@ fn a_command_of_ours_defers_to_the_agents_when_we_have_nothing_to_act_on() {
     let help = bare.help_lines();
     assert_eq!(help.last().unwrap(), &format!("  {:<24} switch models", "/model"));
 }
+
+#[test]
+fn tab_completes_commands_then_mode_ids_and_config_values() {
+    let offers = offers();
+    let complete = |line: &str| offers.complete(line);
+    assert_eq!(complete("/he"), (0, vec!["/help".to_owned()]));
+    assert_eq!(complete("/re"), (0, vec!["/resume".to_owned(), "/review".to_owned()]));
+    // The agent's `/status` is named once: ours has the name.
+    assert_eq!(complete("/st"), (0, vec!["/status".to_owned()]));
+    assert_eq!(complete("/mode p"), (6, vec!["plan".to_owned()]));
+    assert_eq!(complete("/mode "), (6, vec!["default".to_owned(), "plan".to_owned()]));
+    assert_eq!(complete("/model s"), (7, vec!["smart".to_owned()]));
+    assert_eq!(complete("/config w"), (8, vec!["web".to_owned()]));
+    assert_eq!(complete("/config web t"), (12, vec!["true".to_owned()]));
+    assert_eq!(complete("/config nope "), (13, Vec::<String>::new()));
+    // Prompt text and a command's later words complete nothing.
+    assert_eq!(complete("he"), (0, Vec::<String>::new()));
+    assert_eq!(complete("/mode plan x"), (11, Vec::<String>::new()));
+    let bare = Offers::default();
+    assert_eq!(bare.complete("/mode "), (6, Vec::<String>::new()));
+}
