@@ -13,6 +13,15 @@ use crate::acp::{ACP_SERVER, Peer, Place, eventually, marker, peer, processes_wi
 use crate::acp_agent_orders::raw_agent;
 use crate::support::BIN;
 
+/// The agent a [`Node`] runs, when not the deterministic peer.
+#[derive(Clone, Copy)]
+enum AgentChoice<'a> {
+    /// `acp_raw_agent.py` with this scenario.
+    Raw(&'a str),
+    /// Any command line.
+    Other(&'a [String]),
+}
+
 /// A front end running in the pane of a private tmux server.
 pub(crate) struct Node {
     pub(crate) place: Place,
@@ -31,23 +40,37 @@ impl Node {
         Node::start_agent(None, Some(cwd), options, env)
     }
 
+    /// [`Node::start`] with another agent: `agent` is its command line.
+    pub(crate) fn start_other(agent: &[String], options: &[&str], env: &[(&str, &str)]) -> Node {
+        Node::start_agent(Some(AgentChoice::Other(agent)), None, options, env)
+    }
+
     /// Starts the front end on the scripted agent `acp_raw_agent.py` with `scenario`; the place
     /// is its state directory.
     pub(crate) fn start_raw(scenario: &str, options: &[&str]) -> Node {
-        Node::start_agent(Some(scenario), None, options, &[])
+        Node::start_agent(Some(AgentChoice::Raw(scenario)), None, options, &[])
     }
 
     fn start_agent(
-        raw_scenario: Option<&str>,
+        choice: Option<AgentChoice<'_>>,
         cwd: Option<&Path>,
         options: &[&str],
         env: &[(&str, &str)],
     ) -> Node {
         let peer = peer();
         let place = Place::new();
-        let agent = match raw_scenario {
-            Some(_) => raw_agent(),
-            None => peer.agent.clone(),
+        let agent: Vec<String> = match &choice {
+            Some(AgentChoice::Raw(_)) => {
+                vec![
+                    peer.python.to_string_lossy().into_owned(),
+                    raw_agent().to_string_lossy().into_owned(),
+                ]
+            }
+            Some(AgentChoice::Other(argv)) => argv.to_vec(),
+            None => vec![
+                peer.python.to_string_lossy().into_owned(),
+                peer.agent.to_string_lossy().into_owned(),
+            ],
         };
         let mut script = vec![
             "sh".to_owned(),
@@ -66,11 +89,8 @@ impl Node {
             place.path().join("agent.log").to_string_lossy().into_owned(),
         ];
         script.extend(options.iter().map(|option| (*option).to_owned()));
-        script.extend([
-            "--".to_owned(),
-            peer.python.to_string_lossy().into_owned(),
-            agent.to_string_lossy().into_owned(),
-        ]);
+        script.push("--".to_owned());
+        script.extend(agent);
         let mut command = place.tmux(&Node::server(&place));
         command
             .args([
@@ -96,7 +116,7 @@ impl Node {
         for (name, value) in env {
             command.env(name, value);
         }
-        if let Some(scenario) = raw_scenario {
+        if let Some(AgentChoice::Raw(scenario)) = choice {
             command.env("ACP_RAW_SCENARIO", scenario).env("ACP_RAW_STATE", place.path());
         }
         assert!(command.status().unwrap().success());
