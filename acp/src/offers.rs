@@ -286,8 +286,7 @@ impl Offers {
         } else {
             lines.push("[help] the agent's commands (sent to it as prompt text):".to_owned());
             for command in &self.commands {
-                let hint =
-                    command.hint.as_deref().map(|hint| format!("<{hint}>")).unwrap_or_default();
+                let hint = command.hint.as_deref().map(hint_text).unwrap_or_default();
                 let shadowed = !self.defers_to_agent(&command.name)
                     && OWN_COMMANDS.iter().any(|(name, ..)| *name == command.name);
                 let description = if shadowed {
@@ -304,6 +303,14 @@ impl Offers {
         }
         lines
     }
+}
+
+/// An input hint as `/help` shows it: in `<…>`, unless the agent bracketed it already (Claude
+/// Code's `[issue description]`, `<optional custom summarization instructions>`).
+fn hint_text(hint: &str) -> String {
+    let bracketed = (hint.starts_with('<') && hint.ends_with('>'))
+        || (hint.starts_with('[') && hint.ends_with(']'));
+    if bracketed { hint.to_owned() } else { format!("<{hint}>") }
 }
 
 fn command_line(name: &str, hint: &str, description: &str) -> String {

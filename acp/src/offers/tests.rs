@@ -166,3 +166,24 @@ fn tab_completes_commands_then_mode_ids_and_config_values() {
     let bare = Offers::default();
     assert_eq!(bare.complete("/mode "), (6, Vec::<String>::new()));
 }
+
+#[test]
+fn a_hint_the_agent_bracketed_is_not_bracketed_again() {
+    let command = |name: &str, hint: &str| AvailableCommand {
+        name: name.to_owned(),
+        description: "d".to_owned(),
+        hint: Some(hint.to_owned()),
+    };
+    let offers = Offers {
+        commands: vec![
+            command("debug", "[issue description]"),
+            command("compact", "<optional instructions>"),
+            command("review", "what to look at"),
+        ],
+        ..Offers::default()
+    };
+    let lines = offers.help_lines();
+    assert!(lines.contains(&format!("  {:<24} d", "/debug [issue description]")), "{lines:?}");
+    assert!(lines.contains(&"  /compact <optional instructions> d".to_owned()), "{lines:?}");
+    assert!(lines.contains(&format!("  {:<24} d", "/review <what to look at>")), "{lines:?}");
+}
