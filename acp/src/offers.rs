@@ -39,6 +39,9 @@ pub(crate) struct Offers {
     pub(crate) modes: Option<ModeState>,
     pub(crate) config: Option<Vec<ConfigOption>>,
     pub(crate) commands: Vec<AvailableCommand>,
+    /// The unstable `models` as a select (`messages::unstable_models`), the model option when
+    /// `config` has none; set with `session/set_model`.
+    pub(crate) models: Option<ConfigOption>,
 }
 
 impl Offers {
@@ -150,7 +153,48 @@ impl Offers {
 
     /// The option `/model` and `--model` set: the one whose category is `model`.
     pub(crate) fn model_option(&self) -> Option<&ConfigOption> {
-        self.config.iter().flatten().find(|option| option.category.as_deref() == Some("model"))
+        self.config
+            .iter()
+            .flatten()
+            .find(|option| option.category.as_deref() == Some("model"))
+            .or(self.models.as_ref())
+    }
+
+    /// Whether the model is set with the unstable `session/set_model` (the agent sent `models`
+    /// and no `configOptions` entry of category `model`).
+    pub(crate) fn model_via_set_model(&self) -> bool {
+        self.models.is_some()
+            && !self
+                .config
+                .iter()
+                .flatten()
+                .any(|option| option.category.as_deref() == Some("model"))
+    }
+
+    /// The params of `session/set_model` for `value`, or why not (nothing is sent then).
+    pub(crate) fn set_model(&self, session_id: &str, value: &str) -> Result<Value, String> {
+        let Some(ConfigValue::Select { choices, .. }) = self.models.as_ref().map(|m| &m.value)
+        else {
+            return Err("the agent offers no model option".to_owned());
+        };
+        if !choices.iter().any(|choice| choice.value == value) {
+            let values: Vec<&str> = choices.iter().map(|choice| choice.value.as_str()).collect();
+            return Err(format!(
+                "invalid value {value:?} for model; choose one of: {}",
+                values.join(", ")
+            ));
+        }
+        Ok(json!({"sessionId": session_id, "modelId": value}))
+    }
+
+    /// After a `session/set_model` answer: the new current model, and the line to show.
+    pub(crate) fn model_set(&mut self, value: &str) -> String {
+        if let Some(ConfigValue::Select { current, .. }) =
+            self.models.as_mut().map(|models| &mut models.value)
+        {
+            value.clone_into(current);
+        }
+        format!("[model] now {value}")
     }
 
     /// The lines of `/model` without a value.

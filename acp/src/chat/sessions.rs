@@ -42,6 +42,14 @@ impl Chat {
                 ));
             }
         }
+        match messages::unstable_models(setup.models.as_ref()) {
+            Ok(models) => self.offers.models = models,
+            Err(error) => {
+                self.offers.models = None;
+                self.ui
+                    .error(&format!("skipped the session's models, which do not decode: {error}"));
+            }
+        }
         self.session_open = true;
     }
 

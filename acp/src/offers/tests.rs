@@ -32,6 +32,7 @@ fn offers() -> Offers {
                 hint: Some("what to look at".to_owned()),
             },
         ],
+        models: None,
     }
 }
 
@@ -186,4 +187,32 @@ fn a_hint_the_agent_bracketed_is_not_bracketed_again() {
     assert!(lines.contains(&format!("  {:<24} d", "/debug [issue description]")), "{lines:?}");
     assert!(lines.contains(&"  /compact <optional instructions> d".to_owned()), "{lines:?}");
     assert!(lines.contains(&format!("  {:<24} d", "/review <what to look at>")), "{lines:?}");
+}
+
+#[test]
+fn the_unstable_models_are_the_model_option_when_there_is_no_other() {
+    let models = json!({"currentModelId": "default", "availableModels": [
+        {"modelId": "default", "name": "Default"}, {"modelId": "opus", "name": "Opus"}]});
+    let bare =
+        Offers { models: messages::unstable_models(Some(&models)).unwrap(), ..Offers::default() };
+    assert!(bare.model_via_set_model());
+    assert_eq!(bare.model_lines()[0], "[model] model = default");
+    assert_eq!(bare.complete("/model o"), (7, vec!["opus".to_owned()]));
+    assert_eq!(bare.set_model("s", "opus").unwrap(), json!({"sessionId": "s", "modelId": "opus"}));
+    assert_eq!(
+        bare.set_model("s", "haiku").unwrap_err(),
+        "invalid value \"haiku\" for model; choose one of: default, opus"
+    );
+    // A configOptions entry of category model comes first.
+    let both = Offers { models: bare.models.clone(), ..offers() };
+    assert!(!both.model_via_set_model());
+    assert_eq!(both.model_lines()[0], "[model] model = fast");
+    assert_eq!(
+        messages::unstable_models(Some(&json!({"availableModels": []})))
+            .map(|_| ())
+            .unwrap_err()
+            .split(':')
+            .next(),
+        Some("models")
+    );
 }
