@@ -6,6 +6,7 @@
 mod tests;
 
 use std::fmt::Write as _;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -103,7 +104,8 @@ pub(crate) fn history_path(cwd: &Path) -> Option<PathBuf> {
                 .map(|home| home.join(".local/state"))
         })?;
     let folder = state.join("termsprawl/acp-history");
-    std::fs::DirBuilder::new().recursive(true).create(&folder).ok()?;
+    // Private: the history holds what the person typed.
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&folder).ok()?;
     let project = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     Some(folder.join(history_file_name(&project)))
 }

@@ -4,6 +4,7 @@
 //! or Alt-Enter, and Ctrl-C and Ctrl-D at the prompt. Each test asserts the exact text the agent
 //! received (its `REPORT` line) or the screen the person saw.
 
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -99,6 +100,10 @@ fn history_is_kept_per_project_and_recalled_with_up() {
         "#V2\necho first run\necho second line\\nand its end\n"
     );
     assert!(files[0].file_name().unwrap().to_string_lossy().starts_with("one-"), "{files:?}");
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600);
+    assert_eq!(mode(&folder), 0o700);
 
     let second = Node::start_in(&one, &[], &env(false));
     second.wait_prompt(">");
@@ -130,6 +135,23 @@ fn history_is_kept_per_project_and_recalled_with_up() {
     elsewhere.type_line("/quit");
     elsewhere.wait_for("[exit 0]", 1);
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 2);
+
+    // The history is capped at 1000 entries: the oldest go when a new one is written.
+    let old = (1..=1005).map(|n| format!("echo old {n}\n")).collect::<Vec<_>>().concat();
+    std::fs::write(&files[0], format!("#V2\n{old}")).unwrap();
+    let capped = Node::start_in(&one, &[], &env(false));
+    capped.wait_prompt(">");
+    keys(&capped, &["Up"]);
+    capped.wait_for("> echo old 1005", 1);
+    capped.key("C-u");
+    capped.type_line("echo newest");
+    capped.wait_for("[stop reason: end_turn]", 1);
+    capped.type_line("/quit");
+    capped.wait_for("[exit 0]", 1);
+    let kept = std::fs::read_to_string(&files[0]).unwrap();
+    let entries: Vec<&str> = kept.lines().skip(1).collect();
+    assert_eq!(entries.len(), 1000, "{kept}");
+    assert_eq!((entries[0], entries[999]), ("echo old 7", "echo newest"));
 }
 
 #[test]
