@@ -52,6 +52,9 @@ enum Request {
     Plain,
     /// Read one line with the editor, showing this prompt.
     Edit(String),
+    /// Turn the plain read under way into an edited one with this prompt; ignored when that read
+    /// has already ended (its line is on its way to the chat, which then receives it).
+    Switch(String),
     /// Keep this entry in the project's history.
     Remember(String),
 }
@@ -128,10 +131,11 @@ impl InputReader {
     /// Starts an edited read of the prompt's line (a plain read under way becomes one); without
     /// an editor, a plain read.
     pub(crate) fn start_edit(&mut self, prompt: &str) {
-        match self.reading {
-            Some(Kind::Edit) => {}
-            _ if !self.edits() => self.start(Request::Plain, Kind::Plain),
-            Some(Kind::Plain) | None => self.start(Request::Edit(prompt.to_owned()), Kind::Edit),
+        match (self.reading, self.edits()) {
+            (Some(Kind::Plain), true) => self.start(Request::Switch(prompt.to_owned()), Kind::Edit),
+            (None, true) => self.start(Request::Edit(prompt.to_owned()), Kind::Edit),
+            (None, false) => self.start(Request::Plain, Kind::Plain),
+            (Some(_), _) => {}
         }
     }
 
@@ -228,7 +232,8 @@ fn read_loop(
                 editor.remember(&entry);
                 continue;
             }
-            (Request::Remember(_), None) => continue,
+            // The plain read it would have turned had ended: its line was sent.
+            (Request::Remember(_), None) | (Request::Switch(_), _) => continue,
             (Request::Edit(prompt), Some(editor)) => editor.read(&prompt),
             (Request::Plain | Request::Edit(_), _) => match wake {
                 Some(wake) => match plain_or_switch(requested, wake, editor.as_mut()) {
@@ -293,7 +298,9 @@ fn plain_or_switch(
                         }
                     }
                     Ok(Request::Plain) => {}
-                    Ok(edit @ Request::Edit(_)) => return Err(edit),
+                    Ok(Request::Edit(prompt) | Request::Switch(prompt)) => {
+                        return Err(Request::Edit(prompt));
+                    }
                     Err(TryRecvError::Empty) => break,
                     Err(TryRecvError::Disconnected) => return Ok(Input::Eof),
                 }

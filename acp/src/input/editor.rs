@@ -8,6 +8,7 @@ mod tests;
 use std::fmt::Write as _;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustyline::completion::Completer;
@@ -17,8 +18,8 @@ use rustyline::hint::Hinter;
 use rustyline::history::FileHistory;
 use rustyline::validate::Validator;
 use rustyline::{
-    Cmd, CompletionType, Config, Context, EventHandler, ExternalPrinter, KeyCode, KeyEvent,
-    Modifiers,
+    Cmd, CompletionType, ConditionalEventHandler, Config, Context, Event, EventContext,
+    EventHandler, ExternalPrinter, KeyCode, KeyEvent, Modifiers, RepeatCount,
 };
 use sha2::{Digest, Sha256};
 
@@ -33,8 +34,10 @@ pub(crate) type Printer = Box<dyn ExternalPrinter + Send>;
 
 /// The editor of the reader thread, and where its history is kept.
 pub(super) struct Editor {
-    editor: rustyline::Editor<Completion, FileHistory>,
+    lines: rustyline::Editor<Completion, FileHistory>,
     history: Option<PathBuf>,
+    /// Set by Ctrl-C during a read.
+    interrupted: Arc<AtomicBool>,
 }
 
 impl Editor {
@@ -60,17 +63,27 @@ impl Editor {
             KeyEvent(KeyCode::Enter, Modifiers::ALT),
             EventHandler::Simple(Cmd::Newline),
         );
+        // Ctrl-C ends the read as an accepted line marked interrupted, not as rustyline's
+        // `Interrupted` error, which drops the keys read ahead with it (a second Ctrl-C typed at
+        // once would be lost).
+        let interrupted = Arc::new(AtomicBool::new(false));
+        editor.bind_sequence(
+            KeyEvent::ctrl('C'),
+            EventHandler::Conditional(Box::new(CtrlC(Arc::clone(&interrupted)))),
+        );
         if let Some(path) = &history {
             // A project's first run has no file yet.
             let _ = editor.load_history(path);
         }
         let printer: Printer = Box::new(editor.create_external_printer().ok()?);
-        Some((Editor { editor, history }, printer))
+        Some((Editor { lines: editor, history, interrupted }, printer))
     }
 
     /// One line read with the editor.
     pub(super) fn read(&mut self, prompt: &str) -> Input {
-        match self.editor.readline(prompt) {
+        self.interrupted.store(false, Ordering::SeqCst);
+        match self.lines.readline(prompt) {
+            Ok(_) if self.interrupted.swap(false, Ordering::SeqCst) => Input::Interrupt,
             Ok(line) => Input::Line(line),
             Err(ReadlineError::Interrupted) => Input::Interrupt,
             Err(_) => Input::Eof,
@@ -80,11 +93,11 @@ impl Editor {
     /// Keeps `entry` in the history and appends it to the project's file (capped at
     /// [`HISTORY_LIMIT`] entries; another front end in the same project appends to it too).
     pub(super) fn remember(&mut self, entry: &str) {
-        if !matches!(self.editor.add_history_entry(entry), Ok(true)) {
+        if !matches!(self.lines.add_history_entry(entry), Ok(true)) {
             return;
         }
         if let Some(path) = &self.history {
-            let _ = self.editor.append_history(path);
+            let _ = self.lines.append_history(path);
         }
     }
 }
@@ -128,6 +141,16 @@ fn history_file_name(project: &Path) -> String {
         .collect();
     let name = name.trim_start_matches('.');
     if name.is_empty() { format!("{hash}.history") } else { format!("{name}-{hash}.history") }
+}
+
+/// Ctrl-C: the read ends, and is reported as [`Input::Interrupt`].
+struct CtrlC(Arc<AtomicBool>);
+
+impl ConditionalEventHandler for CtrlC {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext<'_>) -> Option<Cmd> {
+        self.0.store(true, Ordering::SeqCst);
+        Some(Cmd::AcceptLine)
+    }
 }
 
 /// The editor's helper: Tab completion from what the session offers.

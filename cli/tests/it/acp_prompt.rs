@@ -229,8 +229,8 @@ fn ctrl_c_at_the_prompt_clears_the_line_and_twice_quits_and_ctrl_d_quits() {
     node.wait_for("[stop reason: end_turn]", 1);
     assert_eq!(reported_texts(&node), [json!("echo sent")]);
     node.wait_prompt(">");
-    node.key("C-c");
-    node.key("C-c");
+    // Both keys in one write: the second is not lost with the first's read.
+    node.tmux(&["send-keys", "-t", "=node:", "C-c", "C-c"]);
     node.wait_for("[exit 0]", 1);
 
     let node = Node::start(&[], &[]);
