@@ -742,6 +742,12 @@ class TestAgent:
         await self.update(update_tool_call("edit-1", status="completed"))
         return {"outcome": outcome}
 
+    async def scenario_slow(self, args, text):
+        """A turn that takes a while (`slow SECONDS`, 2 by default)."""
+        await self.say("SLOW START\n")
+        await asyncio.sleep(float(args[0]) if args else 2)
+        return {"slept": True}
+
     async def scenario_tools(self, args, text):
         """Tool calls whose status changes: `t1` three times in a row, then `t2` and `t3` started
         together, so that `t2`'s end is not next to its first line."""

@@ -239,3 +239,27 @@ fn ctrl_c_at_the_prompt_clears_the_line_and_twice_quits_and_ctrl_d_quits() {
     let screen = node.wait_for("[exit 0]", 1);
     assert!(screen.contains("the session was sess-1"), "{screen}");
 }
+
+/// A line typed during a turn is read plainly (the terminal echoes it), waits for the turn and is
+/// then sent; it is kept in the history, and the editor has the prompt again afterwards.
+#[test]
+fn a_line_typed_during_a_turn_is_sent_after_it_and_kept_in_the_history() {
+    let node = Node::start(&[], &[]);
+    node.wait_prompt(">");
+    node.type_line("slow 2");
+    node.wait_for("SLOW START", 1);
+    node.type_line("echo typed during the turn");
+    node.wait_for("[stop reason: end_turn]", 2);
+    assert_eq!(
+        reported_texts(&node),
+        [Value::Null, json!("echo typed during the turn")],
+        "{}",
+        node.screen()
+    );
+    node.wait_prompt(">");
+    node.key("Up");
+    node.wait_for("> echo typed during the turn", 1);
+    node.key("C-u");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}
