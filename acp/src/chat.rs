@@ -10,6 +10,7 @@ mod sessions;
 mod turn;
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,9 +21,9 @@ use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
-use crate::input::{Input, InputReader, Signals};
+use crate::input::{Input, InputReader, LineEditor, Signals};
 use crate::markdown::Markdown;
-use crate::messages::{Capabilities, SessionUpdate};
+use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
 use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
@@ -95,6 +96,10 @@ pub(crate) struct Chat {
     session_open: bool,
     /// Agent messages rendered from Markdown, when colour is allowed.
     markdown: Option<Markdown>,
+    /// The agent's `authMethods`, for a login asked for by any session request.
+    auth_methods: Vec<AuthMethod>,
+    /// The agent's command line (a `terminal` login runs it with the method's arguments).
+    agent_argv: Vec<OsString>,
 }
 
 /// What the start hands the chat besides the connection.
@@ -104,6 +109,8 @@ pub(crate) struct Setting {
     pub(crate) server: ToolServer,
     pub(crate) agent_log: Option<PathBuf>,
     pub(crate) agent_log_kind: AgentLog,
+    /// The prompt's line editor, when the chat is interactive on a terminal.
+    pub(crate) editor: Option<LineEditor>,
 }
 
 /// A private directory where the injected bridge, started by the agent, leaves a file (the
@@ -118,22 +125,26 @@ struct BridgeMark {
 impl Chat {
     /// A chat on a started connection; the person's input is read from now on.
     pub(crate) fn new(
-        ui: Ui,
+        mut ui: Ui,
         connection: Connection,
         client: Client,
         events: mpsc::UnboundedReceiver<Event>,
         signals: Signals,
         setting: Setting,
     ) -> Chat {
-        let Setting { terminals, server, agent_log, agent_log_kind } = setting;
+        let Setting { terminals, server, agent_log, agent_log_kind, editor } = setting;
         let markdown = ui.color().then(Markdown::default);
+        let (input, printer) = InputReader::spawn(editor);
+        if let Some(printer) = printer {
+            ui.attach_printer(printer);
+        }
         Chat {
             ui,
             connection,
             client,
             terminals,
             events,
-            input: InputReader::spawn(),
+            input,
             queued: VecDeque::new(),
             input_closed: false,
             stdin_tty: std::io::stdin().is_terminal(),
@@ -153,6 +164,8 @@ impl Chat {
             offers: Offers::default(),
             session_open: false,
             markdown,
+            auth_methods: Vec::new(),
+            agent_argv: Vec::new(),
         }
     }
 
@@ -174,9 +187,14 @@ impl Chat {
             self.ui.error(&message);
             return ExitStatus::Usage;
         }
-        let status = match &options.prompt {
-            Some(prompt) => self.one_shot(prompt).await,
-            None => self.interactive(cwd).await,
+        let status = if let Some(prompt) = &options.prompt {
+            self.one_shot(prompt).await
+        } else {
+            let status = self.interactive(cwd).await;
+            // The front end may end while the editor shows its prompt.
+            self.input.restore_terminal();
+            self.ui.set_editing(false);
+            status
         };
         match status {
             Ok(status) => status,
@@ -289,6 +307,7 @@ impl Chat {
             }
             Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
+            Piece::Tool(id, line) => self.ui.tool_line(&id, &line),
         }
     }
 

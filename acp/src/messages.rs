@@ -127,6 +127,10 @@ pub(crate) struct SessionSetup {
     pub(crate) modes: Option<Value>,
     #[serde(default)]
     pub(crate) config_options: Option<Value>,
+    /// The unstable `models` (`availableModels`, `currentModelId`) that agents such as Claude
+    /// Code 0.16 send instead of a `configOptions` entry of category `model`.
+    #[serde(default)]
+    pub(crate) models: Option<Value>,
 }
 
 /// `modes`: the current mode and the available ones.
@@ -219,6 +223,47 @@ pub(crate) fn mode_state(modes: Option<&Value>) -> Result<Option<ModeState>, Str
             ModeState::deserialize(modes).map(Some).map_err(|error| format!("modes: {error}"))
         }
     }
+}
+
+/// Decodes the unstable `models` as a select of category `model` (id `model`), set with
+/// `session/set_model`; `null` or absent is `None`.
+pub(crate) fn unstable_models(models: Option<&Value>) -> Result<Option<ConfigOption>, String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Models {
+        current_model_id: String,
+        #[serde(default)]
+        available_models: Vec<Entry>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Entry {
+        model_id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        description: Option<String>,
+    }
+    let models = match models {
+        None | Some(Value::Null) => return Ok(None),
+        Some(models) => Models::deserialize(models).map_err(|error| format!("models: {error}"))?,
+    };
+    let choices = models
+        .available_models
+        .into_iter()
+        .map(|model| Choice {
+            name: if model.name.is_empty() { model.model_id.clone() } else { model.name },
+            value: model.model_id,
+            description: model.description,
+        })
+        .collect();
+    Ok(Some(ConfigOption {
+        id: "model".to_owned(),
+        name: "Model".to_owned(),
+        description: None,
+        category: Some("model".to_owned()),
+        value: ConfigValue::Select { current: models.current_model_id, choices },
+    }))
 }
 
 /// Decodes `configOptions`; `null` or absent is `None`.

@@ -39,6 +39,9 @@ pub(crate) struct Offers {
     pub(crate) modes: Option<ModeState>,
     pub(crate) config: Option<Vec<ConfigOption>>,
     pub(crate) commands: Vec<AvailableCommand>,
+    /// The unstable `models` as a select (`messages::unstable_models`), the model option when
+    /// `config` has none; set with `session/set_model`.
+    pub(crate) models: Option<ConfigOption>,
 }
 
 impl Offers {
@@ -150,7 +153,48 @@ impl Offers {
 
     /// The option `/model` and `--model` set: the one whose category is `model`.
     pub(crate) fn model_option(&self) -> Option<&ConfigOption> {
-        self.config.iter().flatten().find(|option| option.category.as_deref() == Some("model"))
+        self.config
+            .iter()
+            .flatten()
+            .find(|option| option.category.as_deref() == Some("model"))
+            .or(self.models.as_ref())
+    }
+
+    /// Whether the model is set with the unstable `session/set_model` (the agent sent `models`
+    /// and no `configOptions` entry of category `model`).
+    pub(crate) fn model_via_set_model(&self) -> bool {
+        self.models.is_some()
+            && !self
+                .config
+                .iter()
+                .flatten()
+                .any(|option| option.category.as_deref() == Some("model"))
+    }
+
+    /// The params of `session/set_model` for `value`, or why not (nothing is sent then).
+    pub(crate) fn set_model(&self, session_id: &str, value: &str) -> Result<Value, String> {
+        let Some(ConfigValue::Select { choices, .. }) = self.models.as_ref().map(|m| &m.value)
+        else {
+            return Err("the agent offers no model option".to_owned());
+        };
+        if !choices.iter().any(|choice| choice.value == value) {
+            let values: Vec<&str> = choices.iter().map(|choice| choice.value.as_str()).collect();
+            return Err(format!(
+                "invalid value {value:?} for model; choose one of: {}",
+                values.join(", ")
+            ));
+        }
+        Ok(json!({"sessionId": session_id, "modelId": value}))
+    }
+
+    /// After a `session/set_model` answer: the new current model, and the line to show.
+    pub(crate) fn model_set(&mut self, value: &str) -> String {
+        if let Some(ConfigValue::Select { current, .. }) =
+            self.models.as_mut().map(|models| &mut models.value)
+        {
+            value.clone_into(current);
+        }
+        format!("[model] now {value}")
     }
 
     /// The lines of `/model` without a value.
@@ -229,6 +273,51 @@ impl Offers {
         nothing_of_ours && self.commands.iter().any(|command| command.name == name)
     }
 
+    /// What Tab completes in `line`, the text before the cursor: the byte where the word being
+    /// completed starts and the words that may replace it, in the order `/help` lists them. A
+    /// first word starting with `/` is a command (ours, then the agent's); after `/mode ` a mode
+    /// id, after `/model ` a value of the model option, after `/config ` an option id and after
+    /// `/config ID ` one of that option's values.
+    pub(crate) fn complete(&self, line: &str) -> (usize, Vec<String>) {
+        let start = line.rfind(char::is_whitespace).map_or(0, |index| index + 1);
+        let (before, word) = line.split_at(start);
+        let words: Vec<&str> = before.split_whitespace().collect();
+        let candidates: Vec<String> = match words.as_slice() {
+            [] if word.starts_with('/') => {
+                let own = OWN_COMMANDS
+                    .iter()
+                    .filter(|(name, ..)| !name.starts_with('"'))
+                    .map(|(name, ..)| format!("/{name}"));
+                let agents = self.commands.iter().map(|command| format!("/{}", command.name));
+                let mut names: Vec<String> = Vec::new();
+                for name in own.chain(agents) {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                names
+            }
+            ["/mode"] => self
+                .modes
+                .iter()
+                .flat_map(|modes| &modes.available_modes)
+                .map(|mode| mode.id.clone())
+                .collect(),
+            ["/model"] => self.model_option().map(option_values).unwrap_or_default(),
+            ["/config"] => self.config.iter().flatten().map(|option| option.id.clone()).collect(),
+            ["/config", id] => self
+                .config
+                .iter()
+                .flatten()
+                .find(|option| option.id == *id)
+                .map(option_values)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let matching = candidates.into_iter().filter(|name| name.starts_with(word)).collect();
+        (start, matching)
+    }
+
     /// The lines of `/help`: ours, then the agent's.
     pub(crate) fn help_lines(&self) -> Vec<String> {
         let mut lines = vec!["[help] this front end's commands:".to_owned()];
@@ -241,8 +330,7 @@ impl Offers {
         } else {
             lines.push("[help] the agent's commands (sent to it as prompt text):".to_owned());
             for command in &self.commands {
-                let hint =
-                    command.hint.as_deref().map(|hint| format!("<{hint}>")).unwrap_or_default();
+                let hint = command.hint.as_deref().map(hint_text).unwrap_or_default();
                 let shadowed = !self.defers_to_agent(&command.name)
                     && OWN_COMMANDS.iter().any(|(name, ..)| *name == command.name);
                 let description = if shadowed {
@@ -261,9 +349,28 @@ impl Offers {
     }
 }
 
+/// An input hint as `/help` shows it: in `<…>`, unless the agent bracketed it already (Claude
+/// Code's `[issue description]`, `<optional custom summarization instructions>`).
+fn hint_text(hint: &str) -> String {
+    let bracketed = (hint.starts_with('<') && hint.ends_with('>'))
+        || (hint.starts_with('[') && hint.ends_with(']'));
+    if bracketed { hint.to_owned() } else { format!("<{hint}>") }
+}
+
 fn command_line(name: &str, hint: &str, description: &str) -> String {
     let usage = if hint.is_empty() { name.to_owned() } else { format!("{name} {hint}") };
     format!("  {usage:<24} {description}")
+}
+
+/// The values an option may be set to (completion): a select's choices, `true` and `false`.
+fn option_values(option: &ConfigOption) -> Vec<String> {
+    match &option.value {
+        ConfigValue::Select { choices, .. } => {
+            choices.iter().map(|choice| choice.value.clone()).collect()
+        }
+        ConfigValue::Boolean(_) => vec!["true".to_owned(), "false".to_owned()],
+        ConfigValue::Unknown(_) => Vec::new(),
+    }
 }
 
 /// How a value shows: the select's value id, `true`/`false`.

@@ -21,6 +21,9 @@ pub(crate) enum Piece {
     Dim(String),
     /// A whole line, started on a fresh line.
     Line(String),
+    /// The line of the tool call with this id (`[tool] TITLE (KIND, STATUS)`): on a terminal
+    /// with colour it replaces the call's previous line when that is the last line shown.
+    Tool(String, String),
 }
 
 /// How many lines of a tool's result are shown; a longer one is cut, and `/last` shows it whole.
@@ -77,7 +80,7 @@ impl Renderer {
                 let shown = state.shown.take();
                 *state = state_from(call.title.clone(), call.kind.clone(), call.status.clone());
                 state.shown = shown;
-                let mut pieces = changed_line(state);
+                let mut pieces = changed_line(&call.tool_call_id, state);
                 pieces.extend(content_pieces(
                     state,
                     call.content.as_ref(),
@@ -100,7 +103,7 @@ impl Renderer {
                 if patch.status.is_some() {
                     state.status.clone_from(&patch.status);
                 }
-                let mut pieces = changed_line(state);
+                let mut pieces = changed_line(&patch.tool_call_id, state);
                 pieces.extend(content_pieces(
                     state,
                     patch.content.as_ref(),
@@ -126,7 +129,7 @@ impl Renderer {
             let state = &self.tools[id];
             if matches!(state.status.as_deref(), None | Some("pending" | "in_progress")) {
                 let cancelled = ToolState { status: Some("cancelled".to_owned()), ..state.clone() };
-                pieces.push(Piece::Line(tool_line(&cancelled)));
+                pieces.push(Piece::Tool(id.clone(), tool_line(&cancelled)));
             }
         }
         pieces
@@ -165,13 +168,13 @@ fn state_from(title: String, kind: Option<String>, status: Option<String>) -> To
 
 /// The tool's line, once per change of what it shows (claude-agent-acp sent the same
 /// `(other, pending)` three times in a row).
-fn changed_line(state: &mut ToolState) -> Vec<Piece> {
+fn changed_line(id: &str, state: &mut ToolState) -> Vec<Piece> {
     let line = tool_line(state);
     if state.shown.as_ref() == Some(&line) {
         return Vec::new();
     }
     state.shown = Some(line.clone());
-    vec![Piece::Line(line)]
+    vec![Piece::Tool(id.to_owned(), line)]
 }
 
 /// A tool's text result, indented, cut to [`RESULT_LINES`] lines of at most

@@ -3,6 +3,7 @@
 //! started, and the chat run to its exit status and shut down.
 
 use std::fs::OpenOptions;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use crate::client::{Client, Config, Event};
 use crate::connection::{self, Connection, ReadEnd};
 use crate::exit::ExitStatus;
 use crate::fs::{Roots, normalize};
-use crate::input::Signals;
+use crate::input::{LineEditor, Signals, history_path};
 use crate::options::{AgentLog, Options};
 use crate::terminal::{self, ToolServer};
 use crate::trace::Trace;
@@ -114,8 +115,12 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     let client = Client::new(connection.clone(), config, events_sender.clone());
     spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
 
+    // The prompt is edited (with the project's history) when a person types at a terminal.
+    let interactive = options.prompt.is_none() && !options.list_sessions;
+    let editor = (interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal())
+        .then(|| LineEditor { history: history_path(&cwd) });
     let setting =
-        Setting { terminals, server, agent_log, agent_log_kind: options.agent_log.clone() };
+        Setting { terminals, server, agent_log, agent_log_kind: options.agent_log.clone(), editor };
     let mut chat = Chat::new(ui, connection, client, events, signals, setting);
     let status = chat.run(&options, &cwd, session_file.as_deref()).await;
     chat.shutdown(&mut agent, status).await

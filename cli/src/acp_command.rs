@@ -29,7 +29,10 @@ double quotes (\"\"\") starts and ends a multi-line prompt. /help lists the fron
 (/mode, /config, /model, /sessions, /resume, /status, /last, /quit) and the agent's; a /NAME that
 is not the front end's goes to the agent as prompt text (//NAME sends the agent's /NAME where the
 front end has one). /quit or end of input ends the session; Ctrl-C cancels the running turn (twice:
-stop waiting for the agent), twice while idle quits.
+stop waiting for the agent), twice while idle quits. On a terminal the prompt's line is edited:
+Alt-Enter starts a new line, Tab completes commands, mode ids and option values, and Up recalls
+the prompts typed in the same project ($XDG_STATE_HOME/termsprawl/acp-history; a line typed with
+a leading space is not kept).
 
 Options:
   --cwd DIR                     the session's working directory and the root for file access (default: current directory)

@@ -6,7 +6,8 @@ of the prompt text selects a scenario; the agent exercises the client, reports w
 one `agent_message_chunk` of the form `REPORT <json>`, and ends the turn.
 
 Environment knobs: ACP_TEST_PROTOCOL_VERSION (the version to answer), ACP_TEST_REQUIRE_AUTH=1
-(session/new fails with -32000 until `authenticate`), ACP_TEST_FEATURES (a comma-separated list
+(session/new, session/load and session/resume fail with -32000 until `authenticate`; `sessions`:
+only session/load and session/resume do), ACP_TEST_FEATURES (a comma-separated list
 of what to offer beyond the baseline: `modes`, `config`, `commands`, `list`, `load`, `resume`,
 `close`, or `all`; none by default).
 
@@ -161,9 +162,14 @@ class TestAgent:
         self.authenticated = True
         return None
 
-    async def new_session(self, cwd, mcp_servers=None, **kwargs):
-        if os.environ.get("ACP_TEST_REQUIRE_AUTH") == "1" and not self.authenticated:
+    def require_auth(self, sessions=False):
+        """-32000 until `authenticate`, as ACP_TEST_REQUIRE_AUTH says."""
+        need = os.environ.get("ACP_TEST_REQUIRE_AUTH")
+        if not self.authenticated and (need == "1" or (need == "sessions" and sessions)):
             raise RequestError.auth_required()
+
+    async def new_session(self, cwd, mcp_servers=None, **kwargs):
+        self.require_auth()
         self.cwd = cwd
         self.announce_commands()
         return NewSessionResponse.model_validate({"sessionId": self.session_id, **self.setup()})
@@ -222,6 +228,7 @@ class TestAgent:
         return ListSessionsResponse.model_validate(answer)
 
     async def load_session(self, cwd, session_id, mcp_servers=None, **kwargs):
+        self.require_auth(sessions=True)
         if session_id not in STORED:
             raise RequestError.resource_not_found(session_id)
         self.session_id, self.cwd = session_id, cwd
@@ -232,6 +239,7 @@ class TestAgent:
         return LoadSessionResponse.model_validate(self.setup())
 
     async def resume_session(self, session_id, cwd, mcp_servers=None, **kwargs):
+        self.require_auth(sessions=True)
         if session_id not in STORED:
             raise RequestError.resource_not_found(session_id)
         self.session_id, self.cwd = session_id, cwd
@@ -733,6 +741,26 @@ class TestAgent:
         ))
         await self.update(update_tool_call("edit-1", status="completed"))
         return {"outcome": outcome}
+
+    async def scenario_slow(self, args, text):
+        """A turn that takes a while (`slow SECONDS`, 2 by default)."""
+        await self.say("SLOW START\n")
+        await asyncio.sleep(float(args[0]) if args else 2)
+        return {"slept": True}
+
+    async def scenario_tools(self, args, text):
+        """Tool calls whose status changes: `t1` three times in a row, then `t2` and `t3` started
+        together, so that `t2`'s end is not next to its first line."""
+        await self.update(start_tool_call("t1", "Read a.txt", kind="read", status="pending"))
+        await asyncio.sleep(0.05)
+        await self.update(update_tool_call("t1", status="in_progress"))
+        await asyncio.sleep(0.05)
+        await self.update(update_tool_call("t1", status="completed"))
+        await self.update(start_tool_call("t2", "Run tests", kind="execute", status="pending"))
+        await self.update(start_tool_call("t3", "Fetch docs", kind="fetch", status="pending"))
+        await self.update(update_tool_call("t2", status="failed"))
+        await self.update(update_tool_call("t3", status="completed"))
+        return "end_turn"
 
     async def scenario_markdown(self, args, text):
         """A Markdown answer in chunks that split lines and styles."""

@@ -20,6 +20,8 @@ Scenarios:
   mcp-start            starts the injected MCP server and talks MCP initialize to it
   sigkill              mcp-start, then a turn that never ends; ignores the end of its input
   mcp-skip             ignores the injected MCP server
+  models               the unstable `models` in the session/new answer (as Claude Code 0.16 sends),
+                       `session/set_model` recorded and answered; a prompt reports the model
 """
 
 import json
@@ -114,6 +116,7 @@ class Agent:
         self.authenticated = False
         self.mcp = None
         self.pending_prompt = None
+        self.model = "default"
 
     def start_mcp(self, servers):
         server = servers[0]
@@ -167,6 +170,11 @@ class Agent:
             if SCENARIO in ("mcp-start", "sigkill") and params["mcpServers"]:
                 self.start_mcp(params["mcpServers"])
             answer = result(message, {"sessionId": SESSION})
+            if SCENARIO == "models":
+                answer["result"]["models"] = {"currentModelId": "default", "availableModels": [
+                    {"modelId": "default", "name": "Default (recommended)", "description": "Sonnet"},
+                    {"modelId": "opus", "name": "Opus"},
+                ]}
             if SCENARIO == "update-with-session":
                 write(answer, say("EARLY UPDATE for the new session\n"))
             elif SCENARIO == "idle-updates":
@@ -178,8 +186,14 @@ class Agent:
                 write(say("IDLE NOTE from the agent\n"))
             else:
                 write(answer)
+        elif method == "session/set_model" and SCENARIO == "models":
+            record("set-model.json", message["params"])
+            self.model = message["params"]["modelId"]
+            write(result(message, {}))
         elif method == "session/prompt":
             text = "".join(block.get("text", "") for block in message["params"]["prompt"])
+            if SCENARIO == "models":
+                text += " with " + self.model
             if SCENARIO == "error-data":
                 write(error(message, -32603, "Internal error",
                             "stream disconnected before completion: /v1/responses"))

@@ -120,6 +120,15 @@ impl Chat {
     /// `session/set_config_option` for `id` (the `model` option when `None`), after the local
     /// check; the options are replaced by the answer's.
     pub(super) async fn set_config(&mut self, id: Option<&str>, value: &str) -> Result<(), String> {
+        if id.is_none() && self.offers.model_via_set_model() {
+            let params = self.offers.set_model(&self.session_id, value)?;
+            self.wait_answer("session/set_model", params, NEW_SESSION_TIMEOUT)
+                .await?
+                .map_err(|error| format!("session/set_model failed: {error}"))?;
+            let line = self.offers.model_set(value);
+            self.ui.line(&line);
+            return Ok(());
+        }
         let id = match id {
             Some(id) => id.to_owned(),
             None => match self.offers.model_option() {

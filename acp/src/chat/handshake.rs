@@ -112,6 +112,8 @@ impl Chat {
             ));
         }
         self.capabilities = Capabilities::of(initialized.agent_capabilities.as_ref());
+        self.auth_methods = initialized.auth_methods.clone().unwrap_or_default();
+        self.agent_argv.clone_from(&options.agent);
         if options.list_sessions {
             return Ok(());
         }
@@ -137,7 +139,7 @@ impl Chat {
             .await?
         {
             Err(error) if error.code == code::AUTH_REQUIRED => {
-                self.authenticate(options, cwd, &initialized, &error).await?;
+                self.authenticate(cwd, &error).await?;
                 self.wait_answer("session/new", new_session, NEW_SESSION_TIMEOUT)
                     .await?
                     .map_err(|error| format!("session/new failed after authenticating: {error}"))?
@@ -240,19 +242,14 @@ impl Chat {
     /// Logs in when `session/new` asked for it: an `env_var` method whose variables are all set is
     /// used at once, without a menu; otherwise the person picks among every method this client can
     /// use. Without a person this fails, naming the variables that would log in without one.
-    async fn authenticate(
+    pub(super) async fn authenticate(
         &mut self,
-        options: &Options,
         cwd: &Path,
-        initialized: &InitializeResult,
         error: &RpcError,
     ) -> Result<(), String> {
-        let logins: Vec<Login<'_>> = initialized
-            .auth_methods
-            .iter()
-            .flatten()
-            .filter_map(|method| Login::of(method, self.stdin_tty))
-            .collect();
+        let methods = self.auth_methods.clone();
+        let logins: Vec<Login<'_>> =
+            methods.iter().filter_map(|method| Login::of(method, self.stdin_tty)).collect();
         let ready = logins.iter().find_map(|login| match login {
             Login::EnvVar { method, missing }
                 if missing.is_empty()
@@ -325,7 +322,7 @@ impl Chat {
                 missing.join(", "),
                 label(method)
             )),
-            Login::Terminal(method) => self.terminal_login(options, cwd, method).await,
+            Login::Terminal(method) => self.terminal_login(cwd, method).await,
         }
     }
 
@@ -346,13 +343,9 @@ impl Chat {
     /// A `terminal` login: the agent's own argv with the method's `args` and `env`, run in this
     /// terminal (our process group, so it can read the keyboard) until it exits; zero is success.
     /// Then `session/new` is tried again on the running agent.
-    async fn terminal_login(
-        &mut self,
-        options: &Options,
-        cwd: &Path,
-        method: &AuthMethod,
-    ) -> Result<(), String> {
-        let Some((program, arguments)) = options.agent.split_first() else {
+    async fn terminal_login(&mut self, cwd: &Path, method: &AuthMethod) -> Result<(), String> {
+        let argv = self.agent_argv.clone();
+        let Some((program, arguments)) = argv.split_first() else {
             return Err("no agent command to run the login with".to_owned());
         };
         let mut command = tokio::process::Command::new(program);
@@ -407,6 +400,7 @@ impl Chat {
         self.ui.input_echoed();
         match input {
             Some(Input::Line(line)) => Ok(line),
+            Some(Input::Interrupt) => Err("authentication interrupted (Ctrl-C)".to_owned()),
             Some(Input::Eof) | None => {
                 self.input_closed = true;
                 Err("authentication was not chosen (end of input)".to_owned())
@@ -458,6 +452,9 @@ impl Chat {
                 }
                 input = self.input.recv(), if self.stdin_tty && !self.input_closed => match input {
                     Some(Input::Line(line)) => self.queued.push_back(Input::Line(line)),
+                    Some(Input::Interrupt) => {
+                        return Err(format!("stopped waiting for {method} (Ctrl-C)"));
+                    }
                     Some(Input::Eof) | None => {
                         self.input_closed = true;
                         return Err(format!("stopped waiting for {method} (end of input)"));

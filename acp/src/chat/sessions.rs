@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::Chat;
 use super::handshake::NEW_SESSION_TIMEOUT;
+use crate::connection::code;
 use crate::exit::ExitStatus;
 use crate::messages::{self, SessionInfo, SessionList, SessionSetup};
 
@@ -41,6 +42,14 @@ impl Chat {
                 ));
             }
         }
+        match messages::unstable_models(setup.models.as_ref()) {
+            Ok(models) => self.offers.models = models,
+            Err(error) => {
+                self.offers.models = None;
+                self.ui
+                    .error(&format!("skipped the session's models, which do not decode: {error}"));
+            }
+        }
         self.session_open = true;
     }
 
@@ -69,7 +78,20 @@ impl Chat {
         let previous = std::mem::replace(&mut self.session_id, session_id.to_owned());
         // The replayed history of `session/load` is sent for the new id before the answer.
         self.client.set_session(session_id);
-        let answer = match self.wait_answer(method, params, NEW_SESSION_TIMEOUT).await? {
+        let mut answer = self.wait_answer(method, params.clone(), NEW_SESSION_TIMEOUT).await?;
+        // As for `session/new`: a login when the agent asks for one, then the request once more.
+        if let Err(error) = answer.as_ref()
+            && error.code == code::AUTH_REQUIRED
+        {
+            let error = error.clone();
+            if let Err(failure) = self.authenticate(cwd, &error).await {
+                self.client.set_session(&previous);
+                self.session_id = previous;
+                return Err(failure);
+            }
+            answer = self.wait_answer(method, params, NEW_SESSION_TIMEOUT).await?;
+        }
+        let answer = match answer {
             Ok(answer) => answer,
             Err(error) => {
                 self.client.set_session(&previous);

@@ -40,26 +40,19 @@ impl Chat {
     pub(super) async fn interactive(&mut self, cwd: &Path) -> Result<ExitStatus, Fatal> {
         let mut last_interrupt: Option<Instant> = None;
         let mut multi_line: Option<Vec<String>> = None;
-        // What the UI had written just after the prompt was shown: the prompt is shown again only
-        // after something else was written (or a line was typed), never once per idle update.
+        // What the UI had written just after the prompt was shown (`show_prompt`).
         let mut prompt_shown_at: Option<u64> = None;
         loop {
             if self.quit_requested {
                 return Ok(ExitStatus::Success);
             }
-            if self.asks.is_empty() && self.stdin_tty && prompt_shown_at != Some(self.ui.writes()) {
-                self.ui.finish_line();
-                let prompt = match (multi_line.is_some(), self.offers.current_mode()) {
-                    (true, _) => "... ".to_owned(),
-                    (false, Some(mode)) => format!("[{mode}] > "),
-                    (false, None) => "> ".to_owned(),
-                };
-                self.ui.out(&prompt);
-                prompt_shown_at = Some(self.ui.writes());
-            }
+            let prompt = self.prompt_text(multi_line.is_some());
+            // A Ctrl-C signal (the plain read's terminal) leaves the cursor after the echoed `^C`.
+            let mut signalled = false;
             let input = if let Some(input) = self.queued.pop_front() {
                 input
             } else {
+                self.show_prompt(&prompt, &mut prompt_shown_at);
                 tokio::select! {
                     input = self.input.recv() => input.unwrap_or(Input::Eof),
                     event = self.events.recv() => {
@@ -71,20 +64,15 @@ impl Chat {
                         continue;
                     }
                     _ = self.signals.interrupt.recv() => {
-                        let now = Instant::now();
-                        if last_interrupt.is_some_and(|last| now - last <= DOUBLE_INTERRUPT) {
-                            return Ok(ExitStatus::Success);
-                        }
-                        last_interrupt = Some(now);
-                        multi_line = None;
-                        self.ui.line("(press Ctrl-C again within 2 s, or type /quit, to leave)");
-                        continue;
+                        signalled = true;
+                        Input::Interrupt
                     }
                     () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => return Ok(ExitStatus::Success),
                 }
             };
+            self.ui.set_editing(self.input.editing());
             prompt_shown_at = None;
-            if self.stdin_tty {
+            if self.stdin_tty && !signalled {
                 self.ui.input_echoed();
             }
             let line = match input {
@@ -92,6 +80,17 @@ impl Chat {
                     self.input_closed = true;
                     self.asks.clear();
                     return Ok(ExitStatus::Success);
+                }
+                Input::Interrupt => {
+                    // Ctrl-C at the prompt clears the line; a second one within 2 s quits.
+                    let now = Instant::now();
+                    if last_interrupt.is_some_and(|last| now - last <= DOUBLE_INTERRUPT) {
+                        return Ok(ExitStatus::Success);
+                    }
+                    last_interrupt = Some(now);
+                    multi_line = None;
+                    self.ui.line("(press Ctrl-C again within 2 s, or type /quit, to leave)");
+                    continue;
                 }
                 Input::Line(line) => line,
             };
@@ -106,6 +105,7 @@ impl Chat {
                     (Some("\"\"\""), "\"\"\"") => {
                         let prompt = lines[1..].join("\n");
                         multi_line = None;
+                        self.input.remember(&prompt);
                         self.interactive_turn(&prompt).await?;
                     }
                     (Some("\"\"\""), _) => lines.push(line),
@@ -116,6 +116,7 @@ impl Chat {
                             lines.push(line);
                             let prompt = lines.join("\n");
                             multi_line = None;
+                            self.input.remember(&prompt);
                             self.interactive_turn(&prompt).await?;
                         }
                     }
@@ -129,9 +130,37 @@ impl Chat {
                 text if text.ends_with('\\') => {
                     multi_line = Some(vec![text[..text.len() - 1].to_owned()]);
                 }
-                text => self.typed_line(text, cwd).await?,
+                text => {
+                    self.input.remember(text);
+                    self.typed_line(text, cwd).await?;
+                }
             }
         }
+    }
+
+    /// The prompt: `... ` within a multi-line prompt, else `> ` after the mode if there is one.
+    fn prompt_text(&self, multi_line: bool) -> String {
+        match (multi_line, self.offers.current_mode()) {
+            (true, _) => "... ".to_owned(),
+            (false, Some(mode)) => format!("[{mode}] > "),
+            (false, None) => "> ".to_owned(),
+        }
+    }
+
+    /// Shows the prompt while no ask waits: the line editor draws it (and what is written
+    /// meanwhile goes above it); on a terminal without the editor it is written again only after
+    /// something else was written since it was (`shown_at`), never once per idle update.
+    fn show_prompt(&mut self, prompt: &str, shown_at: &mut Option<u64>) {
+        if self.asks.is_empty() && self.input.edits() {
+            self.input.offer(&self.offers);
+            self.input.start_edit(prompt);
+        } else if self.asks.is_empty() && self.stdin_tty && *shown_at != Some(self.ui.writes()) {
+            self.ui.finish_line();
+            self.ui.out(prompt);
+            *shown_at = Some(self.ui.writes());
+        }
+        self.ui.set_editing(self.input.editing());
+        self.ui.flush_held();
     }
 
     /// A typed line that is not part of a multi-line prompt: one of our commands, or a prompt.
@@ -212,6 +241,12 @@ impl Chat {
                             self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
                         }
                         Input::Line(line) => self.queued.push_back(Input::Line(line)),
+                        Input::Interrupt => {
+                            if cancelled {
+                                return Err(Fatal::Forced);
+                            }
+                            self.cancel_turn(&mut cancelled, &mut deadline);
+                        }
                         Input::Eof => {
                             self.input_closed = true;
                             self.asks.clear();

@@ -32,6 +32,7 @@ fn offers() -> Offers {
                 hint: Some("what to look at".to_owned()),
             },
         ],
+        models: None,
     }
 }
 
@@ -144,4 +145,74 @@ fn a_command_of_ours_defers_to_the_agents_when_we_have_nothing_to_act_on() {
     assert!(!bare.defers_to_agent("mode"), "the agent has no /mode");
     let help = bare.help_lines();
     assert_eq!(help.last().unwrap(), &format!("  {:<24} switch models", "/model"));
+}
+
+#[test]
+fn tab_completes_commands_then_mode_ids_and_config_values() {
+    let offers = offers();
+    let complete = |line: &str| offers.complete(line);
+    assert_eq!(complete("/he"), (0, vec!["/help".to_owned()]));
+    assert_eq!(complete("/re"), (0, vec!["/resume".to_owned(), "/review".to_owned()]));
+    // The agent's `/status` is named once: ours has the name.
+    assert_eq!(complete("/st"), (0, vec!["/status".to_owned()]));
+    assert_eq!(complete("/mode p"), (6, vec!["plan".to_owned()]));
+    assert_eq!(complete("/mode "), (6, vec!["default".to_owned(), "plan".to_owned()]));
+    assert_eq!(complete("/model s"), (7, vec!["smart".to_owned()]));
+    assert_eq!(complete("/config w"), (8, vec!["web".to_owned()]));
+    assert_eq!(complete("/config web t"), (12, vec!["true".to_owned()]));
+    assert_eq!(complete("/config nope "), (13, Vec::<String>::new()));
+    // Prompt text and a command's later words complete nothing.
+    assert_eq!(complete("he"), (0, Vec::<String>::new()));
+    assert_eq!(complete("/mode plan x"), (11, Vec::<String>::new()));
+    let bare = Offers::default();
+    assert_eq!(bare.complete("/mode "), (6, Vec::<String>::new()));
+}
+
+#[test]
+fn a_hint_the_agent_bracketed_is_not_bracketed_again() {
+    let command = |name: &str, hint: &str| AvailableCommand {
+        name: name.to_owned(),
+        description: "d".to_owned(),
+        hint: Some(hint.to_owned()),
+    };
+    let offers = Offers {
+        commands: vec![
+            command("debug", "[issue description]"),
+            command("compact", "<optional instructions>"),
+            command("review", "what to look at"),
+        ],
+        ..Offers::default()
+    };
+    let lines = offers.help_lines();
+    assert!(lines.contains(&format!("  {:<24} d", "/debug [issue description]")), "{lines:?}");
+    assert!(lines.contains(&"  /compact <optional instructions> d".to_owned()), "{lines:?}");
+    assert!(lines.contains(&format!("  {:<24} d", "/review <what to look at>")), "{lines:?}");
+}
+
+#[test]
+fn the_unstable_models_are_the_model_option_when_there_is_no_other() {
+    let models = json!({"currentModelId": "default", "availableModels": [
+        {"modelId": "default", "name": "Default"}, {"modelId": "opus", "name": "Opus"}]});
+    let bare =
+        Offers { models: messages::unstable_models(Some(&models)).unwrap(), ..Offers::default() };
+    assert!(bare.model_via_set_model());
+    assert_eq!(bare.model_lines()[0], "[model] model = default");
+    assert_eq!(bare.complete("/model o"), (7, vec!["opus".to_owned()]));
+    assert_eq!(bare.set_model("s", "opus").unwrap(), json!({"sessionId": "s", "modelId": "opus"}));
+    assert_eq!(
+        bare.set_model("s", "haiku").unwrap_err(),
+        "invalid value \"haiku\" for model; choose one of: default, opus"
+    );
+    // A configOptions entry of category model comes first.
+    let both = Offers { models: bare.models.clone(), ..offers() };
+    assert!(!both.model_via_set_model());
+    assert_eq!(both.model_lines()[0], "[model] model = fast");
+    assert_eq!(
+        messages::unstable_models(Some(&json!({"availableModels": []})))
+            .map(|_| ())
+            .unwrap_err()
+            .split(':')
+            .next(),
+        Some("models")
+    );
 }

@@ -17,6 +17,10 @@ fn line(text: &str) -> Piece {
     Piece::Line(text.to_owned())
 }
 
+fn tool(id: &str, text: &str) -> Piece {
+    Piece::Tool(id.to_owned(), text.to_owned())
+}
+
 #[test]
 fn chunks_stream_and_thoughts_are_dim() {
     let mut renderer = Renderer::default();
@@ -59,7 +63,7 @@ fn tool_calls_are_one_line_each_and_patches_merge() {
     assert_eq!(
         pieces,
         vec![
-            line("[tool] Run tests (execute, pending)"),
+            tool("t1", "[tool] Run tests (execute, pending)"),
             line("  terminal term-1 runs in tmux: tmux -L termsprawl-acp attach -t acp-1-1"),
             line("  terminal term-9"),
         ]
@@ -73,7 +77,7 @@ fn tool_calls_are_one_line_each_and_patches_merge() {
     );
     assert_eq!(
         pieces,
-        vec![line("[tool] Run tests (execute, in_progress)")],
+        vec![tool("t1", "[tool] Run tests (execute, in_progress)")],
         "same content is not repeated"
     );
     let pieces = render(
@@ -85,13 +89,13 @@ fn tool_calls_are_one_line_each_and_patches_merge() {
     );
     assert_eq!(
         pieces,
-        vec![line("[tool] Ran tests (execute, completed)"), line("  ok"), line("  2 passed")]
+        vec![tool("t1", "[tool] Ran tests (execute, completed)"), line("  ok"), line("  2 passed")]
     );
     let pieces = render(
         &mut renderer,
         &json!({"sessionUpdate": "tool_call_update", "toolCallId": "unseen"}),
     );
-    assert_eq!(pieces, vec![line("[tool] unseen (other, pending)")]);
+    assert_eq!(pieces, vec![tool("unseen", "[tool] unseen (other, pending)")]);
 }
 
 #[test]
@@ -105,7 +109,7 @@ fn unfinished_tool_calls_are_marked_cancelled() {
         &mut renderer,
         &json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "B", "kind": "fetch", "status": "in_progress"}),
     );
-    assert_eq!(renderer.cancel_unfinished(), vec![line("[tool] B (fetch, cancelled)")]);
+    assert_eq!(renderer.cancel_unfinished(), vec![tool("b", "[tool] B (fetch, cancelled)")]);
     renderer.end_turn();
     assert_eq!(renderer.cancel_unfinished(), vec![]);
 }
@@ -154,12 +158,12 @@ fn a_patch_that_changes_nothing_shown_prints_nothing() {
     let mut renderer = Renderer::default();
     let call = json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Terminal", "status": "pending"});
     let same = json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "pending"});
-    assert_eq!(render(&mut renderer, &call), vec![line("[tool] Terminal (other, pending)")]);
+    assert_eq!(render(&mut renderer, &call), vec![tool("t", "[tool] Terminal (other, pending)")]);
     assert_eq!(render(&mut renderer, &same), vec![]);
     assert_eq!(render(&mut renderer, &call), vec![]);
     let done =
         json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"});
-    assert_eq!(render(&mut renderer, &done), vec![line("[tool] Terminal (other, completed)")]);
+    assert_eq!(render(&mut renderer, &done), vec![tool("t", "[tool] Terminal (other, completed)")]);
     assert_eq!(render(&mut renderer, &done), vec![]);
 }
 

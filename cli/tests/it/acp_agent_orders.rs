@@ -369,3 +369,61 @@ fn a_failed_prompt_is_reported_once_in_interactive_mode() {
     assert_eq!(all.matches("Internal error (code -32603)").count(), 1, "{all}");
     assert!(finished.stdout.contains("[prompt failed: Internal error (code -32603)]"), "{all}");
 }
+
+/// Issue 25: an agent that offers its models in the unstable `models` member of the session answer
+/// (Claude Code 0.16), not as a `configOptions` entry: `/model` lists them, `/model ID` and
+/// `--model ID` send `session/set_model`, an unknown id is a local error and nothing is sent.
+#[test]
+fn models_of_the_unstable_models_member_are_listed_and_set_with_set_model() {
+    let peer = peer();
+    let place = Place::new();
+    let mut command = raw(&place, &peer, "models", &[], &["--agent-log", "-"]);
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"/model\n/model haiku\n/model opus\n/status\nhello\n").unwrap();
+    drop(stdin);
+    let finished = finish(child, Duration::from_mins(1));
+    assert_eq!(finished.code(), Some(0), "{}", finished.stderr);
+    assert!(
+        finished.stdout.starts_with(
+            "[model] model = default\n  * default (Default (recommended)): Sonnet\n    opus (Opus)\n\
+             [model] invalid value \"haiku\" for model; choose one of: default, opus\n\
+             [model] now opus\n"
+        ),
+        "{}",
+        finished.stdout
+    );
+    assert!(finished.stdout.contains("[status] model opus\n"), "{}", finished.stdout);
+    assert!(finished.stdout.contains("TURN hello with opus\n"), "{}", finished.stdout);
+    assert_eq!(
+        state(&place, "set-model.json"),
+        serde_json::json!({"sessionId": "raw-1", "modelId": "opus"})
+    );
+
+    let place = Place::new();
+    let finished = run(raw(
+        &place,
+        &peer,
+        "models",
+        &[],
+        &["--agent-log", "-", "--model", "opus", "--prompt", "hi"],
+    ));
+    assert_eq!(finished.code(), Some(0), "{}", finished.stderr);
+    assert!(finished.stdout.contains("TURN hi with opus\n"), "{}", finished.stdout);
+    let place = Place::new();
+    let finished = run(raw(
+        &place,
+        &peer,
+        "models",
+        &[],
+        &["--agent-log", "-", "--model", "haiku", "--prompt", "hi"],
+    ));
+    assert_eq!(finished.code(), Some(2), "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains("--model haiku: invalid value \"haiku\" for model"),
+        "{}",
+        finished.stderr
+    );
+    assert!(!place.path().join("set-model.json").exists());
+}

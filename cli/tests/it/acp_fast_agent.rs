@@ -218,3 +218,43 @@ fn sent(trace: &Path, method: &str) -> Value {
         .unwrap_or_else(|| panic!("no {method} in the trace"))["msg"]["params"]
         .clone()
 }
+
+/// Issue 25: at the line editor's prompt, Tab completes fast-agent's own commands (announced with
+/// `available_commands_update`) and its one mode id, through a real pseudo-terminal.
+#[test]
+fn tab_completes_fast_agents_commands_and_mode_at_the_prompt() {
+    let python = fast_agent_python();
+    let home = TempDir::new().unwrap();
+    let agent: Vec<String> = [
+        python.to_string_lossy().as_ref(),
+        "-m",
+        "fast_agent.cli",
+        "--no-update-check",
+        "acp",
+        "--model",
+        "passthrough",
+        "--home",
+        home.path().to_string_lossy().as_ref(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let node = crate::acp_interactive::Node::start_other(&agent, &["--no-mcp"], &[]);
+    node.wait_prompt("[agent] >");
+    // Its commands come just after the session starts: Tab completes `/hi` once they are there.
+    let completed = crate::acp::eventually(std::time::Duration::from_mins(1), || {
+        node.tmux(&["send-keys", "-t", "=node:", "-l", "/hi"]);
+        node.key("Tab");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let shown = node.screen().contains("[agent] > /history");
+        node.key("C-u");
+        shown
+    });
+    assert!(completed, "{}", node.screen());
+    node.tmux(&["send-keys", "-t", "=node:", "-l", "/mode a"]);
+    node.key("Tab");
+    node.wait_for("[agent] > /mode agent", 1);
+    node.key("Enter");
+    node.wait_for("[mode] still agent", 1);
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}

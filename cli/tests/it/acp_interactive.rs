@@ -4,6 +4,7 @@
 //! stop-reason line appears.
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -11,6 +12,15 @@ use serde_json::{Value, json};
 use crate::acp::{ACP_SERVER, Peer, Place, eventually, marker, peer, processes_with};
 use crate::acp_agent_orders::raw_agent;
 use crate::support::BIN;
+
+/// The agent a [`Node`] runs, when not the deterministic peer.
+#[derive(Clone, Copy)]
+enum AgentChoice<'a> {
+    /// `acp_raw_agent.py` with this scenario.
+    Raw(&'a str),
+    /// Any command line.
+    Other(&'a [String]),
+}
 
 /// A front end running in the pane of a private tmux server.
 pub(crate) struct Node {
@@ -22,21 +32,45 @@ impl Node {
     /// Starts `termsprawlctl acp` in a 200x50 pane; the wrapper prints `[exit N]` when it ends
     /// (and ignores SIGINT itself, so Ctrl-C reaches only the front end's handler).
     pub(crate) fn start(options: &[&str], env: &[(&str, &str)]) -> Node {
-        Node::start_agent(None, options, env)
+        Node::start_agent(None, None, options, env)
+    }
+
+    /// [`Node::start`] with `cwd` as the session root (`--cwd`) instead of the place's own.
+    pub(crate) fn start_in(cwd: &Path, options: &[&str], env: &[(&str, &str)]) -> Node {
+        Node::start_agent(None, Some(cwd), options, env)
+    }
+
+    /// [`Node::start`] with another agent: `agent` is its command line.
+    pub(crate) fn start_other(agent: &[String], options: &[&str], env: &[(&str, &str)]) -> Node {
+        Node::start_agent(Some(AgentChoice::Other(agent)), None, options, env)
     }
 
     /// Starts the front end on the scripted agent `acp_raw_agent.py` with `scenario`; the place
     /// is its state directory.
-    fn start_raw(scenario: &str, options: &[&str]) -> Node {
-        Node::start_agent(Some(scenario), options, &[])
+    pub(crate) fn start_raw(scenario: &str, options: &[&str]) -> Node {
+        Node::start_agent(Some(AgentChoice::Raw(scenario)), None, options, &[])
     }
 
-    fn start_agent(raw_scenario: Option<&str>, options: &[&str], env: &[(&str, &str)]) -> Node {
+    fn start_agent(
+        choice: Option<AgentChoice<'_>>,
+        cwd: Option<&Path>,
+        options: &[&str],
+        env: &[(&str, &str)],
+    ) -> Node {
         let peer = peer();
         let place = Place::new();
-        let agent = match raw_scenario {
-            Some(_) => raw_agent(),
-            None => peer.agent.clone(),
+        let agent: Vec<String> = match &choice {
+            Some(AgentChoice::Raw(_)) => {
+                vec![
+                    peer.python.to_string_lossy().into_owned(),
+                    raw_agent().to_string_lossy().into_owned(),
+                ]
+            }
+            Some(AgentChoice::Other(argv)) => argv.to_vec(),
+            None => vec![
+                peer.python.to_string_lossy().into_owned(),
+                peer.agent.to_string_lossy().into_owned(),
+            ],
         };
         let mut script = vec![
             "sh".to_owned(),
@@ -48,18 +82,15 @@ impl Node {
             "--terminals".to_owned(),
             "tmux".to_owned(),
             "--cwd".to_owned(),
-            place.root().to_string_lossy().into_owned(),
+            cwd.map_or_else(|| place.root(), Path::to_path_buf).to_string_lossy().into_owned(),
             "--trace".to_owned(),
             place.trace().to_string_lossy().into_owned(),
             "--agent-log".to_owned(),
             place.path().join("agent.log").to_string_lossy().into_owned(),
         ];
         script.extend(options.iter().map(|option| (*option).to_owned()));
-        script.extend([
-            "--".to_owned(),
-            peer.python.to_string_lossy().into_owned(),
-            agent.to_string_lossy().into_owned(),
-        ]);
+        script.push("--".to_owned());
+        script.extend(agent);
         let mut command = place.tmux(&Node::server(&place));
         command
             .args([
@@ -79,11 +110,13 @@ impl Node {
             .arg("--")
             .args(&script)
             .env_remove("TERMSPRAWL_SESSION_FILE")
-            .env("NO_COLOR", "1");
+            .env("NO_COLOR", "1")
+            // The prompt's history goes to the place (a test may name another state directory).
+            .env("XDG_STATE_HOME", place.path().join("state"));
         for (name, value) in env {
             command.env(name, value);
         }
-        if let Some(scenario) = raw_scenario {
+        if let Some(AgentChoice::Raw(scenario)) = choice {
             command.env("ACP_RAW_SCENARIO", scenario).env("ACP_RAW_STATE", place.path());
         }
         assert!(command.status().unwrap().success());
@@ -112,6 +145,18 @@ impl Node {
             screen.matches(text).count() >= count
         });
         assert!(seen, "{text:?} did not appear {count} time(s) on the screen:\n{screen}");
+        screen
+    }
+
+    /// Waits until the last line of the screen is the prompt `prompt` (tmux drops its trailing
+    /// space), so that what is typed next reaches the line editor.
+    pub(crate) fn wait_prompt(&self, prompt: &str) -> String {
+        let mut screen = String::new();
+        let shown = eventually(Duration::from_mins(1), || {
+            screen = self.screen();
+            screen.trim_end().lines().last().is_some_and(|line| line.trim_end() == prompt)
+        });
+        assert!(shown, "the prompt {prompt:?} is not the last line:\n{screen}");
         screen
     }
 
@@ -291,17 +336,24 @@ fn end_of_input_during_a_turn_cancels_it_and_ends_the_session() {
 }
 
 /// Issue 16 item 9: updates that arrive while idle show what they carry and never repeat the
-/// prompt by themselves (three bookkeeping updates used to print three more `> `).
+/// prompt by themselves (three bookkeeping updates used to print three more `> `). Issue 25: the
+/// line editor writes them above its prompt, which it draws again with the line being typed, so
+/// the screen shows one prompt, below the note.
 #[test]
-fn idle_updates_are_shown_without_extra_prompts() {
+fn idle_updates_are_shown_above_the_prompt_without_breaking_the_typed_line() {
     let node = Node::start_raw("idle-updates", &[]);
+    node.wait_prompt(">");
+    node.tmux(&["send-keys", "-t", "=node:", "-l", "hel"]);
     node.wait_for("IDLE NOTE from the agent", 1);
+    node.tmux(&["send-keys", "-t", "=node:", "-l", "lo"]);
+    node.wait_for("IDLE NOTE from the agent\n> hello", 1);
     std::thread::sleep(Duration::from_millis(500));
     let screen = node.screen();
-    let prompts = screen.lines().filter(|line| line.trim_end() == ">").count();
-    assert_eq!(prompts, 2, "one prompt before the note and one after it:\n{screen}");
-    assert!(!screen.contains("> >"), "{screen}");
-    node.type_line("hello");
+    let screen = screen.trim_end();
+    let prompts = screen.lines().filter(|line| line.starts_with('>')).count();
+    assert_eq!(prompts, 1, "one prompt, below the note:\n{screen}");
+    assert!(screen.ends_with("IDLE NOTE from the agent\n> hello"), "{screen}");
+    node.key("Enter");
     node.wait_for("TURN hello", 1);
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);

@@ -456,3 +456,96 @@ fn a_policy_answered_edit_ask_shows_its_diff() {
     assert_eq!(finished.report()["outcome"], json!({"outcome": "selected", "optionId": "yes"}));
     assert_eq!(place.check_trace(&peer()), Vec::<Value>::new());
 }
+
+/// Issue 25: when `session/resume` or `session/load` answers -32000 (auth required), the front end
+/// logs in as it does for `session/new` and sends the request once more: `--resume` through
+/// `session/resume`, `/resume` through `session/load`; without a terminal the failure says why.
+#[test]
+fn a_resume_or_load_that_needs_a_login_logs_in_and_is_sent_again() {
+    let node = Node::start(
+        &["--resume", "old-2"],
+        &[("ACP_TEST_FEATURES", "resume"), ("ACP_TEST_REQUIRE_AUTH", "1")],
+    );
+    let screen = node.wait_for("choose 1-1: ", 1);
+    assert!(screen.contains("[auth] the agent requires authentication:"), "{screen}");
+    node.type_line("1");
+    node.wait_for("(session old-2, resumed)", 1);
+    node.type_line("state");
+    node.wait_for("[stop reason: end_turn]", 1);
+    assert_eq!(node.reports()[0]["session"], "old-2");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+    assert_eq!(
+        methods(&node.place),
+        ["initialize", "session/resume", "authenticate", "session/resume", "session/prompt"]
+    );
+
+    let node =
+        Node::start(&[], &[("ACP_TEST_FEATURES", "load"), ("ACP_TEST_REQUIRE_AUTH", "sessions")]);
+    node.wait_for("connected to", 1);
+    node.type_line("/resume old-1");
+    node.wait_for("choose 1-1: ", 1);
+    node.type_line("1");
+    let screen = node.wait_for("[session] now old-1", 1);
+    assert!(
+        screen.contains("[session] the history of old-1:\n[you] what is in the parser?\n"),
+        "{screen}"
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+    assert_eq!(
+        methods(&node.place),
+        ["initialize", "session/new", "session/load", "authenticate", "session/load"]
+    );
+    assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+
+    // No terminal to choose a login with: the failure says so, and nothing else is sent.
+    let place = Place::new();
+    let mut command = place.command(&peer(), &[], &["--resume", "old-1", "--prompt", "state"]);
+    command.env("ACP_TEST_FEATURES", "load").env("ACP_TEST_REQUIRE_AUTH", "sessions");
+    let finished = run(command);
+    assert_eq!(finished.code(), Some(1));
+    assert!(
+        finished.stderr.contains("the agent requires authentication (")
+            && finished.stderr.contains("there is no terminal to choose a method"),
+        "{}",
+        finished.stderr
+    );
+    assert_eq!(methods(&place), ["initialize", "session/load"]);
+}
+
+/// Issue 25: on a terminal with colour a tool call's line is rewritten in place while it is the
+/// last line shown, so the screen holds one line per call with its final status; a call whose
+/// line is no longer the last gets a line per change. Plain output (a pipe) has a line per change.
+#[test]
+fn tool_lines_are_updated_in_place_on_a_terminal_and_once_per_change_in_a_pipe() {
+    let node = Node::start(&[], &[("NO_COLOR", "")]);
+    node.wait_for("connected to", 1);
+    node.type_line("tools");
+    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    let tools: Vec<&str> = screen.lines().filter(|line| line.starts_with("[tool] ")).collect();
+    assert_eq!(
+        tools,
+        [
+            "[tool] Read a.txt (read, completed)",
+            "[tool] Run tests (execute, pending)",
+            "[tool] Fetch docs (fetch, pending)",
+            "[tool] Run tests (execute, failed)",
+            "[tool] Fetch docs (fetch, completed)",
+        ],
+        "{screen}"
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+
+    let place = Place::new();
+    let finished = run_with(&place, "", &["--prompt", "tools"]);
+    finished.assert_end_turn();
+    assert_eq!(
+        finished.stdout,
+        "[tool] Read a.txt (read, pending)\n[tool] Read a.txt (read, in_progress)\n\
+         [tool] Read a.txt (read, completed)\n[tool] Run tests (execute, pending)\n\
+         [tool] Fetch docs (fetch, pending)\n[tool] Run tests (execute, failed)\n\
+         [tool] Fetch docs (fetch, completed)\n[stop reason: end_turn]\n"
+    );
+}

@@ -12,6 +12,7 @@ mod acp_discovery;
 mod acp_fast_agent;
 mod acp_interactive;
 mod acp_offers;
+mod acp_prompt;
 mod acp_scripted;
 mod commands;
 mod compat;
