@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use termsprawl_external_term::TmuxLocation;
 use termsprawl_protocol::shell::single_quoted;
@@ -54,7 +55,7 @@ fn failing_tmux(dir: &std::path::Path, stderr: &str) -> Tmux {
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (socket, config) = (PathBuf::from("/nonexistent/socket"), PathBuf::from("/dev/null"));
     let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
-    Tmux { location: TmuxLocation { program, base_args }, socket, config }
+    Tmux { location: TmuxLocation { program, base_args }, socket, config, control: Arc::default() }
 }
 
 #[tokio::test]
@@ -123,4 +124,47 @@ fn keys_become_tmux_key_names() {
     ] {
         assert_eq!(tmux_key(key), name, "{key}");
     }
+}
+
+#[test]
+fn control_blocks_close_only_on_their_own_guard() {
+    use super::control::{Block, Reader};
+    let mut reader = Reader::default();
+    let lines = [
+        "%begin 1 10 0",
+        "%end 1 10 0",
+        "%session-changed $0 ts-a",
+        "%begin 2 11 1",
+        "%end 2 99 1",
+        "text",
+        "%end 2 11 1",
+        "%begin 3 12 1",
+        "can't find session: nope",
+        "%error 3 12 1",
+    ];
+    let blocks: Vec<_> = lines.iter().filter_map(|line| reader.feed(line.as_bytes())).collect();
+    assert_eq!(
+        blocks,
+        [
+            (false, Block { ok: true, output: Vec::new() }),
+            (true, Block { ok: true, output: b"%end 2 99 1\ntext\n".to_vec() }),
+            (true, Block { ok: false, output: b"can't find session: nope\n".to_vec() }),
+        ]
+    );
+}
+
+#[test]
+fn paste_lines_quote_the_text_and_spell_line_ends() {
+    let (line, commands) = super::paste_line("b", "=ts-n1:", "it's\n$x\r").unwrap();
+    assert_eq!(
+        line,
+        r#"set-buffer -b b -- 'it'\''s' ; set-buffer -a -b b "\n" ; set-buffer -a -b b -- '$x' ; set-buffer -a -b b "\r" ; paste-buffer -r -d -b b -t '=ts-n1:'"#
+    );
+    assert_eq!(commands, 5);
+    assert_eq!(super::paste_line("b", "=ts-n1:", "a\0b"), None);
+    assert_eq!(super::control_line("new-session", &["-d".into()]), None);
+    assert_eq!(
+        super::control_line("capture-pane", &["-p".into(), ";".into(), "display-message".into()]),
+        Some(("capture-pane '-p' ; display-message".to_owned(), 2))
+    );
 }
