@@ -96,6 +96,10 @@ pub struct Bench {
     /// tenth as many rounds are made first, unmeasured).
     #[arg(long, default_value_t = 1000, value_parser = at_least_one)]
     pub reads: usize,
+    /// Measured rounds of part 5 (many agents; each round is 64 x 4 waits pending at once; one
+    /// unmeasured round is made first).
+    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
+    pub crowd_rounds: usize,
     /// Also measure this termsprawlctl-compatible command, side by side (repeatable). Its
     /// arguments are appended, or replace a word that is exactly `{}`; see docs/performance.md.
     #[arg(long, value_name = "COMMAND")]
@@ -266,6 +270,11 @@ impl Bench {
                 warmup_waits: self.waits.div_ceil(10),
                 reads: self.reads,
                 warmup_reads: self.reads.div_ceil(10),
+            },
+            crowd: bench::crowd::Settings {
+                agents: bench::crowd::AGENTS,
+                rounds: self.crowd_rounds,
+                warmup_rounds: 1,
             },
         })
     }

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::{
-    Client, MAX_ONE_SHOT_RSS, Mcp, OneShot, Read, Report, Settings, Terminals, mebibytes, millis,
-    rate, times,
+    Client, Crowd, MAX_ONE_SHOT_RSS, Mcp, OneShot, Read, Report, Settings, Terminals, mebibytes,
+    millis, rate, times,
 };
 use crate::bench::machine::Machine;
 use crate::bench::oneshot::RSS_RUNS;
@@ -90,6 +90,7 @@ fn report() -> Report {
             latency: summary(1_000_000, 2_500_000, 3_000_000, 4_000_000),
         }],
         terminals: Some(terminals()),
+        crowd: Some(crowd()),
         notes: vec!["a note".to_owned()],
     }
 }
@@ -277,6 +278,8 @@ fn each_goal_of_issue_26_is_a_row_against_its_limit() {
             ("terminal_read since p50 / guide_read p50", "5.00x", Some(false)),
             ("terminal_wait reaction median", "1.10 ms", Some(true)),
             ("terminal_wait reaction p95", "2.40 ms", Some(true)),
+            ("many agents: reaction p50, 256 waits pending", "8.00 ms", Some(true)),
+            ("many agents: reaction p99, 256 waits pending", "30.0 ms", Some(true)),
         ]
     );
     let tables = report().tables();
@@ -303,5 +306,22 @@ fn the_check_holds_the_run_to_every_checked_goal() {
             failures.iter().any(|failure| failure.starts_with(&format!("goal {checked}: "))),
             "{checked} did not fail: {failures:?}"
         );
+    }
+}
+
+fn crowd() -> Crowd {
+    Crowd {
+        agents: 64,
+        waits_per_agent: 4,
+        rounds: 5,
+        warmup_rounds: 1,
+        tick: Duration::from_millis(50),
+        reaction: summary(3_000_000, 8_000_000, 30_000_000, 60_000_000),
+        one_shot_calls: 400,
+        mcp_calls: 2000,
+        idle: crate::bench::crowd::Usage { fds: 20, rss: 8 * MIB },
+        nodes: crate::bench::crowd::Usage { fds: 84, rss: 12 * MIB },
+        peak_fds: 340,
+        peak_rss: 20 * MIB,
     }
 }
