@@ -354,6 +354,21 @@ impl Engine {
         }
     }
 
+    /// Whether the node's pane runs as far as its files tell, without asking tmux: none of
+    /// `.end` (its pane is gone), `.status` and `.died` (a run node's program exited) and
+    /// `.final` (retired) exists. A pane that ended a moment ago may still read as running; a
+    /// `false` says nothing (tmux is the one to ask then).
+    pub(crate) fn runs_by_its_files(&self, node_id: &str) -> bool {
+        ![
+            self.streams.end_file(node_id),
+            self.streams.status_file(node_id),
+            self.streams.died_file(node_id),
+            self.final_file(node_id),
+        ]
+        .iter()
+        .any(|path| path.exists())
+    }
+
     /// `<nodeId>.final`: what a finished run node showed and how it ended, once retired.
     fn final_file(&self, node_id: &str) -> PathBuf {
         self.streams.status_file(node_id).with_extension("final")

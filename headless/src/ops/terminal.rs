@@ -123,8 +123,11 @@ pub(super) async fn wait(
         )),
         WaitUntil::Change => Condition::Change,
     };
-    // A node whose pane is already gone cannot be waited on.
-    engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    // A node whose pane is already gone cannot be waited on (tmux is asked when its files
+    // show an end).
+    if !engine.runs_by_its_files(&args.node_id) {
+        engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    }
     let stream = engine.streams.get(&args.node_id);
     // Without since, a change is output after the call started.
     let since = match (args.since, &condition) {
@@ -394,7 +397,13 @@ impl Wait {
         let deadline = Instant::now() + self.timeout;
         // Whether the pane had ended before the wait: an end during it may be tmux going away.
         let ended_before = engine.streams.end_file(&self.node_id).exists();
-        let mut state = pane_state(engine, &self.node_id).await?;
+        // Every change of the node's files wakes the loop, so a pane whose files show no end
+        // starts as running without asking tmux.
+        let mut state = if engine.runs_by_its_files(&self.node_id) {
+            PaneState::default()
+        } else {
+            pane_state(engine, &self.node_id).await?
+        };
         let reached = loop {
             let look = self.stream.look();
             if look.closed {
@@ -445,8 +454,16 @@ impl Wait {
                 () = tokio::time::sleep_until(wake_at) => {}
             }
         };
-        if self.condition != Condition::Exit || !reached {
+        if !reached {
             state = pane_state(engine, &self.node_id).await?;
+        } else if self.condition != Condition::Exit {
+            // The answer to text, a change or quiet: a pane whose files show no end runs (tmux
+            // is not asked, so many waits answering at once do not queue behind each other).
+            state = if engine.runs_by_its_files(&self.node_id) {
+                PaneState::default()
+            } else {
+                pane_state(engine, &self.node_id).await?
+            };
         }
         if self.condition == Condition::Exit && reached && !state.dead {
             state = exited_state(engine, &self.node_id).await?;
