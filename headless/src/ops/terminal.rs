@@ -397,13 +397,8 @@ impl Wait {
         let deadline = Instant::now() + self.timeout;
         // Whether the pane had ended before the wait: an end during it may be tmux going away.
         let ended_before = engine.streams.end_file(&self.node_id).exists();
-        // Every change of the node's files wakes the loop, so a pane whose files show no end
-        // starts as running without asking tmux.
-        let mut state = if engine.runs_by_its_files(&self.node_id) {
-            PaneState::default()
-        } else {
-            pane_state(engine, &self.node_id).await?
-        };
+        // Every change of the node's files wakes the loop.
+        let mut state = state_by_files(engine, &self.node_id).await?;
         let reached = loop {
             let look = self.stream.look();
             if look.closed {
@@ -457,13 +452,8 @@ impl Wait {
         if !reached {
             state = pane_state(engine, &self.node_id).await?;
         } else if self.condition != Condition::Exit {
-            // The answer to text, a change or quiet: a pane whose files show no end runs (tmux
-            // is not asked, so many waits answering at once do not queue behind each other).
-            state = if engine.runs_by_its_files(&self.node_id) {
-                PaneState::default()
-            } else {
-                pane_state(engine, &self.node_id).await?
-            };
+            // So many waits answering at once do not queue behind each other at tmux.
+            state = state_by_files(engine, &self.node_id).await?;
         }
         if self.condition == Condition::Exit && reached && !state.dead {
             state = exited_state(engine, &self.node_id).await?;
@@ -505,6 +495,15 @@ impl Wait {
         }
         Ok(value)
     }
+}
+
+/// [`pane_state`], except that a pane whose files show no end ([`Engine::runs_by_its_files`])
+/// runs without asking tmux.
+async fn state_by_files(engine: &Engine, node_id: &str) -> Result<PaneState, ToolError> {
+    if engine.runs_by_its_files(node_id) {
+        return Ok(PaneState::default());
+    }
+    pane_state(engine, node_id).await
 }
 
 /// The state of a run node whose wrapper recorded the exit: tmux is asked a few more times (the
