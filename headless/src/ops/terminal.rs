@@ -167,7 +167,12 @@ pub(super) async fn read(
             (tail(&text, limit), cursor, state)
         }
         Some(since) => {
-            let state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+            // The text comes from the stream, and so may the state (its files).
+            let state = if engine.runs_by_its_files(&args.node_id) {
+                PaneState::default()
+            } else {
+                engine.pane_state(&args.node_id).await.map_err(tmux_error)?
+            };
             let (text, _, cursor) = stream.after(Some(cursor_of(since)));
             (tail(&text, limit), cursor, state)
         }
@@ -211,7 +216,10 @@ async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError>
     let (screen, state) = match engine.final_record(node_id) {
         Some(record) => (record.screen.clone(), record.state()),
         None => match engine.tmux.capture_screen(node_id).await {
-            Ok((screen, state)) => (screen, engine.with_recorded_status(node_id, state)),
+            Ok((screen, state)) => {
+                engine.saw(node_id, Some(&state));
+                (screen, engine.with_recorded_status(node_id, state))
+            }
             Err(error) => match engine.final_record(node_id) {
                 Some(record) => (record.screen.clone(), record.state()),
                 None => return Err(tmux_error(error)),
