@@ -44,6 +44,8 @@ const EXIT_CONFIRM_TRIES: u32 = 20;
 const EXIT_CONFIRM_RETRY: Duration = Duration::from_millis(10);
 /// How long `terminal_kill` waits for the killed process to be reaped.
 const KILL_SETTLE: Duration = Duration::from_secs(2);
+/// How often `terminal_kill` asks tmux meanwhile.
+const KILL_RETRY: Duration = Duration::from_millis(10);
 
 /// The default of `terminal_read`'s `maxChars`.
 pub const DEFAULT_MAX_CHARS: f64 = 16_000.0;
@@ -262,11 +264,18 @@ pub(super) async fn kill(
             if state.dead {
                 break;
             }
+            if Instant::now() >= deadline {
+                break;
+            }
+            // tmux 3.3a may never fire `pane-died` (it sometimes never reaps the program), so no
+            // file need change: tmux is asked again after a short while too.
             tokio::select! {
                 update = changes.changed() => if update.is_err() { break },
-                () = tokio::time::sleep_until(deadline) => break,
+                () = tokio::time::sleep_until(deadline.min(Instant::now() + KILL_RETRY)) => {}
             }
         }
+        // Waits that asked before tmux saw the end ask again.
+        engine.streams.wake(&args.node_id);
     }
     let mut value = json!({ "nodeId": args.node_id });
     add_state(&mut value, stream.cursor(), state);
