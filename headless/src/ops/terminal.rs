@@ -414,8 +414,13 @@ impl Wait {
         let deadline = Instant::now() + self.timeout;
         // Whether the pane had ended before the wait: an end during it may be tmux going away.
         let ended_before = engine.streams.end_file(&self.node_id).exists();
-        // Every change of the node's files wakes the loop.
-        let mut state = state_by_files(engine, &self.node_id).await?;
+        // Every change of the node's files wakes the loop; an exit is asked of tmux, the one
+        // witness when tmux 3.3a never fires `pane-died` for a program that already ended.
+        let mut state = if self.condition == Condition::Exit {
+            pane_state(engine, &self.node_id).await?
+        } else {
+            state_by_files(engine, &self.node_id).await?
+        };
         let reached = loop {
             let look = self.stream.look();
             if look.closed {
