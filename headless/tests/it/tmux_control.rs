@@ -1,6 +1,7 @@
 //! The tmux control-mode client: terminal calls start no tmux process each, the client holds no
 //! session of its own (the server still exits with its last session), it comes back after the
-//! server was killed, and a server that never answers fails a call at its deadline.
+//! server or the client itself was killed, and a server that never answers fails a call at its
+//! deadline.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
@@ -145,6 +146,22 @@ async fn the_control_client_comes_back_after_kill_server() {
     // The old node reads as not running.
     let old = ok(&beta, "terminal_read", json!({"nodeId": first})).await;
     assert_eq!(old["running"], false, "{old}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_control_client_is_replaced_by_the_next_call() {
+    let fixture = Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    let shell = id(&ok(&agent, "terminal_open", json!({})).await);
+    ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
+    let before = fixture.server().tmux().control_client_pid().unwrap();
+    let killed = std::process::Command::new("kill").args(["-KILL", &before.to_string()]).status();
+    assert!(killed.unwrap().success());
+    // Calls go on: the first finds the client gone and starts another.
+    ok(&agent, "terminal_submit", json!({"nodeId": shell, "command": "echo again-$((2*3))"})).await;
+    wait_for_output(&agent, &shell, "again-6").await;
+    let after = fixture.server().tmux().control_client_pid().unwrap();
+    assert_ne!(before, after);
 }
 
 /// Sends SIGCONT to the stopped tmux server when dropped, so a failing test never leaves it
