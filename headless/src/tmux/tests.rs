@@ -168,3 +168,31 @@ fn paste_lines_quote_the_text_and_spell_line_ends() {
         Some(("capture-pane '-p' ; display-message".to_owned(), 2))
     );
 }
+
+/// A stand-in tmux that never answers: a command run as a process and one through the control
+/// client (whose start hangs) both fail at the deadline with the command named.
+#[tokio::test]
+async fn a_tmux_that_never_answers_fails_each_command_at_its_deadline() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let program = dir.path().join("tmux");
+    std::fs::write(&program, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (socket, config) = (PathBuf::from("/nonexistent/socket"), PathBuf::from("/dev/null"));
+    let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
+    let stuck = Tmux {
+        location: TmuxLocation { program, base_args },
+        socket,
+        config,
+        control: Arc::default(),
+    };
+    let started = std::time::Instant::now();
+    let (listed, captured) = tokio::join!(stuck.session_names(), stuck.capture("n1", 10));
+    let took = started.elapsed();
+    assert!(matches!(listed, Err(TmuxError::Wedged { command: "list-sessions" })), "{listed:?}");
+    assert!(matches!(captured, Err(TmuxError::Wedged { command: "capture-pane" })), "{captured:?}");
+    assert!(super::COMMAND_DEADLINE <= took && took < super::COMMAND_DEADLINE * 2, "{took:?}");
+    assert_eq!(
+        captured.unwrap_err().to_string(),
+        "tmux capture-pane did not answer within 5 s: the managed tmux server is stopped or stuck"
+    );
+}
