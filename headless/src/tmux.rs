@@ -176,7 +176,9 @@ impl Tmux {
         stdin: Option<&[u8]>,
     ) -> Result<String, TmuxError> {
         let deadline = Instant::now() + COMMAND_DEADLINE;
+        // Without a socket no server runs, and attaching would start an empty one.
         if stdin.is_none()
+            && self.socket.exists()
             && let Some((line, commands)) = control_line(name, args)
         {
             match self.control.request(|| self.command(), &line, commands, deadline).await {
@@ -465,8 +467,8 @@ impl Tmux {
             };
         }
         let buffer = format!("termsprawl-{}", uuid::Uuid::new_v4().simple());
-        if let Some((line, commands)) = paste_line(&buffer, &pane(node_id).to_string_lossy(), text)
-        {
+        let line = paste_line(&buffer, &pane(node_id).to_string_lossy(), text);
+        if let Some((line, commands)) = line.filter(|_| self.socket.exists()) {
             let deadline = new_deadline();
             match self.control.request(|| self.command(), &line, commands, deadline).await {
                 Ok(Some(blocks)) => {

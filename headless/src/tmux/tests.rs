@@ -177,7 +177,9 @@ async fn a_tmux_that_never_answers_fails_each_command_at_its_deadline() {
     let program = dir.path().join("tmux");
     std::fs::write(&program, "#!/bin/sh\nexec sleep 60\n").unwrap();
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (socket, config) = (PathBuf::from("/nonexistent/socket"), PathBuf::from("/dev/null"));
+    // A socket that exists, so that the capture goes to the control client.
+    let (socket, config) = (dir.path().join("socket"), PathBuf::from("/dev/null"));
+    std::fs::write(&socket, "").unwrap();
     let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
     let stuck = Tmux {
         location: TmuxLocation { program, base_args },
