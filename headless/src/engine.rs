@@ -43,6 +43,9 @@ pub(crate) struct Engine {
     /// Finished run nodes whose tmux session is gone without a final record (the tmux server
     /// ended): the run-node sweep does not ask tmux about them again.
     unretirable: Mutex<HashSet<String>>,
+    /// Nodes some answer has seen ended (tmux showed the pane dead or gone): no later answer
+    /// takes them for running by their files ([`Engine::runs_by_its_files`]).
+    seen_ended: Mutex<HashSet<String>>,
 }
 
 /// An agent node that was just started.
@@ -110,6 +113,7 @@ impl Engine {
             tool_server: Mutex::new(None),
             launching: Mutex::new(HashSet::new()),
             unretirable: Mutex::new(HashSet::new()),
+            seen_ended: Mutex::new(HashSet::new()),
         }
     }
 
@@ -339,6 +343,19 @@ impl Engine {
     /// without knowing the status yet, the status its wrapper wrote is used. A finished run node
     /// that was retired ([`Engine::retire_run`]) answers its final record.
     pub(crate) async fn pane_state(&self, node_id: &str) -> Result<PaneState, TmuxError> {
+        let state = self.pane_state_unseen(node_id).await;
+        self.saw(node_id, state.as_ref().ok());
+        state
+    }
+
+    /// Remembers that `node_id` ended when `state` says so ([`Engine::runs_by_its_files`]).
+    pub(crate) fn saw(&self, node_id: &str, state: Option<&PaneState>) {
+        if state.is_some_and(|state| state.dead) {
+            lock(&self.seen_ended).insert(node_id.to_owned());
+        }
+    }
+
+    async fn pane_state_unseen(&self, node_id: &str) -> Result<PaneState, TmuxError> {
         if let Some(record) = self.final_record(node_id) {
             return Ok(record.state());
         }
@@ -352,6 +369,23 @@ impl Engine {
             },
             Err(error) => Err(error),
         }
+    }
+
+    /// Whether the node's pane runs as far as its files tell, without asking tmux: no answer
+    /// has seen it ended, and none of `.end` (its pane is gone), `.status` and `.died` (a run
+    /// node's program exited) and `.final` (retired) exists. A pane that ended a moment ago,
+    /// unseen, may still read as running (as it did a moment earlier); a `false` says nothing
+    /// (tmux is the one to ask then).
+    pub(crate) fn runs_by_its_files(&self, node_id: &str) -> bool {
+        !lock(&self.seen_ended).contains(node_id)
+            && ![
+                self.streams.end_file(node_id),
+                self.streams.status_file(node_id),
+                self.streams.died_file(node_id),
+                self.final_file(node_id),
+            ]
+            .iter()
+            .any(|path| path.exists())
     }
 
     /// `<nodeId>.final`: what a finished run node showed and how it ended, once retired.
@@ -449,6 +483,16 @@ impl Engine {
     /// ([`Engine::gone_state`]), its retained output (the stream) instead of the screen, so that
     /// a read with and without `since` and a wait agree that it does not run.
     pub(crate) async fn capture_or_gone(
+        &self,
+        node_id: &str,
+        history: u32,
+    ) -> Result<(String, PaneState), TmuxError> {
+        let captured = self.capture_or_gone_unseen(node_id, history).await;
+        self.saw(node_id, captured.as_ref().ok().map(|(_, state)| state));
+        captured
+    }
+
+    async fn capture_or_gone_unseen(
         &self,
         node_id: &str,
         history: u32,

@@ -1,11 +1,16 @@
-//! The managed tmux server of `spec/protocol.md` §9.2, driven with one tmux client process per
-//! command: `tmux -S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf …`.
+//! The managed tmux server of `spec/protocol.md` §9.2:
+//! `tmux -S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf …`. Commands go through
+//! one control-mode client ([`control`]) while a session runs to attach it to, and as a tmux
+//! process of their own otherwise (and for `new-session` and `kill-server`); either way a command
+//! that tmux does not answer within [`COMMAND_DEADLINE`] fails with [`TmuxError::Wedged`].
 //!
 //! Every node session is `ts-<nodeId>` and is always addressed with the exact-match target
 //! `=ts-<nodeId>` (pane commands `=ts-<nodeId>:`), so that `ts-n1` never reaches `ts-n10`. Text
-//! goes in through a named paste buffer loaded from standard input (`load-buffer -`, then
-//! `paste-buffer -r -d`), so that text of any length arrives byte for byte without passing
+//! goes in through a named paste buffer (`set-buffer` on the control client's line, its pieces
+//! quoted literally, or `load-buffer -` from standard input; then `paste-buffer -r -d`), so that text of any length arrives byte for byte without passing
 //! through tmux's command parser or its message size limit.
+
+mod control;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -14,11 +19,14 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
 
 use termsprawl_external_term::{SearchPath, TmuxLocation, find_tmux, session_name};
 use termsprawl_protocol::shell::single_quoted;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
+use tokio::time::Instant;
 
 use crate::layout::Layout;
 
@@ -28,6 +36,10 @@ pub const MINIMAL_CONFIG: &str = "\
 set -g history-limit 10000
 set -g escape-time 10
 ";
+
+/// How long tmux has to answer one command: past it the command fails, and a control client
+/// that did not answer is dropped (the next command starts another).
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Width and height of a new node's window, in cells.
 const WINDOW_SIZE: (&str, &str) = ("160", "48");
@@ -51,6 +63,15 @@ pub enum TmuxError {
         #[source]
         source: io::Error,
     },
+    /// tmux did not answer in time (its server is stopped or stuck).
+    #[error(
+        "tmux {command} did not answer within {} s: the managed tmux server is stopped or stuck",
+        COMMAND_DEADLINE.as_secs()
+    )]
+    Wedged {
+        /// The tmux command name.
+        command: &'static str,
+    },
     /// tmux ran and failed.
     #[error("tmux {command} failed: {stderr}")]
     Failed {
@@ -68,6 +89,7 @@ pub struct Tmux {
     location: TmuxLocation,
     socket: PathBuf,
     config: PathBuf,
+    control: Arc<control::Control>,
 }
 
 impl Tmux {
@@ -78,7 +100,12 @@ impl Tmux {
     ) -> Result<Tmux, termsprawl_external_term::Error> {
         let program = find_tmux(search_path)?;
         let location = TmuxLocation::managed(program, layout.user_data());
-        Ok(Tmux { location, socket: layout.tmux_socket(), config: layout.tmux_config() })
+        Ok(Tmux {
+            location,
+            socket: layout.tmux_socket(),
+            config: layout.tmux_config(),
+            control: Arc::default(),
+        })
     }
 
     /// The tmux program and the arguments that select the server.
@@ -135,11 +162,40 @@ impl Tmux {
         command
     }
 
+    /// The process id of the control client while one runs (tests).
+    pub fn control_client_pid(&self) -> Option<u32> {
+        self.control.client_pid()
+    }
+
+    /// Runs one tmux command (or a command list, its commands separated by `;` words): through
+    /// the control client when one can run and every word fits on a line, else as a process.
     async fn run(
         &self,
         name: &'static str,
         args: &[OsString],
         stdin: Option<&[u8]>,
+    ) -> Result<String, TmuxError> {
+        let deadline = Instant::now() + COMMAND_DEADLINE;
+        // Without a socket no server runs, and attaching would start an empty one.
+        if stdin.is_none()
+            && self.socket.exists()
+            && let Some((line, commands)) = control_line(name, args)
+        {
+            match self.control.request(|| self.command(), &line, commands, deadline).await {
+                Ok(Some(blocks)) => return answer(name, blocks),
+                Ok(None) => {}
+                Err(control::Wedged) => return Err(TmuxError::Wedged { command: name }),
+            }
+        }
+        self.run_process(name, args, stdin, deadline).await
+    }
+
+    async fn run_process(
+        &self,
+        name: &'static str,
+        args: &[OsString],
+        stdin: Option<&[u8]>,
+        deadline: Instant,
     ) -> Result<String, TmuxError> {
         let mut command = self.command();
         command.arg(name).args(args);
@@ -153,7 +209,10 @@ impl Tmux {
             pipe.write_all(input).await.map_err(spawn_error)?;
             drop(pipe);
         }
-        let output = child.wait_with_output().await.map_err(spawn_error)?;
+        let Ok(output) = tokio::time::timeout_at(deadline, child.wait_with_output()).await else {
+            return Err(TmuxError::Wedged { command: name });
+        };
+        let output = output.map_err(spawn_error)?;
         if output.status.success() {
             return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
@@ -174,7 +233,7 @@ impl Tmux {
     ) -> Result<String, TmuxError> {
         match self.run(name, args, stdin).await {
             Ok(output) => Ok(output),
-            Err(error @ TmuxError::Spawn { .. }) => Err(error),
+            Err(error @ (TmuxError::Spawn { .. } | TmuxError::Wedged { .. })) => Err(error),
             Err(error) => {
                 if self.has_session(node_id).await? {
                     Err(error)
@@ -251,14 +310,17 @@ impl Tmux {
         // after it reaches the exiting server and fails. Tried again while that is the answer.
         let mut tries = 0;
         loop {
-            match self.run("new-session", &command_args, None).await {
+            match self.run_process("new-session", &command_args, None, new_deadline()).await {
                 Err(TmuxError::Failed { stderr, .. })
                     if stderr == SERVER_EXITED && tries < SERVER_EXITED_TRIES =>
                 {
                     tries += 1;
                     tokio::time::sleep(SERVER_EXITED_RETRY).await;
                 }
-                answer => return answer.map(drop),
+                answer => {
+                    self.control.sessions_may_exist();
+                    return answer.map(drop);
+                }
             }
         }
     }
@@ -350,9 +412,11 @@ impl Tmux {
 
     /// The names of every running session; empty when no server runs. Any other failure is an
     /// error, never an empty set: the liveness check revokes the agents that are not listed.
+    /// A tmux process of its own: the start and the liveness round ask once per round, never
+    /// per call.
     pub async fn session_names(&self) -> Result<HashSet<String>, TmuxError> {
         let args = ["-F".into(), "#{session_name}".into()];
-        match self.run("list-sessions", &args, None).await {
+        match self.run_process("list-sessions", &args, None, new_deadline()).await {
             Ok(output) => Ok(output.lines().map(str::to_owned).collect()),
             Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(HashSet::new()),
             Err(error) => Err(error),
@@ -403,6 +467,30 @@ impl Tmux {
             };
         }
         let buffer = format!("termsprawl-{}", uuid::Uuid::new_v4().simple());
+        let line = paste_line(&buffer, &pane(node_id).to_string_lossy(), text);
+        if let Some((line, commands)) = line.filter(|_| self.socket.exists()) {
+            let deadline = new_deadline();
+            match self.control.request(|| self.command(), &line, commands, deadline).await {
+                Ok(Some(blocks)) => {
+                    let pasted = answer("paste-buffer", blocks);
+                    return match pasted {
+                        Ok(_) => Ok(()),
+                        Err(error) => {
+                            let _ = self
+                                .run("delete-buffer", &["-b".into(), buffer.into()], None)
+                                .await;
+                            if self.has_session(node_id).await? {
+                                Err(error)
+                            } else {
+                                Err(TmuxError::NotRunning(session_name(node_id)))
+                            }
+                        }
+                    };
+                }
+                Ok(None) => {}
+                Err(control::Wedged) => return Err(TmuxError::Wedged { command: "paste-buffer" }),
+            }
+        }
         let load = ["-b".into(), buffer.clone().into(), "-".into()];
         self.run("load-buffer", &load, Some(text.as_bytes())).await?;
         let paste = [
@@ -474,8 +562,93 @@ impl Tmux {
 
     /// Stops the whole server (tests and the demo clean up with it).
     pub async fn kill_server(&self) {
-        let _ = self.run("kill-server", &[], None).await;
+        let _ = self.run_process("kill-server", &[], None, new_deadline()).await;
+        self.control.reset();
     }
+}
+
+/// The deadline of a command started now.
+fn new_deadline() -> Instant {
+    Instant::now() + COMMAND_DEADLINE
+}
+
+/// A command and its arguments as one line of control mode, with the number of commands in it
+/// (`;` words separate them); `None` for `new-session` and `kill-server` (they start and stop
+/// the server the client needs) and for a word that cannot travel on one line.
+fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize)> {
+    if matches!(name, "new-session" | "kill-server") {
+        return None;
+    }
+    let mut line = String::from(name);
+    let mut commands = 1;
+    let mut command_start = false;
+    for arg in args {
+        let word = arg.to_str()?;
+        line.push(' ');
+        if word == ";" {
+            line.push(';');
+            commands += 1;
+            command_start = true;
+        } else if command_start {
+            // A command name stays bare, as tmux's parser expects it.
+            line.push_str(word);
+            command_start = false;
+        } else {
+            line.push_str(&control::quoted(word)?);
+        }
+    }
+    Some((line, commands))
+}
+
+/// The control line that puts `text` into the paste buffer `buffer` and pastes it into `pane`
+/// (`-r -d`): its lines single-quoted (literal for tmux's parser) and its line feeds and carriage
+/// returns as `"\n"` and `"\r"`, appended one `set-buffer -a` at a time. `None` for text with a
+/// NUL, which no tmux command line can carry.
+fn paste_line(buffer: &str, pane: &str, text: &str) -> Option<(String, usize)> {
+    if text.contains('\0') {
+        return None;
+    }
+    let mut line = String::with_capacity(text.len() + 64);
+    let mut commands = 1;
+    let mut append = |piece: &str| {
+        commands += 1;
+        line.push_str(if line.is_empty() { "set-buffer -b " } else { " ; set-buffer -a -b " });
+        line.push_str(buffer);
+        line.push(' ');
+        line.push_str(piece);
+    };
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
+        if end > 0 {
+            append(&format!("-- {}", control::quoted(&rest[..end])?));
+        }
+        match rest[end..].chars().next() {
+            Some('\n') => append("\"\\n\""),
+            Some('\r') => append("\"\\r\""),
+            _ => {}
+        }
+        rest = rest.get(end + 1..).unwrap_or_default();
+    }
+    line.push_str(" ; paste-buffer -r -d -b ");
+    line.push_str(buffer);
+    line.push_str(" -t ");
+    line.push_str(&control::quoted(pane)?);
+    Some((line, commands))
+}
+
+/// The answer of a control request as a process would have given it: the output of every
+/// command, or the failure of the first that failed.
+fn answer(name: &'static str, blocks: Vec<control::Block>) -> Result<String, TmuxError> {
+    let mut output = String::new();
+    for block in blocks {
+        let text = String::from_utf8_lossy(&block.output);
+        if !block.ok {
+            return Err(TmuxError::Failed { command: name, stderr: text.trim().to_owned() });
+        }
+        output.push_str(&text);
+    }
+    Ok(output)
 }
 
 /// Where [`Tmux::new_session`] sends a pane's output (see [`crate::streams`]).
@@ -495,7 +668,7 @@ pub struct Capture<'a> {
 const SERVER_EXITED: &str = "server exited unexpectedly";
 /// How often, and how far apart, `new-session` is tried while an exiting server is in the way.
 const SERVER_EXITED_TRIES: u32 = 20;
-const SERVER_EXITED_RETRY: std::time::Duration = std::time::Duration::from_millis(25);
+const SERVER_EXITED_RETRY: Duration = Duration::from_millis(25);
 
 /// The program of a run node's pane until [`Tmux::respawn`] replaces it: prints nothing.
 const PLACEHOLDER: &str = "exec sleep 2147483647";
@@ -568,7 +741,7 @@ pub struct PaneState {
 
 /// How often, and how far apart, a dead pane without a status is asked again.
 const STATUS_TRIES: u32 = 30;
-const STATUS_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+const STATUS_RETRY: Duration = Duration::from_millis(10);
 
 impl PaneState {
     /// Running, or dead with its status or signal known.

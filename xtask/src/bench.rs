@@ -14,6 +14,7 @@
 
 pub mod client;
 pub mod command;
+pub mod crowd;
 pub mod floor;
 pub mod machine;
 pub mod mcp;
@@ -81,6 +82,8 @@ pub struct Plan {
     pub vs: Vec<(String, Template)>,
     /// Part 4's counts.
     pub terminals: terminals::Settings,
+    /// Part 5's rounds.
+    pub crowd: crowd::Settings,
 }
 
 /// The compiler: `RUSTC` when set, else `rustc`.
@@ -148,6 +151,7 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
     let client = client_part(tools, plan, &session)?;
     server.stop()?;
     let terminals = terminals_part(tools, plan, &mut notes)?;
+    let crowd = crowd_part(tools, plan)?;
     let machine = Machine::describe(&tools.rustc);
     notes.extend(machine.busy_note());
     Ok(Report {
@@ -164,6 +168,7 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
         mcp,
         client,
         terminals,
+        crowd,
         notes,
     })
 }
@@ -295,6 +300,21 @@ fn terminals_part(
     );
     let outcome = terminals::measure(&tools.helper, binaries, settings)?;
     terminals::figures(&outcome).map(Some)
+}
+
+/// Part 5, on the same conditions as part 4 (which notes their absence).
+fn crowd_part(tools: &Tools, plan: &Plan) -> anyhow::Result<Option<report::Crowd>> {
+    let Some(binaries) = &tools.headless else { return Ok(None) };
+    if !installed("tmux", "-V") {
+        return Ok(None);
+    }
+    eprintln!(
+        "bench: termsprawl-headless, {} agents x {} waits pending, {} rounds",
+        plan.crowd.agents,
+        crowd::WAITS_PER_AGENT,
+        plan.crowd.rounds
+    );
+    crowd::measure(&tools.helper, binaries, &plan.crowd).map(Some)
 }
 
 /// Whether `program argument` runs and exits 0.

@@ -44,6 +44,8 @@ const EXIT_CONFIRM_TRIES: u32 = 20;
 const EXIT_CONFIRM_RETRY: Duration = Duration::from_millis(10);
 /// How long `terminal_kill` waits for the killed process to be reaped.
 const KILL_SETTLE: Duration = Duration::from_secs(2);
+/// How often `terminal_kill` asks tmux meanwhile.
+const KILL_RETRY: Duration = Duration::from_millis(10);
 
 /// The default of `terminal_read`'s `maxChars`.
 pub const DEFAULT_MAX_CHARS: f64 = 16_000.0;
@@ -123,8 +125,11 @@ pub(super) async fn wait(
         )),
         WaitUntil::Change => Condition::Change,
     };
-    // A node whose pane is already gone cannot be waited on.
-    engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    // A node whose pane is already gone cannot be waited on (tmux is asked when its files
+    // show an end).
+    if !engine.runs_by_its_files(&args.node_id) {
+        engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    }
     let stream = engine.streams.get(&args.node_id);
     // Without since, a change is output after the call started.
     let since = match (args.since, &condition) {
@@ -164,7 +169,12 @@ pub(super) async fn read(
             (tail(&text, limit), cursor, state)
         }
         Some(since) => {
-            let state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+            // The text comes from the stream, and so may the state (its files).
+            let state = if engine.runs_by_its_files(&args.node_id) {
+                PaneState::default()
+            } else {
+                engine.pane_state(&args.node_id).await.map_err(tmux_error)?
+            };
             let (text, _, cursor) = stream.after(Some(cursor_of(since)));
             (tail(&text, limit), cursor, state)
         }
@@ -208,7 +218,10 @@ async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError>
     let (screen, state) = match engine.final_record(node_id) {
         Some(record) => (record.screen.clone(), record.state()),
         None => match engine.tmux.capture_screen(node_id).await {
-            Ok((screen, state)) => (screen, engine.with_recorded_status(node_id, state)),
+            Ok((screen, state)) => {
+                engine.saw(node_id, Some(&state));
+                (screen, engine.with_recorded_status(node_id, state))
+            }
             Err(error) => match engine.final_record(node_id) {
                 Some(record) => (record.screen.clone(), record.state()),
                 None => return Err(tmux_error(error)),
@@ -251,11 +264,18 @@ pub(super) async fn kill(
             if state.dead {
                 break;
             }
+            if Instant::now() >= deadline {
+                break;
+            }
+            // tmux 3.3a may never fire `pane-died` (it sometimes never reaps the program), so no
+            // file need change: tmux is asked again after a short while too.
             tokio::select! {
                 update = changes.changed() => if update.is_err() { break },
-                () = tokio::time::sleep_until(deadline) => break,
+                () = tokio::time::sleep_until(deadline.min(Instant::now() + KILL_RETRY)) => {}
             }
         }
+        // Waits that asked before tmux saw the end ask again.
+        engine.streams.wake(&args.node_id);
     }
     let mut value = json!({ "nodeId": args.node_id });
     add_state(&mut value, stream.cursor(), state);
@@ -394,7 +414,13 @@ impl Wait {
         let deadline = Instant::now() + self.timeout;
         // Whether the pane had ended before the wait: an end during it may be tmux going away.
         let ended_before = engine.streams.end_file(&self.node_id).exists();
-        let mut state = pane_state(engine, &self.node_id).await?;
+        // Every change of the node's files wakes the loop; an exit is asked of tmux, the one
+        // witness when tmux 3.3a never fires `pane-died` for a program that already ended.
+        let mut state = if self.condition == Condition::Exit {
+            pane_state(engine, &self.node_id).await?
+        } else {
+            state_by_files(engine, &self.node_id).await?
+        };
         let reached = loop {
             let look = self.stream.look();
             if look.closed {
@@ -445,8 +471,11 @@ impl Wait {
                 () = tokio::time::sleep_until(wake_at) => {}
             }
         };
-        if self.condition != Condition::Exit || !reached {
+        if !reached {
             state = pane_state(engine, &self.node_id).await?;
+        } else if self.condition != Condition::Exit {
+            // So many waits answering at once do not queue behind each other at tmux.
+            state = state_by_files(engine, &self.node_id).await?;
         }
         if self.condition == Condition::Exit && reached && !state.dead {
             state = exited_state(engine, &self.node_id).await?;
@@ -488,6 +517,15 @@ impl Wait {
         }
         Ok(value)
     }
+}
+
+/// [`pane_state`], except that a pane whose files show no end ([`Engine::runs_by_its_files`])
+/// runs without asking tmux.
+async fn state_by_files(engine: &Engine, node_id: &str) -> Result<PaneState, ToolError> {
+    if engine.runs_by_its_files(node_id) {
+        return Ok(PaneState::default());
+    }
+    pane_state(engine, node_id).await
 }
 
 /// The state of a run node whose wrapper recorded the exit: tmux is asked a few more times (the

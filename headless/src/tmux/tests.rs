@@ -3,6 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use termsprawl_external_term::TmuxLocation;
 use termsprawl_protocol::shell::single_quoted;
@@ -54,7 +55,7 @@ fn failing_tmux(dir: &std::path::Path, stderr: &str) -> Tmux {
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (socket, config) = (PathBuf::from("/nonexistent/socket"), PathBuf::from("/dev/null"));
     let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
-    Tmux { location: TmuxLocation { program, base_args }, socket, config }
+    Tmux { location: TmuxLocation { program, base_args }, socket, config, control: Arc::default() }
 }
 
 #[tokio::test]
@@ -123,4 +124,77 @@ fn keys_become_tmux_key_names() {
     ] {
         assert_eq!(tmux_key(key), name, "{key}");
     }
+}
+
+#[test]
+fn control_blocks_close_only_on_their_own_guard() {
+    use super::control::{Block, Reader};
+    let mut reader = Reader::default();
+    let lines = [
+        "%begin 1 10 0",
+        "%end 1 10 0",
+        "%session-changed $0 ts-a",
+        "%begin 2 11 1",
+        "%end 2 99 1",
+        "text",
+        "%end 2 11 1",
+        "%begin 3 12 1",
+        "can't find session: nope",
+        "%error 3 12 1",
+    ];
+    let blocks: Vec<_> = lines.iter().filter_map(|line| reader.feed(line.as_bytes())).collect();
+    assert_eq!(
+        blocks,
+        [
+            (false, Block { ok: true, output: Vec::new() }),
+            (true, Block { ok: true, output: b"%end 2 99 1\ntext\n".to_vec() }),
+            (true, Block { ok: false, output: b"can't find session: nope\n".to_vec() }),
+        ]
+    );
+}
+
+#[test]
+fn paste_lines_quote_the_text_and_spell_line_ends() {
+    let (line, commands) = super::paste_line("b", "=ts-n1:", "it's\n$x\r").unwrap();
+    assert_eq!(
+        line,
+        r#"set-buffer -b b -- 'it'\''s' ; set-buffer -a -b b "\n" ; set-buffer -a -b b -- '$x' ; set-buffer -a -b b "\r" ; paste-buffer -r -d -b b -t '=ts-n1:'"#
+    );
+    assert_eq!(commands, 5);
+    assert_eq!(super::paste_line("b", "=ts-n1:", "a\0b"), None);
+    assert_eq!(super::control_line("new-session", &["-d".into()]), None);
+    assert_eq!(
+        super::control_line("capture-pane", &["-p".into(), ";".into(), "display-message".into()]),
+        Some(("capture-pane '-p' ; display-message".to_owned(), 2))
+    );
+}
+
+/// A stand-in tmux that never answers: a command run as a process and one through the control
+/// client (whose start hangs) both fail at the deadline with the command named.
+#[tokio::test]
+async fn a_tmux_that_never_answers_fails_each_command_at_its_deadline() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let program = dir.path().join("tmux");
+    std::fs::write(&program, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A socket that exists, so that the capture goes to the control client.
+    let (socket, config) = (dir.path().join("socket"), PathBuf::from("/dev/null"));
+    std::fs::write(&socket, "").unwrap();
+    let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
+    let stuck = Tmux {
+        location: TmuxLocation { program, base_args },
+        socket,
+        config,
+        control: Arc::default(),
+    };
+    let started = std::time::Instant::now();
+    let (listed, captured) = tokio::join!(stuck.session_names(), stuck.capture("n1", 10));
+    let took = started.elapsed();
+    assert!(matches!(listed, Err(TmuxError::Wedged { command: "list-sessions" })), "{listed:?}");
+    assert!(matches!(captured, Err(TmuxError::Wedged { command: "capture-pane" })), "{captured:?}");
+    assert!(super::COMMAND_DEADLINE <= took && took < super::COMMAND_DEADLINE * 2, "{took:?}");
+    assert_eq!(
+        captured.unwrap_err().to_string(),
+        "tmux capture-pane did not answer within 5 s: the managed tmux server is stopped or stuck"
+    );
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{Agent, Fixture, built_termsprawlctl, fails, node, ok};
+use crate::support::{Agent, Fixture, built_termsprawlctl, fails, node, ok, wait_for_output};
 
 fn id(value: &Value) -> String {
     value["nodeId"].as_str().unwrap().to_owned()
@@ -194,8 +194,12 @@ async fn less_pages_to_the_end_on_the_alternate_screen() {
 async fn control_c_by_name_ends_a_sleep() {
     let fixture = Fixture::start().await;
     let agent = fixture.agent("alpha").await;
-    let running = ok(&agent, "terminal_run", json!({"command": "sleep 100", "timeoutMs": 0})).await;
+    let running =
+        ok(&agent, "terminal_run", json!({"command": "echo started; sleep 100", "timeoutMs": 0}))
+            .await;
     assert_eq!(running["running"], true);
+    // A C-c typed before the pane's shell holds its terminal reaches nobody.
+    wait_for_output(&agent, &id(&running), "started").await;
     input(&agent, &id(&running), None, &["C-c"]).await;
     let ended = ok(
         &agent,

@@ -12,3 +12,4 @@ mod serve;
 mod support;
 mod terminal;
 mod terminal_run;
+mod tmux_control;

@@ -6,6 +6,9 @@
 //! - `bench-support terminals --session FILE --fifo PATH --waits N --reads N [...]`: part 4's
 //!   measuring side against termsprawl-headless, printing one JSON line;
 //! - `bench-support stamp FIFO`: part 4's printing side, the program of its run node;
+//! - `bench-support crowd --sessions FILE --fifos DIR --ready FILE --ctl PATH --rounds N`: part
+//!   5's measuring side (many agents), printing one JSON line;
+//! - `bench-support ticker FIFO`: part 5's run-node program;
 //! - `bench-support termsprawlctl ARGS…`: termsprawlctl's own code, so that the harness test can
 //!   measure a debug build without building the `termsprawl-cli` package's binary.
 
@@ -56,6 +59,27 @@ enum Helper {
     },
     /// Print a `CLOCK_MONOTONIC` stamp and a mark for every line of the FIFO.
     Stamp { fifo: PathBuf },
+    /// Measure many agents' waits at once against termsprawl-headless.
+    Crowd {
+        /// A file with one session file per line.
+        #[arg(long)]
+        sessions: PathBuf,
+        /// Where to create the tickers' FIFOs.
+        #[arg(long)]
+        fifos: PathBuf,
+        /// Touched once every ticker runs.
+        #[arg(long)]
+        ready: PathBuf,
+        /// The termsprawlctl of the one-shot and MCP traffic.
+        #[arg(long)]
+        ctl: PathBuf,
+        #[arg(long)]
+        rounds: usize,
+        #[arg(long, default_value_t = 0)]
+        warmup_rounds: usize,
+    },
+    /// Print a line every 50 ms and a stamp and a mark for every line of the FIFO.
+    Ticker { fifo: PathBuf },
 }
 
 fn main() -> ExitCode {
@@ -74,6 +98,12 @@ fn main() -> ExitCode {
             xtask::bench::terminals::run_and_print(&session, &fifo, &settings)
         }
         Helper::Stamp { fifo } => xtask::bench::terminals::stamp(&fifo),
+        Helper::Crowd { sessions, fifos, ready, ctl, rounds, warmup_rounds } => {
+            // The agents are the sessions of the list.
+            let settings = xtask::bench::crowd::Settings { agents: 0, rounds, warmup_rounds };
+            xtask::bench::crowd::run_and_print(&sessions, &fifos, &ready, &ctl, &settings)
+        }
+        Helper::Ticker { fifo } => xtask::bench::crowd::ticker(&fifo),
     };
     xtask::exit_code(outcome)
 }

@@ -55,7 +55,8 @@ fn tools(dir: &Path) -> Tools {
 fn plan(vs: &[&str]) -> Plan {
     let vs = vs.iter().map(|text| ((*text).to_owned(), Template::parse(text).unwrap())).collect();
     let terminals = Settings { waits: 4, warmup_waits: 1, reads: 5, warmup_reads: 1 };
-    Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs, terminals }
+    let crowd = xtask::bench::crowd::Settings { agents: 3, rounds: 1, warmup_rounds: 1 };
+    Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs, terminals, crowd }
 }
 
 fn gnu_time_installed() -> bool {
@@ -132,8 +133,15 @@ fn every_part_is_measured_and_reported() {
                 .map(|row| (row.call.as_str(), row.latency.count))
                 .collect();
             assert_eq!(reads, [(GUIDE_READ, 5), (TERMINAL_READ, 5), (TERMINAL_READ_SINCE, 5)]);
+            // Part 5: every wait of every agent answered its mark, with the traffic beside.
+            let crowd = report.crowd.as_ref().expect("part 5 runs where part 4 does");
+            assert_eq!((crowd.agents, crowd.reaction.count), (3, 3 * 4));
+            assert!(crowd.reaction.min > 0 && crowd.one_shot_calls > 0 && crowd.mcp_calls > 0);
+            assert!(crowd.nodes.fds > 0 && crowd.peak_fds >= crowd.nodes.fds, "{crowd:?}");
+            assert!(crowd.peak_rss >= crowd.nodes.rss, "{crowd:?}");
         }
         (None, None) => {
+            assert_eq!(report.crowd, None);
             eprintln!("the terminal part was left out: {MISSING}");
             let note = "termsprawl-headless was not given: the terminal rows are missing";
             assert!(report.notes.contains(&note.to_owned()), "{:?}", report.notes);

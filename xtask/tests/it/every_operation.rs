@@ -682,9 +682,13 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                     "-t",
                     &format!("=ts-{terminal}"),
                     "-F",
-                    "#{client_pid}",
+                    "#{client_control_mode} #{client_pid}",
                 ]);
-                if !String::from_utf8_lossy(&clients.stdout).trim().is_empty() {
+                // headless's own control client may be attached to this session too.
+                if String::from_utf8_lossy(&clients.stdout)
+                    .lines()
+                    .any(|line| line.starts_with("0 "))
+                {
                     break;
                 }
                 assert!(Instant::now() < deadline, "xterm never attached to {terminal}");

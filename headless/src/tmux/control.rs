@@ -1,0 +1,318 @@
+//! One tmux control-mode client per managed tmux server (`tmux -C attach-session -f no-output`),
+//! so that reading and typing into a node's pane costs a line on a pipe, not a tmux process.
+//!
+//! Commands are written one line each to the client's standard input; tmux answers every command
+//! of a line with a block framed by `%begin <time> <number> <flags>` and `%end …` or `%error …`
+//! carrying the same three words. Blocks answer in the order the lines were written, so the
+//! pending requests are a queue. Blocks whose flags do not mark them as this client's commands
+//! (the attach itself) and the notifications between blocks are read and dropped; `no-output`
+//! keeps the panes' `%output` away.
+//!
+//! A control client has to be attached to a session, so it attaches to one of the node sessions
+//! (whichever tmux picks) and holds no session of its own: the server still exits with its last
+//! session, and nothing a person or an agent lists shows the client. It ends when its session
+//! ends; the next request starts another, and while no session runs ([`Control::request`] answers
+//! `None`) the caller runs its command as a tmux process instead. A request that is not answered
+//! by its deadline drops the client (its process is killed) and fails; the next starts afresh.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// What one command of a request answered: whether it succeeded, and its output (every line
+/// ending in a line feed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Block {
+    pub(crate) ok: bool,
+    pub(crate) output: Vec<u8>,
+}
+
+/// The request was not answered by its deadline (the client was dropped).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wedged;
+
+/// The control client of one managed tmux server, started when first needed.
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    slot: Mutex<Slot>,
+    /// Held while a client starts, so that concurrent requests start one.
+    starting: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    client: Option<Arc<Client>>,
+    /// Set when attaching found no session: no client is started again until
+    /// [`Control::sessions_may_exist`].
+    no_session: bool,
+}
+
+#[derive(Debug)]
+struct Client {
+    /// Killed when the client is dropped.
+    child: Child,
+    stdin: tokio::sync::Mutex<ChildStdin>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    pending: Mutex<VecDeque<Pending>>,
+    /// Set, under the `pending` lock, when the client's output ended.
+    dead: AtomicBool,
+}
+
+#[derive(Debug)]
+struct Pending {
+    commands: usize,
+    blocks: Vec<Block>,
+    answer: oneshot::Sender<Vec<Block>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Control {
+    /// Sends `line` (`commands` tmux commands separated by ` ; `, already quoted for tmux's
+    /// parser, no line feed) and answers one [`Block`] per command, fewer when one failed (tmux
+    /// skips the rest of the line then). `None` when no client can run (no session) or the client
+    /// ended before answering: the caller runs the command as a process.
+    pub(crate) async fn request(
+        &self,
+        spawn: impl FnOnce() -> Command,
+        line: &str,
+        commands: usize,
+        deadline: Instant,
+    ) -> Result<Option<Vec<Block>>, Wedged> {
+        let Ok(client) = tokio::time::timeout_at(deadline, self.client(spawn)).await else {
+            return Err(Wedged);
+        };
+        let Some(client) = client else { return Ok(None) };
+        match tokio::time::timeout_at(deadline, client.request(line, commands)).await {
+            Ok(Some(blocks)) => Ok(Some(blocks)),
+            Ok(None) => {
+                self.drop_client(&client);
+                Ok(None)
+            }
+            Err(_) => {
+                self.drop_client(&client);
+                Err(Wedged)
+            }
+        }
+    }
+
+    /// A session was started: a client may attach again.
+    pub(crate) fn sessions_may_exist(&self) {
+        lock(&self.slot).no_session = false;
+    }
+
+    /// Drops the client (the server was killed).
+    pub(crate) fn reset(&self) {
+        let mut slot = lock(&self.slot);
+        slot.client = None;
+        slot.no_session = false;
+    }
+
+    /// The process id of the running client, if one runs (tests).
+    pub(crate) fn client_pid(&self) -> Option<u32> {
+        let slot = lock(&self.slot);
+        slot.client.as_ref().filter(|client| client.alive()).and_then(|client| client.child.id())
+    }
+
+    fn drop_client(&self, client: &Arc<Client>) {
+        let mut slot = lock(&self.slot);
+        if slot.client.as_ref().is_some_and(|current| Arc::ptr_eq(current, client)) {
+            slot.client = None;
+        }
+    }
+
+    fn current(&self) -> Result<Option<Arc<Client>>, ()> {
+        let mut slot = lock(&self.slot);
+        match &slot.client {
+            Some(client) if client.alive() => Ok(Some(Arc::clone(client))),
+            Some(_) => {
+                // Its session ended: another may run.
+                slot.client = None;
+                Ok(None)
+            }
+            None if slot.no_session => Err(()),
+            None => Ok(None),
+        }
+    }
+
+    async fn client(&self, spawn: impl FnOnce() -> Command) -> Option<Arc<Client>> {
+        match self.current() {
+            Ok(Some(client)) => return Some(client),
+            Err(()) => return None,
+            Ok(None) => {}
+        }
+        let _starting = self.starting.lock().await;
+        match self.current() {
+            Ok(Some(client)) => return Some(client),
+            Err(()) => return None,
+            Ok(None) => {}
+        }
+        let Some(client) = Client::start(spawn()).await else {
+            lock(&self.slot).no_session = true;
+            return None;
+        };
+        let client = Arc::new(client);
+        lock(&self.slot).client = Some(Arc::clone(&client));
+        Some(client)
+    }
+}
+
+impl Client {
+    /// Starts `tmux … -C attach-session -f no-output` and waits for the attach's answer; `None`
+    /// when it fails (no server, no session).
+    async fn start(mut command: Command) -> Option<Client> {
+        command.args(["-C", "attach-session", "-f", "no-output"]);
+        command.stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
+        let mut child = command.spawn().ok()?;
+        let stdin = child.stdin.take()?;
+        let mut stdout = BufReader::new(child.stdout.take()?);
+        let mut reader = Reader::default();
+        let mut line = Vec::new();
+        let attached = loop {
+            line.clear();
+            match stdout.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break false,
+                Ok(_) => {}
+            }
+            if let Some((ours, block)) = reader.feed(&line) {
+                // The attach is the first block, and not one of ours.
+                break !ours && block.ok;
+            }
+        };
+        if !attached {
+            return None;
+        }
+        let shared = Arc::new(Shared::default());
+        tokio::spawn(read_answers(stdout, reader, Arc::clone(&shared)));
+        Some(Client { child, stdin: tokio::sync::Mutex::new(stdin), shared })
+    }
+
+    fn alive(&self) -> bool {
+        !self.shared.dead.load(Ordering::Acquire)
+    }
+
+    /// `None` when the client ended first.
+    async fn request(&self, line: &str, commands: usize) -> Option<Vec<Block>> {
+        let (answer, answered) = oneshot::channel();
+        {
+            let mut stdin = self.stdin.lock().await;
+            {
+                let mut pending = lock(&self.shared.pending);
+                if self.shared.dead.load(Ordering::Acquire) {
+                    return None;
+                }
+                pending.push_back(Pending { commands, blocks: Vec::new(), answer });
+            }
+            let mut bytes = Vec::with_capacity(line.len() + 1);
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+            // A failed write is a client that ended: its reader sees the end and drops the
+            // pending answer.
+            let _ = stdin.write_all(&bytes).await;
+        }
+        answered.await.ok()
+    }
+}
+
+/// Reads the client's output until it ends, answering the pending requests in order.
+async fn read_answers(mut stdout: BufReader<ChildStdout>, mut reader: Reader, shared: Arc<Shared>) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match stdout.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let Some((true, block)) = reader.feed(&line) else { continue };
+        let mut pending = lock(&shared.pending);
+        let Some(front) = pending.front_mut() else { continue };
+        let failed = !block.ok;
+        front.blocks.push(block);
+        if (failed || front.blocks.len() >= front.commands)
+            && let Some(done) = pending.pop_front()
+        {
+            let _ = done.answer.send(done.blocks);
+        }
+    }
+    let mut pending = lock(&shared.pending);
+    shared.dead.store(true, Ordering::Release);
+    // Dropping the senders tells every waiting request that no answer comes.
+    pending.clear();
+}
+
+/// The framing of control mode: which block a line belongs to.
+#[derive(Debug, Default)]
+pub(crate) struct Reader {
+    /// The three words of the open block's `%begin`, whether its command is ours, and its
+    /// output so far.
+    open: Option<(Vec<u8>, bool, Vec<u8>)>,
+}
+
+impl Reader {
+    /// Takes one line (with or without its line feed); answers a block when the line closes
+    /// one, with whether the block answers a command this client sent.
+    pub(crate) fn feed(&mut self, line: &[u8]) -> Option<(bool, Block)> {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        match &mut self.open {
+            None => {
+                let words = line.strip_prefix(b"%begin ")?;
+                // Flags: 1 when the command came from this client's input.
+                let ours = words.rsplit(|&b| b == b' ').next().is_some_and(|flags| {
+                    std::str::from_utf8(flags)
+                        .ok()
+                        .and_then(|flags| flags.parse::<u32>().ok())
+                        .is_some_and(|flags| flags & 1 == 1)
+                });
+                self.open = Some((words.to_vec(), ours, Vec::new()));
+                None
+            }
+            Some((words, ours, output)) => {
+                // Only the guard with the begin's exact words closes the block: a pane line that
+                // reads like a guard stays output.
+                let ok = if line.strip_prefix(b"%end ") == Some(words.as_slice()) {
+                    true
+                } else if line.strip_prefix(b"%error ") == Some(words.as_slice()) {
+                    false
+                } else {
+                    output.extend_from_slice(line);
+                    output.push(b'\n');
+                    return None;
+                };
+                let ours = *ours;
+                let output = std::mem::take(output);
+                self.open = None;
+                Some((ours, Block { ok, output }))
+            }
+        }
+    }
+}
+
+/// `word` quoted for tmux's command parser (single quotes, `'` as `'\''`), or `None` when it
+/// cannot travel on one line of control mode (a line feed, a carriage return or a NUL in it).
+pub(crate) fn quoted(word: &str) -> Option<String> {
+    if word.contains(['\n', '\r', '\0']) {
+        return None;
+    }
+    let mut quoted = String::with_capacity(word.len() + 2);
+    quoted.push('\'');
+    for c in word.chars() {
+        if c == '\'' {
+            quoted.push_str("'\\''");
+        } else {
+            quoted.push(c);
+        }
+    }
+    quoted.push('\'');
+    Some(quoted)
+}
