@@ -458,7 +458,14 @@ impl Wait {
             access::permits(&project, &self.reader, node, Access::Read)?;
         }
         if state.dead {
-            self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
+            if engine.recorded_status(&self.node_id).is_some() {
+                // The wrapper printed its exit mark before it recorded the exit: once the mark
+                // is in the stream, so is everything the command printed (issue 29).
+                engine.output_complete(&self.node_id).await;
+            } else {
+                // Killed with its wrapper, or a shell: no mark is coming.
+                self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
+            }
         }
         let (text, dropped, cursor) = self.stream.after(self.since);
         let output = tail(&text, WAIT_OUTPUT_CHARS);
