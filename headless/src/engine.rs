@@ -483,6 +483,37 @@ impl Engine {
         }
     }
 
+    /// The screen view of a node whose session is gone ([`Engine::gone_state`]): there is no pane
+    /// to look at, so its last rows are the last lines of its stream (each cut to the width),
+    /// padded with empty rows to the window's size, the cursor below the last line written.
+    pub(crate) fn gone_screen(&self, node_id: &str) -> Option<(Screen, PaneState)> {
+        let state = self.gone_state(node_id)?;
+        let (cols, rows) = crate::tmux::WINDOW_CELLS;
+        let (text, _, _) = self.streams.get(node_id).after(None);
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        // The text after the last line feed is the row the cursor is on.
+        let cursor_col = lines.last().map_or(0, |last| last.chars().count());
+        let skip = lines.len().saturating_sub(rows as usize);
+        lines.drain(..skip);
+        let cursor_row = u32::try_from(lines.len().saturating_sub(1)).unwrap_or(rows - 1);
+        let mut screen = String::new();
+        for row in 0..rows as usize {
+            let line = lines.get(row).copied().unwrap_or_default();
+            let line: String = line.chars().take(cols as usize).collect();
+            screen.push_str(line.trim_end_matches(' '));
+            screen.push('\n');
+        }
+        let screen = Screen {
+            text: screen,
+            rows,
+            cols,
+            cursor_row,
+            cursor_col: u32::try_from(cursor_col).unwrap_or(cols).min(cols - 1),
+            alternate: false,
+        };
+        Some((screen, state))
+    }
+
     /// `state`, with the status a run node's wrapper recorded when tmux does not know it.
     pub(crate) fn with_recorded_status(&self, node_id: &str, mut state: PaneState) -> PaneState {
         if state.dead && state.exit_code.is_none() && state.signal.is_none() {

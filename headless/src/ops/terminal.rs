@@ -211,7 +211,12 @@ async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError>
             Ok((screen, state)) => (screen, engine.with_recorded_status(node_id, state)),
             Err(error) => match engine.final_record(node_id) {
                 Some(record) => (record.screen.clone(), record.state()),
-                None => return Err(tmux_error(error)),
+                // Its session is gone (a shell that exited, a killed tmux server): not running,
+                // as the other reads answer (issue 29).
+                None => match (&error, engine.gone_screen(node_id)) {
+                    (TmuxError::NotRunning(_), Some(gone)) => gone,
+                    _ => return Err(tmux_error(error)),
+                },
             },
         },
     };
