@@ -38,6 +38,15 @@ async fn three_answers(agent: &Agent, node_id: &str) -> [Value; 3] {
     [plain, since, wait]
 }
 
+/// The names of the temporary files (`*.tmp`) in `dir`.
+fn temporary_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| Path::new(name).extension().is_some_and(|extension| extension == "tmp"))
+        .collect()
+}
+
 /// `terminal_read {view: screen}` of a node whose session is gone: a whole window of rows.
 async fn gone_screen(agent: &Agent, node_id: &str) -> Value {
     let screen = ok(agent, "terminal_read", json!({"nodeId": node_id, "view": "screen"})).await;
@@ -288,24 +297,14 @@ async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
     let terminals = fixture.server().layout().terminals_dir();
     assert!(!terminals.join(format!("{late}.final")).exists());
     assert!(!terminals.join(format!("{late}.status")).exists());
-    let leftovers: Vec<_> = std::fs::read_dir(&terminals)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(temporary_files(&terminals), Vec::<String>::new());
     let refused = fails(&agent, "sticky_open", json!({"text": "while full"})).await;
     assert!(refused.starts_with("cannot save the canvas: "), "{refused}");
     // The canvas file is the one committed before the fault, and no temporary file is left.
     assert_eq!(std::fs::read(&canvas).unwrap(), saved);
     let text = String::from_utf8(saved).unwrap();
     assert!(text.contains("committed before the fault") && !text.contains("while full"), "{text}");
-    let leftovers: Vec<_> = std::fs::read_dir(fixture.agent_tools())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| Path::new(name).extension().is_some_and(|extension| extension == "tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(temporary_files(&fixture.agent_tools()), Vec::<String>::new());
 
     // Space is freed: the same calls work, without a restart.
     std::fs::remove_file(filler).unwrap();
