@@ -80,11 +80,25 @@ impl StartedAgent {
     }
 }
 
-/// The program of a run node: `sh -c COMMAND` under a small `sh` that records the command's
-/// exit status in the status file (`$2`) and then ends the same way (exit status, or the same
-/// signal again), so that tmux reports the end and the file backs it up. An exit status above
-/// 128 is taken for a signal, as shells do.
-const RUN_WRAPPER: &str = r#"sh -c "$1"; s=$?; echo "$s" > "$2"; if [ "$s" -gt 128 ]; then n=$(kill -l "$s" 2>/dev/null) && kill -s "$n" $$ 2>/dev/null; fi; exit "$s""#;
+/// The program of a run node: `sh -c COMMAND` under a small `sh` that, once the command has
+/// exited, prints the exit mark ([`crate::streams::EXIT_MARK`]: everything the command printed
+/// is in the stream once the mark is), records the command's exit status in the status file
+/// (`$2`, written aside and renamed, so a reader sees no half-written number), waits until the
+/// server has read the mark from the stream (`$3` appears; [`crate::streams::DRAIN_LIMIT`] at
+/// most) and then ends the same way (exit status, or the same signal again), so that tmux
+/// reports the end and the file backs it up. An exit status above 128 is taken for a signal, as
+/// shells do.
+///
+/// The wait matters: tmux 3.3a ends a pane whose program exited as soon as the terminal shows
+/// nothing left to read, and under load the last output can still be on its way through the
+/// kernel then; it is lost (issue 29: the tail of a run's output, a few hundred bytes after a
+/// multiple of 4095, missing for good). A wrapper still running holds the terminal open.
+pub(crate) const RUN_WRAPPER: &str = r#"sh -c "$1"; s=$?; printf '\030\033]6973;termsprawl-exit\007'; echo "$s" > "$2-tmp" && mv -f "$2-tmp" "$2"; i=0; while [ ! -e "$3" ] && [ "$i" -lt 250 ]; do sleep 0.02; i=$((i+1)); done; if [ "$s" -gt 128 ]; then n=$(kill -l "$s" 2>/dev/null) && kill -s "$n" $$ 2>/dev/null; fi; exit "$s""#;
+
+/// How long an answer that reports a run node's exit waits for its wrapper's exit mark in the
+/// stream (the output of the command on its way from tmux through the pipe into the file). Only
+/// a wedged pipe takes this long; the answer then has what the stream holds.
+pub(crate) const EXIT_MARK_LIMIT: std::time::Duration = crate::streams::DRAIN_LIMIT;
 
 /// How long a run node's start waits for its output pipe's reader.
 const PIPE_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -280,6 +294,7 @@ impl Engine {
             "sh".to_owned(),
             command.to_owned(),
             status_file.to_string_lossy().into_owned(),
+            self.streams.drained_file(&node_id).to_string_lossy().into_owned(),
         ];
         let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
         node.command = Some(command.to_owned());
@@ -407,7 +422,7 @@ impl Engine {
     /// Marks a run node started with `keep: false`: the first answer that reports its finish
     /// closes it ([`Engine::discards`]).
     pub(crate) fn mark_discard(&self, node_id: &str) -> std::io::Result<()> {
-        std::fs::write(self.discard_file(node_id), b"")
+        termsprawl_transport::server::write_atomic(&self.discard_file(node_id), b"")
     }
 
     /// Whether the node was started with `keep: false`.
@@ -428,6 +443,9 @@ impl Engine {
         if !state.dead {
             return Ok(None);
         }
+        // Ending the session drops what tmux has not yet handed to the pipe: not before the
+        // command's output is all in the stream.
+        self.output_complete(node_id).await;
         let (screen, _) = self.tmux.capture_screen(node_id).await?;
         let state = self.with_recorded_status(node_id, state);
         let record = FinalRecord {
@@ -436,16 +454,13 @@ impl Engine {
             history: trim_dead_notice(trim_blank_end(&history)).to_owned(),
             screen,
         };
-        let file = self.final_file(node_id);
-        let temporary = file.with_extension("final.tmp");
+        // Through the one writer of state files (fsync'd): the record outlives the pane.
         let written =
             serde_json::to_vec(&record).map_err(std::io::Error::other).and_then(|bytes| {
-                std::fs::write(&temporary, bytes)?;
-                std::fs::rename(&temporary, &file)
+                termsprawl_transport::server::write_atomic(&self.final_file(node_id), &bytes)
             });
         if written.is_err() {
             // Without the record the pane is the only place the screen is kept: leave it.
-            let _ = std::fs::remove_file(&temporary);
             return Ok(Some(record));
         }
         self.tmux.kill_session(node_id).await?;
@@ -459,7 +474,12 @@ impl Engine {
         for node_id in runs {
             let finished = self.streams.status_file(&node_id).exists()
                 || self.streams.died_file(&node_id).exists();
+            // A run whose output is still on its way is retired in a later round.
+            let output_in = self.recorded_status(&node_id).is_none()
+                || self.streams.get(&node_id).exit_marked()
+                || self.streams.end_file(&node_id).exists();
             if finished
+                && output_in
                 && !self.final_file(&node_id).exists()
                 && !lock(&self.unretirable).contains(&node_id)
                 && let Err(TmuxError::NotRunning(_)) = self.retire_run(&node_id).await
@@ -507,6 +527,37 @@ impl Engine {
         }
     }
 
+    /// The screen view of a node whose session is gone ([`Engine::gone_state`]): there is no pane
+    /// to look at, so its last rows are the last lines of its stream (each cut to the width),
+    /// padded with empty rows to the window's size, the cursor below the last line written.
+    pub(crate) fn gone_screen(&self, node_id: &str) -> Option<(Screen, PaneState)> {
+        let state = self.gone_state(node_id)?;
+        let (cols, rows) = crate::tmux::WINDOW_CELLS;
+        let (text, _, _) = self.streams.get(node_id).after(None);
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        // The text after the last line feed is the row the cursor is on.
+        let cursor_col = lines.last().map_or(0, |last| last.chars().count());
+        let skip = lines.len().saturating_sub(rows as usize);
+        lines.drain(..skip);
+        let cursor_row = u32::try_from(lines.len().saturating_sub(1)).unwrap_or(rows - 1);
+        let mut screen = String::new();
+        for row in 0..rows as usize {
+            let line = lines.get(row).copied().unwrap_or_default();
+            let line: String = line.chars().take(cols as usize).collect();
+            screen.push_str(line.trim_end_matches(' '));
+            screen.push('\n');
+        }
+        let screen = Screen {
+            text: screen,
+            rows,
+            cols,
+            cursor_row,
+            cursor_col: u32::try_from(cursor_col).unwrap_or(cols).min(cols - 1),
+            alternate: false,
+        };
+        Some((screen, state))
+    }
+
     /// `state`, with the status a run node's wrapper recorded when tmux does not know it.
     pub(crate) fn with_recorded_status(&self, node_id: &str, mut state: PaneState) -> PaneState {
         if state.dead && state.exit_code.is_none() && state.signal.is_none() {
@@ -517,6 +568,17 @@ impl Engine {
             }
         }
         state
+    }
+
+    /// Waits (at most [`EXIT_MARK_LIMIT`]) until everything a finished run node's command printed
+    /// is in its stream: when its wrapper recorded the exit, until the wrapper's exit mark is
+    /// read (or the pipe ended). A command killed with its wrapper printed no mark, and a retired
+    /// node's stream was complete when it was retired: those do not wait.
+    pub(crate) async fn output_complete(&self, node_id: &str) {
+        if self.recorded_status(node_id).is_some() && !self.final_file(node_id).exists() {
+            let end = self.streams.end_file(node_id);
+            self.streams.get(node_id).wait_for_exit_mark(&end, EXIT_MARK_LIMIT).await;
+        }
     }
 
     /// The exit status a run node's wrapper recorded, once its command has exited.

@@ -35,6 +35,10 @@ use rustix::fs::inotify;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
+/// How long a run wrapper waits, after its exit mark, for the server to read it (and how long the
+/// server looks for it) before it ends anyway.
+pub(crate) const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How many characters of each stream are kept for `since` and `terminal_wait`.
 pub(crate) const RETAINED_CHARS: usize = 1_000_000;
 
@@ -83,6 +87,8 @@ struct StreamState {
     compacted: u64,
     /// The file system cannot punch holes: keep the bytes.
     cannot_punch: bool,
+    /// The run wrapper's [`EXIT_MARK`] has been read: the command's output is all in.
+    exit_marked: bool,
 }
 
 /// The escape-sequence parser of a stream, kept between reads (a sequence may be split).
@@ -95,10 +101,24 @@ impl std::fmt::Debug for Parser {
     }
 }
 
+/// The exit mark a run node's wrapper prints once its command has exited, before it records the
+/// exit status (`engine::RUN_WRAPPER`): a CAN, which ends any sequence the command left
+/// open, then `OSC 6973 ; termsprawl-exit BEL`. Output reaches the stream file in the order the
+/// pane printed it, so once the mark is in the stream everything the command printed is too.
+/// tmux ignores an OSC it does not know, so the mark is on no screen, and the text of a stream
+/// never shows it.
+#[cfg(test)]
+pub(crate) const EXIT_MARK: &[u8] = b"\x18\x1b]6973;termsprawl-exit\x07";
+
+/// The parameters of the [`EXIT_MARK`]'s OSC.
+const EXIT_MARK_PARAMS: [&[u8]; 2] = [b"6973", b"termsprawl-exit"];
+
 /// The printable text of a slice of terminal output.
 struct Printer<'a> {
     text: &'a mut String,
     added: u64,
+    /// Set when the slice holds the exit mark.
+    exit_marked: &'a mut bool,
 }
 
 impl vte::Perform for Printer<'_> {
@@ -111,6 +131,12 @@ impl vte::Perform for Printer<'_> {
         if matches!(byte, b'\n' | b'\t') {
             self.text.push(char::from(byte));
             self.added += 1;
+        }
+    }
+
+    fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
+        if params == EXIT_MARK_PARAMS {
+            *self.exit_marked = true;
         }
     }
 }
@@ -141,6 +167,12 @@ impl Streams {
     /// exits (see `Engine::open_run`).
     pub(crate) fn status_file(&self, node_id: &str) -> PathBuf {
         self.dir.join(format!("{node_id}.status"))
+    }
+
+    /// `<dir>/<nodeId>.drained`, touched once the run wrapper's exit mark has been read from the
+    /// stream: the wrapper may end (see `engine::RUN_WRAPPER`).
+    pub(crate) fn drained_file(&self, node_id: &str) -> PathBuf {
+        self.dir.join(format!("{node_id}.drained"))
     }
 
     /// `<dir>/<nodeId>.end`, touched when the pane is gone.
@@ -213,6 +245,8 @@ impl Streams {
             self.out_file(node_id),
             self.start_file(node_id),
             self.status_file(node_id),
+            self.dir.join(format!("{node_id}.status-tmp")),
+            self.drained_file(node_id),
             self.end_file(node_id),
             self.died_file(node_id),
             self.mark_file(node_id),
@@ -230,6 +264,7 @@ impl Streams {
             &self.dir,
             inotify::WatchFlags::MODIFY
                 | inotify::WatchFlags::CREATE
+                | inotify::WatchFlags::MOVED_TO
                 | inotify::WatchFlags::ATTRIB
                 | inotify::WatchFlags::CLOSE_WRITE,
         )?;
@@ -244,13 +279,18 @@ impl Streams {
             loop {
                 let Ok(mut ready) = fd.readable().await else { return };
                 let mut woken: Vec<String> = Vec::new();
+                let mut recorded: Vec<String> = Vec::new();
                 let mut reader = inotify::Reader::new(fd.get_ref(), &mut buffer);
                 loop {
                     match reader.next() {
                         Ok(event) => {
-                            if let Some(name) =
-                                event.file_name().and_then(|name| name.to_str().ok())
-                                && let Some(node_id) = node_of(name)
+                            let name = event.file_name().and_then(|name| name.to_str().ok());
+                            if let Some(node_id) =
+                                name.and_then(|name| name.strip_suffix(".status"))
+                            {
+                                recorded.push(node_id.to_owned());
+                            }
+                            if let Some(node_id) = name.and_then(node_of)
                                 && !woken.iter().any(|seen| seen == node_id)
                             {
                                 woken.push(node_id.to_owned());
@@ -264,6 +304,9 @@ impl Streams {
                         Err(_) => return,
                     }
                 }
+                for node_id in recorded {
+                    tokio::spawn(Arc::clone(&streams).acknowledge_exit(node_id));
+                }
                 for node_id in woken {
                     if streams.far_behind(&node_id) {
                         let streams = Arc::clone(&streams);
@@ -274,6 +317,24 @@ impl Streams {
                 }
             }
         }))
+    }
+}
+
+impl Streams {
+    /// Once a run wrapper has recorded its command's exit: waits (at most [`DRAIN_LIMIT`]) until
+    /// its exit mark is in the stream, then lets the wrapper end (`<nodeId>.drained`).
+    async fn acknowledge_exit(self: Arc<Self>, node_id: String) {
+        let stream = {
+            let streams = Arc::clone(&self);
+            let node_id = node_id.clone();
+            match tokio::task::spawn_blocking(move || streams.get(&node_id)).await {
+                Ok(stream) => stream,
+                Err(_) => return,
+            }
+        };
+        if stream.wait_for_exit_mark(&self.end_file(&node_id), DRAIN_LIMIT).await {
+            let _ = std::fs::write(self.drained_file(&node_id), b"");
+        }
     }
 }
 
@@ -388,6 +449,35 @@ impl Stream {
         }
     }
 
+    /// Whether the run wrapper's [`EXIT_MARK`] is in the stream (read up to the file's end).
+    pub(crate) fn exit_marked(&self) -> bool {
+        self.refresh();
+        lock(&self.state).exit_marked
+    }
+
+    /// Waits (at most `limit`, woken by the watch) until everything a run node's command printed
+    /// is in the stream: its wrapper's [`EXIT_MARK`] has been read, or the output pipe has ended
+    /// (`end`, touched once the pipe's reader has written all it got). Answers whether it is.
+    pub(crate) async fn wait_for_exit_mark(
+        &self,
+        end: &std::path::Path,
+        limit: std::time::Duration,
+    ) -> bool {
+        let mut changes = self.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if self.exit_marked() || end.exists() {
+                // The end is touched after the reader's last write: read up to it.
+                self.refresh();
+                return true;
+            }
+            tokio::select! {
+                update = changes.changed() => if update.is_err() { return self.exit_marked() },
+                () = tokio::time::sleep_until(deadline) => return self.exit_marked() || end.exists(),
+            }
+        }
+    }
+
     /// The current cursor.
     pub(crate) fn cursor(&self) -> u64 {
         self.look().cursor
@@ -457,7 +547,8 @@ impl StreamState {
 
     /// Parses `bytes`, the next bytes of the file, and returns how many characters they added.
     fn consume(&mut self, bytes: &[u8]) -> u64 {
-        let mut printer = Printer { text: &mut self.text, added: 0 };
+        let mut printer =
+            Printer { text: &mut self.text, added: 0, exit_marked: &mut self.exit_marked };
         self.parser.0.advance(&mut printer, bytes);
         let added = printer.added;
         self.offset += bytes.len() as u64;
@@ -485,10 +576,9 @@ impl StreamState {
         {
             return;
         }
-        let temporary = mark.with_extension("mark.tmp");
-        if std::fs::write(&temporary, format!("{offset} {cursor}\n")).is_err()
-            || std::fs::rename(&temporary, mark).is_err()
-        {
+        // Through the one writer of state files: flushed before the bytes it replaces go.
+        let point = format!("{offset} {cursor}\n");
+        if termsprawl_transport::server::write_atomic(mark, point.as_bytes()).is_err() {
             return;
         }
         self.compacted = offset;

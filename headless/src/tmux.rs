@@ -43,6 +43,8 @@ pub const COMMAND_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Width and height of a new node's window, in cells.
 const WINDOW_SIZE: (&str, &str) = ("160", "48");
+/// [`WINDOW_SIZE`] as numbers: columns, rows.
+pub(crate) const WINDOW_CELLS: (u32, u32) = (160, 48);
 
 /// Environment variables never passed to tmux (and so never to a node): a nested tmux client
 /// would act on the outer server.
@@ -426,8 +428,21 @@ impl Tmux {
     /// Pipes the node's pane into its stream again (`pipe-pane -o`, the command and files of
     /// [`Tmux::new_session`]), after the pipe's reader ended while the pane lives: `cat` exits
     /// when a write fails (a full disk), and nothing else would follow the pane again.
+    ///
+    /// tmux notices that the reader has gone only when it next writes to the pipe; until then
+    /// `pipe-pane -o` would toggle the stale pipe off and open nothing. So the stale pipe is
+    /// closed first (`pipe-pane` without a command), in the same command list.
     pub async fn repipe(&self, node_id: &str) -> Result<(), TmuxError> {
-        let args = ["-o".into(), "-t".into(), pane(node_id), PIPE_COMMAND.into()];
+        let args = [
+            "-t".into(),
+            pane(node_id),
+            ";".into(),
+            "pipe-pane".into(),
+            "-o".into(),
+            "-t".into(),
+            pane(node_id),
+            PIPE_COMMAND.into(),
+        ];
         self.run_on(node_id, "pipe-pane", &args, None).await.map(drop)
     }
 

@@ -224,7 +224,12 @@ async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError>
             }
             Err(error) => match engine.final_record(node_id) {
                 Some(record) => (record.screen.clone(), record.state()),
-                None => return Err(tmux_error(error)),
+                // Its session is gone (a shell that exited, a killed tmux server): not running,
+                // as the other reads answer (issue 29).
+                None => match (&error, engine.gone_screen(node_id)) {
+                    (TmuxError::NotRunning(_), Some(gone)) => gone,
+                    _ => return Err(tmux_error(error)),
+                },
             },
         },
     };
@@ -487,7 +492,14 @@ impl Wait {
             access::permits(&project, &self.reader, node, Access::Read)?;
         }
         if state.dead {
-            self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
+            if engine.recorded_status(&self.node_id).is_some() {
+                // The wrapper printed its exit mark before it recorded the exit: once the mark
+                // is in the stream, so is everything the command printed (issue 29).
+                engine.output_complete(&self.node_id).await;
+            } else {
+                // Killed with its wrapper, or a shell: no mark is coming.
+                self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
+            }
         }
         let (text, dropped, cursor) = self.stream.after(self.since);
         let output = tail(&text, WAIT_OUTPUT_CHARS);

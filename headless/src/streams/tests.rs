@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{COMPACT_BYTES, RETAINED_CHARS, Streams, node_of};
+use super::{COMPACT_BYTES, EXIT_MARK, RETAINED_CHARS, Streams, node_of};
 
 fn append(streams: &Streams, node_id: &str, bytes: &[u8]) {
     let mut file = std::fs::OpenOptions::new()
@@ -31,6 +31,43 @@ fn control_sequences_are_removed_and_the_cursor_counts_characters() {
     assert_eq!(stream.after(Some(99)), (String::new(), false, 16), "a cursor ahead is the end");
     assert!(stream.contains_after(Some(8), "here"));
     assert!(!stream.contains_after(Some(9), "here"));
+}
+
+/// The run wrapper prints the exit mark after its command's output and before it records the
+/// status; the stream reads the mark without showing it, even after a sequence the command left
+/// open.
+#[test]
+fn the_run_wrappers_exit_mark_is_read_and_not_shown() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    let (status, drained) = (streams.status_file("n1"), streams.drained_file("n1"));
+    let child = std::process::Command::new("sh")
+        .args(["-c", crate::engine::RUN_WRAPPER, "sh", "printf 'abc\\n\\033]0;open'; exit 3"])
+        .args([&status, &drained])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !status.exists() {
+        assert!(std::time::Instant::now() < deadline, "no status recorded");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The wrapper holds its terminal open until the server has read the mark.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut child = child;
+    assert!(child.try_wait().unwrap().is_none(), "the wrapper ended before it was drained");
+    std::fs::write(&drained, b"").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert!(output.stdout.ends_with(EXIT_MARK), "{:?}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(std::fs::read_to_string(&status).unwrap(), "3\n");
+    let stream = streams.get("n1");
+    append(&streams, "n1", &output.stdout[..output.stdout.len() - EXIT_MARK.len()]);
+    assert!(!stream.exit_marked(), "no mark before the wrapper printed it");
+    append(&streams, "n1", EXIT_MARK);
+    assert!(stream.exit_marked());
+    append(&streams, "n1", b"after\n");
+    assert_eq!(stream.after(None).0, "abc\nafter\n");
 }
 
 #[test]

@@ -38,6 +38,24 @@ async fn three_answers(agent: &Agent, node_id: &str) -> [Value; 3] {
     [plain, since, wait]
 }
 
+/// The names of the temporary files (`*.tmp`) in `dir`.
+fn temporary_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| Path::new(name).extension().is_some_and(|extension| extension == "tmp"))
+        .collect()
+}
+
+/// `terminal_read {view: screen}` of a node whose session is gone: a whole window of rows.
+async fn gone_screen(agent: &Agent, node_id: &str) -> Value {
+    let screen = ok(agent, "terminal_read", json!({"nodeId": node_id, "view": "screen"})).await;
+    assert_eq!((&screen["rows"], &screen["cols"]), (&json!(48), &json!(160)), "{screen}");
+    assert_eq!(screen["output"].as_str().unwrap().matches('\n').count(), 48, "{screen}");
+    assert_eq!(screen["alternateScreen"], json!(false), "{screen}");
+    screen
+}
+
 /// tmux 3.3a answers `display-message` about a session that does not exist with exit 0 and empty
 /// fields: a shell whose user typed `exit` (while other sessions live) and a run node whose
 /// session tmux lost read as not running, the same way in every answer.
@@ -56,6 +74,10 @@ async fn a_gone_session_reads_as_not_running() {
     }
     assert!(since["output"].as_str().unwrap().contains("bye-shell"), "{since}");
     assert!(plain["output"].as_str().unwrap().contains("bye-shell"), "{plain}");
+    // The screen view agrees (before: `Terminal is not attached`), from the stream's last lines.
+    let screen = gone_screen(&agent, &shell).await;
+    assert_eq!(status(&screen), (json!(false), Value::Null), "{screen}");
+    assert!(screen["output"].as_str().unwrap().contains("bye-shell"), "{screen}");
 
     let run = ok(
         &agent,
@@ -73,6 +95,10 @@ async fn a_gone_session_reads_as_not_running() {
         assert_eq!(status(answer), (json!(false), json!(7)), "{answer}");
         assert!(answer["output"].as_str().unwrap().contains("out-seven"), "{answer}");
     }
+    let screen = gone_screen(&agent, &run).await;
+    assert_eq!(status(&screen), (json!(false), json!(7)), "{screen}");
+    assert!(screen["output"].as_str().unwrap().starts_with("out-seven\n"), "{screen}");
+    assert_eq!((&screen["cursorRow"], &screen["cursorCol"]), (&json!(1), &json!(0)), "{screen}");
     // canvas_list shows neither as attached.
     for node_id in [&shell, &run] {
         assert_eq!(node(&agent, node_id).await["attached"], json!(false));
@@ -235,6 +261,10 @@ async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
     assert_eq!(before["output"], "before\n");
 
     let shell = id(&ok(&agent, "terminal_open", json!({})).await);
+    // A run that finishes while the disk is full.
+    let go = fixture.project.join("go");
+    let command = format!("while [ ! -e '{}' ]; do sleep 0.05; done; exit 4", go.display());
+    let late = id(&ok(&agent, "terminal_run", json!({"command": command, "timeoutMs": 0})).await);
 
     let filler = tmpfs.fill();
     // The shell prints more than its stream file's last page can hold: the output copy fails.
@@ -257,18 +287,24 @@ async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(!marker.exists(), "attempt {attempt}: the failed run ran its command");
     }
+    // The run ends: its status and final record cannot be written; tmux still has its exit,
+    // and neither a half-written record nor a temporary file is left.
+    std::fs::write(&go, b"").unwrap();
+    let ended =
+        ok(&agent, "terminal_wait", json!({"nodeId": late, "until": "exit", "timeoutMs": 20000}))
+            .await;
+    assert_eq!(status(&ended), (json!(false), json!(4)), "{ended}");
+    let terminals = fixture.server().layout().terminals_dir();
+    assert!(!terminals.join(format!("{late}.final")).exists());
+    assert!(!terminals.join(format!("{late}.status")).exists());
+    assert_eq!(temporary_files(&terminals), Vec::<String>::new());
     let refused = fails(&agent, "sticky_open", json!({"text": "while full"})).await;
     assert!(refused.starts_with("cannot save the canvas: "), "{refused}");
     // The canvas file is the one committed before the fault, and no temporary file is left.
     assert_eq!(std::fs::read(&canvas).unwrap(), saved);
     let text = String::from_utf8(saved).unwrap();
     assert!(text.contains("committed before the fault") && !text.contains("while full"), "{text}");
-    let leftovers: Vec<_> = std::fs::read_dir(fixture.agent_tools())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| Path::new(name).extension().is_some_and(|extension| extension == "tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(temporary_files(&fixture.agent_tools()), Vec::<String>::new());
 
     // Space is freed: the same calls work, without a restart.
     std::fs::remove_file(filler).unwrap();
@@ -276,6 +312,10 @@ async fn a_full_disk_fails_calls_cleanly_and_loses_nothing() {
         ok(&agent, "terminal_run", json!({"command": "echo after", "timeoutMs": 20000})).await;
     assert_eq!((&after["exitCode"], &after["output"]), (&json!(0), &json!("after\n")));
     ok(&agent, "sticky_open", json!({"text": "after the fault"})).await;
+    // The finished run is retired now that its record can be written, and keeps its exit.
+    let retired = ok(&agent, "terminal_read", json!({"nodeId": late})).await;
+    assert_eq!(status(&retired), (json!(false), json!(4)), "{retired}");
+    assert!(terminals.join(format!("{late}.final")).exists());
     // The shell is followed again (by the liveness check's next round).
     let cursor = ok(&agent, "terminal_read", json!({"nodeId": shell, "since": 0})).await["cursor"]
         .as_u64()

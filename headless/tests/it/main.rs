@@ -5,6 +5,7 @@ mod agent_isolation;
 mod agents;
 mod canvas;
 mod faults;
+mod flood;
 mod interactive;
 mod messaging;
 mod queue;

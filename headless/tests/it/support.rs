@@ -88,11 +88,16 @@ impl Fixture {
 
     /// Launches `/bin/sh` as an agent named `name` through the control API.
     pub(crate) async fn agent(&self, name: &str) -> Agent {
+        self.agent_named(name.to_owned()).await
+    }
+
+    /// [`Fixture::agent`] with an owned name (the future borrows only the fixture).
+    pub(crate) async fn agent_named(&self, name: String) -> Agent {
         let value = self
             .server()
             .launch(LaunchRequest {
                 project: None,
-                agent: Some(name.to_owned()),
+                agent: Some(name),
                 title: None,
                 argv: vec!["/bin/sh".to_owned()],
             })

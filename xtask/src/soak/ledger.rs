@@ -12,8 +12,9 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
-/// The client contract's failure text is `PREFIX <reason> SUFFIX` (`spec/protocol.md` §7.2).
-pub const UNAVAILABLE_PREFIX: &str = "Tool connection unavailable: ";
+/// The client contract's failure text is `PREFIX <reason> SUFFIX` (`spec/protocol.md` §7.2); the
+/// prefix is the transport's own.
+pub use termsprawl_transport::UNAVAILABLE_PREFIX;
 /// See [`UNAVAILABLE_PREFIX`].
 pub const UNAVAILABLE_SUFFIX: &str =
     ". Check that termsprawl is running. Mutations are not automatically retried.";
