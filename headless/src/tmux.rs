@@ -207,8 +207,11 @@ impl Tmux {
         let spawn_error =
             |source| TmuxError::Spawn { program: self.location.program.clone(), source };
         let mut child = command.spawn().map_err(spawn_error)?;
+        // tmux may exit before it reads its input (no server running): that failure, with what
+        // tmux printed, is the answer, not the broken pipe of the write.
+        let mut written = Ok(());
         if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(input).await.map_err(spawn_error)?;
+            written = pipe.write_all(input).await;
             drop(pipe);
         }
         let Ok(output) = tokio::time::timeout_at(deadline, child.wait_with_output()).await else {
@@ -216,6 +219,7 @@ impl Tmux {
         };
         let output = output.map_err(spawn_error)?;
         if output.status.success() {
+            written.map_err(spawn_error)?;
             return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
         Err(TmuxError::Failed {
@@ -507,7 +511,7 @@ impl Tmux {
             }
         }
         let load = ["-b".into(), buffer.clone().into(), "-".into()];
-        self.run("load-buffer", &load, Some(text.as_bytes())).await?;
+        self.run_on(node_id, "load-buffer", &load, Some(text.as_bytes())).await?;
         let paste = [
             "-r".into(),
             "-d".into(),

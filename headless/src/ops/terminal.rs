@@ -22,7 +22,7 @@ use crate::engine::{Engine, tmux_error};
 use crate::error::{ToolError, messages};
 use crate::ops::access::{self, Access};
 use crate::ops::canvas::lexical_normal;
-use crate::streams::Stream;
+use crate::streams::{Look, Stream};
 use crate::tmux::{PaneState, Screen, TmuxError};
 
 /// The default wait of `terminal_run` and `terminal_wait`, in milliseconds.
@@ -412,6 +412,31 @@ pub(super) struct Wait {
 }
 
 impl Wait {
+    /// Whether the condition holds now, and for a quiet condition not yet met, when to look
+    /// again (the instant the quiet period would end without a change).
+    fn holds(&self, engine: &Engine, state: &PaneState, look: &Look) -> (bool, Option<Instant>) {
+        match &self.condition {
+            // The wrapper records the status as the command exits; tmux may see the pane die
+            // later, or (tmux 3.3, rarely) never reap it and so never fire `pane-died`.
+            Condition::Exit => {
+                (state.dead || engine.recorded_status(&self.node_id).is_some(), None)
+            }
+            Condition::Text(text) => (self.stream.contains_after(self.since, text), None),
+            Condition::Change => (look.cursor > self.since.unwrap_or_default(), None),
+            Condition::Quiet(quiet) => {
+                let since_change = look
+                    .last_change
+                    .and_then(|at| SystemTime::now().duration_since(at).ok())
+                    .unwrap_or(*quiet);
+                if since_change >= *quiet {
+                    (true, None)
+                } else {
+                    (false, Some(Instant::now() + quiet.saturating_sub(since_change)))
+                }
+            }
+        }
+    }
+
     /// Waits until the condition holds, the timeout passes (not an error) or the node is closed
     /// (an error). Wakes on every change of the node's stream files, never on a timer alone.
     pub(super) async fn finish(self, engine: &Engine) -> Result<Value, ToolError> {
@@ -431,26 +456,8 @@ impl Wait {
             if look.closed {
                 return Err(messages::CLOSED_WHILE_WAITING.into());
             }
-            let mut wake_at = deadline;
-            let reached = match &self.condition {
-                // The wrapper records the status as the command exits; tmux may see the pane die
-                // later, or (tmux 3.3, rarely) never reap it and so never fire `pane-died`.
-                Condition::Exit => state.dead || engine.recorded_status(&self.node_id).is_some(),
-                Condition::Text(text) => self.stream.contains_after(self.since, text),
-                Condition::Change => look.cursor > self.since.unwrap_or_default(),
-                Condition::Quiet(quiet) => {
-                    let since_change = look
-                        .last_change
-                        .and_then(|at| SystemTime::now().duration_since(at).ok())
-                        .unwrap_or(*quiet);
-                    if since_change >= *quiet {
-                        true
-                    } else {
-                        wake_at = wake_at.min(Instant::now() + quiet.saturating_sub(since_change));
-                        false
-                    }
-                }
-            };
+            let (reached, wake) = self.holds(engine, &state, &look);
+            let wake_at = wake.map_or(deadline, |wake| wake.min(deadline));
             if reached {
                 break true;
             }

@@ -198,3 +198,17 @@ async fn a_tmux_that_never_answers_fails_each_command_at_its_deadline() {
         "tmux capture-pane did not answer within 5 s: the managed tmux server is stopped or stuck"
     );
 }
+
+#[tokio::test]
+async fn a_tmux_gone_before_it_reads_its_input_reads_as_not_running_not_a_broken_pipe() {
+    let dir = tempfile::TempDir::new().unwrap();
+    // No socket: the text goes through `load-buffer -`, whose tmux exits without reading it, so
+    // a text larger than a pipe's buffer meets a broken pipe. The answer is tmux's failure (no
+    // server: the node's session is not running), never the write's `Broken pipe`.
+    let gone = failing_tmux(dir.path(), "no server running on /nonexistent/socket");
+    let text = "x".repeat(1 << 20);
+    match gone.send_text("n1", &text).await {
+        Err(TmuxError::NotRunning(session)) => assert_eq!(session, "ts-n1"),
+        other => panic!("{other:?}"),
+    }
+}
