@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::faults::{Fault, FaultLog};
 use super::ledger::{Form, Ledger, Outcome, Path as CallPath, classify_mcp, classify_oneshot};
 
 /// How long a call may take before it counts as a hang.
@@ -139,6 +140,8 @@ pub struct Shared {
     pub bridges: Mutex<Vec<BridgeState>>,
     /// Where bridges write their stderr.
     pub logs: PathBuf,
+    /// The faults so far, for the classification of tool errors.
+    pub faults: FaultLog,
 }
 
 /// A poisoned lock still guards consistent data here (a panicking thread fails the run anyway).
@@ -185,9 +188,14 @@ impl Shared {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// Records the outcome of a planned call (a tool error is a failure) and what it created.
-    pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome) {
-        lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, None);
+    /// Records the outcome of a planned call sent at `sent` (a tool error is a failure unless a
+    /// fault it overlapped explains it, [`FaultLog::explains`]) and what it created.
+    pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome, sent: Instant) {
+        let expected = match outcome {
+            Outcome::ToolError(error) => self.faults.explains(sent, &plan.args, error),
+            _ => None,
+        };
+        lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, expected);
         let Outcome::Ok(value) = outcome else { return };
         let node = value["nodeId"].as_str().map(str::to_owned);
         let mut world = lock(&self.world);
@@ -335,8 +343,9 @@ pub fn oneshot(
 fn oneshot_planned(shared: &Shared, rng: &mut Rng, agent: &Agent, plan: &Plan) -> Outcome {
     let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
     lock(&shared.ledger).attempt(CallPath::OneShot, plan.operation, &plan.args);
+    let sent = Instant::now();
     let outcome = oneshot(&shared.ctl, agent, form, plan.operation, &plan.args);
-    shared.settle(CallPath::OneShot, plan, &outcome);
+    shared.settle(CallPath::OneShot, plan, &outcome, sent);
     outcome
 }
 
@@ -418,6 +427,7 @@ pub fn converse(shared: &Shared, seed: u64, pair: [usize; 2]) {
 }
 
 fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
+    let began = Instant::now();
     let n = shared.marker();
     let send = json!({
         "nodeId": to.node_id,
@@ -428,7 +438,8 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     let task = match answer {
         Outcome::Ok(task) => task,
         Outcome::ToolError(error) => {
-            record_tool_error(shared, "agent_send", &send, &error, None);
+            let expected = shared.faults.explains(began, &send, &error);
+            record_tool_error(shared, "agent_send", &send, &error, expected);
             return;
         }
         _ => return,
@@ -467,7 +478,7 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
             }
             Outcome::Unavailable(_) => {
                 // Did that attempt run? Ask.
-                let Some(now) = task_now(shared, rng, to, &task_id) else { return };
+                let Some(now) = task_now(shared, rng, to, &task_id, began) else { return };
                 if now["state"] == "completed" && now["response"] == text.as_str() {
                     return;
                 }
@@ -480,10 +491,14 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
                 }
             }
             Outcome::ToolError(error) => {
-                let now = task_now(shared, rng, to, &task_id);
-                let expected = now.as_ref().is_some_and(failed_by_restart).then_some(
-                    "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
-                );
+                let now = task_now(shared, rng, to, &task_id, began);
+                let expected = now
+                    .as_ref()
+                    .is_some_and(failed_by_restart)
+                    .then_some(
+                        "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
+                    )
+                    .or_else(|| shared.faults.explains(began, &reply, &error));
                 record_tool_error(shared, "agent_reply", &reply, &error, expected);
                 return;
             }
@@ -511,12 +526,19 @@ fn until_answered_once(
 }
 
 /// The task as `agent_task` shows it now (retried while unavailable).
-fn task_now(shared: &Shared, rng: &mut Rng, agent: &Agent, task_id: &str) -> Option<Value> {
+fn task_now(
+    shared: &Shared,
+    rng: &mut Rng,
+    agent: &Agent,
+    task_id: &str,
+    began: Instant,
+) -> Option<Value> {
     let args = json!({"taskId": task_id});
     match until_answered(shared, rng, agent, "agent_task", &args)? {
         Outcome::Ok(task) => Some(task),
         Outcome::ToolError(error) => {
-            record_tool_error(shared, "agent_task", &args, &error, None);
+            let expected = shared.faults.explains(began, &args, &error);
+            record_tool_error(shared, "agent_task", &args, &error, expected);
             None
         }
         _ => None,
@@ -549,6 +571,35 @@ pub struct Followed {
     pub ticks: u64,
     /// `terminal_wait` answers that held exactly the text between their `since` and `cursor`.
     pub answers: u64,
+    /// Gaps after a full disk: the pane's output copy stopped on the full disk and what the
+    /// ticker printed until it was followed again never reached the stream.
+    pub gaps: u64,
+    /// The ticks those gaps lost.
+    pub lost_to_full_disk: u64,
+}
+
+impl Followed {
+    /// Counts one whole line of the ticker's stream: the next tick, or, when the disk was full
+    /// since the last whole tick (`disk_full`), a line that ends with a later tick (the output
+    /// copy stopped mid-line, and the ticks until the pane was followed again are missing).
+    /// `false` when the line is neither: a tick lost or repeated.
+    pub fn take_line(&mut self, line: &str, disk_full: bool) -> bool {
+        let tick = line.strip_prefix("tick-").and_then(|tick| tick.parse::<u64>().ok());
+        if tick == Some(self.ticks + 1) {
+            self.ticks += 1;
+            return true;
+        }
+        let resumed = line.rfind("tick-").and_then(|at| line[at + 5..].parse::<u64>().ok());
+        match resumed {
+            Some(resumed) if disk_full && resumed > self.ticks => {
+                self.gaps += 1;
+                self.lost_to_full_disk += resumed - self.ticks - 1;
+                self.ticks = resumed;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Follows the ticker run node `node` of `agent`'s project through every restart:
@@ -556,21 +607,30 @@ pub struct Followed {
 /// one-shot, retried while the server is away. Each answer must hold exactly the characters
 /// between its `since` and its `cursor` (never cut), cursors never go back, and the outputs join
 /// into `tick-1`, `tick-2`, … with none missing or repeated, across kills and restarts.
-pub fn follow(shared: &Shared, seed: u64, agent: &Agent, node: &str) -> Followed {
+///
+/// The one gap allowed: when the disk was full at some moment since the answer that brought the
+/// last whole tick, the pane's output copy stopped and what the ticker printed until the
+/// liveness check followed the pane again is not in the stream (`docs/reliability.md`, "The
+/// disk fills up"); the line that spans the gap must end with a later tick, from which the
+/// count goes on. `index` is the follower's place in [`FaultLog::progress`].
+pub fn follow(shared: &Shared, seed: u64, index: usize, agent: &Agent, node: &str) -> Followed {
     let mut rng = Rng::new(seed);
     let mut followed = Followed::default();
     let (mut since, mut partial) = (0_u64, String::new());
+    let mut tick_sent = Instant::now();
     while !shared.stopping() {
         // The marker in `timeoutMs` makes each call a key of its own.
         let n = shared.marker();
         let args = json!({"nodeId": node, "until": "text", "text": "\n", "since": since, "timeoutMs": number(&format!("5000.{n:09}"))});
+        let sent = Instant::now();
         let Some(outcome) = until_answered(shared, &mut rng, agent, "terminal_wait", &args) else {
             break;
         };
         let value = match outcome {
             Outcome::Ok(value) => value,
             Outcome::ToolError(error) => {
-                record_tool_error(shared, "terminal_wait", &args, &error, None);
+                let expected = shared.faults.explains(sent, &args, &error);
+                record_tool_error(shared, "terminal_wait", &args, &error, expected);
                 pause_after_unavailable(&mut rng);
                 continue;
             }
@@ -603,18 +663,21 @@ pub fn follow(shared: &Shared, seed: u64, agent: &Agent, node: &str) -> Followed
         since = cursor;
         partial.push_str(output);
         let Some(end) = partial.rfind('\n') else { continue };
+        let disk_full = shared.faults.overlapped(Fault::DiskFull, tick_sent);
         for line in partial[..end].split('\n') {
-            let tick = line.strip_prefix("tick-").and_then(|tick| tick.parse::<u64>().ok());
-            if tick != Some(followed.ticks + 1) {
+            if !followed.take_line(line, disk_full) {
                 lock(&shared.ledger).fail(
                     "follower: a tick is missing or repeated",
                     &format!("{line:?} after tick-{}", followed.ticks),
                 );
                 return followed;
             }
-            followed.ticks += 1;
         }
         partial.drain(..=end);
+        tick_sent = sent;
+        if let Some(progress) = lock(&shared.faults.progress).get_mut(index) {
+            *progress = followed.ticks;
+        }
     }
     followed
 }
@@ -737,7 +800,7 @@ impl Bridge {
                         continue;
                     };
                     let outcome = classify_mcp(&answer);
-                    shared.settle(CallPath::Mcp, &plan, &outcome);
+                    shared.settle(CallPath::Mcp, &plan, &outcome, sent);
                     match outcome {
                         Outcome::Ok(_) => {
                             let mut bridges = lock(&shared.bridges);
@@ -766,12 +829,12 @@ impl Bridge {
                 .map(|(id, _)| *id)
                 .collect();
             for id in hung {
-                if let Some((plan, _)) = pending.remove(&id) {
+                if let Some((plan, sent)) = pending.remove(&id) {
                     let outcome = Outcome::Broken {
                         kind: "no answer within 60 s (MCP)".to_owned(),
                         detail: format!("bridge {} id {id}", self.index),
                     };
-                    shared.settle(CallPath::Mcp, &plan, &outcome);
+                    shared.settle(CallPath::Mcp, &plan, &outcome, sent);
                 }
             }
             if drain_deadline.is_some_and(|deadline| now > deadline) {
