@@ -91,9 +91,9 @@ pub const BRIDGE_THREAD_SLACK: u64 = 1;
 /// 10 s after which tokio ends an idle blocking-pool thread, so that the threads that come and go
 /// with the load are gone and only what stays (a leak) is counted.
 pub const BRIDGE_REST: Duration = Duration::from_secs(11);
-/// How long every follower has to see a new tick after the disk was freed: the liveness check
-/// follows a pane again within its 2 s round.
-pub const DISK_RECOVERY: Duration = Duration::from_secs(30);
+/// How long every follower has to see a new tick after a full disk was freed (the liveness
+/// check follows a pane again within its 2 s round) or after a tmux kill.
+pub const FAULT_RECOVERY: Duration = Duration::from_secs(30);
 /// How long every bridge has to answer `ok` after a restart.
 pub const BRIDGE_RECOVERY: Duration = Duration::from_mins(1);
 
@@ -226,6 +226,8 @@ enum Injected {
     Restart,
     /// The data directory's disk filled and freed.
     DiskFull,
+    /// The managed tmux server killed.
+    TmuxKilled,
 }
 
 /// Resource samples of the run.
@@ -253,6 +255,9 @@ struct Control<'a> {
     /// What was acknowledged when the running server started, so in the last good copy of the
     /// canvas that it kept (`canvas.json.last-good`).
     at_last_start: World,
+    /// Whether tmux was killed since the running server started: the last good copy lacks the
+    /// new agents then, so the canvas is not damaged at the next stop.
+    tmux_since_start: bool,
 }
 
 #[expect(clippy::too_many_lines, reason = "the run in order: setup, threads, end checks, figures")]
@@ -264,8 +269,8 @@ fn soak(
 ) -> anyhow::Result<(Figures, Ledger)> {
     let serve = Serve::start(binaries, places, 0, &[])?;
     let mut ledger = Ledger::default();
-    let agents = start_agents(binaries, places, &mut ledger)?;
-    let tickers = start_tickers(binaries, &agents, &mut ledger)?;
+    let agents = start_agents(binaries, places, &mut ledger, 0)?;
+    let tickers = start_tickers(binaries, &agents, &mut ledger, 0)?;
     // One clean restart before the load, so that the last good copy of the canvas (kept at
     // every start) holds the agents, terminals and tickers: a recovered canvas keeps them.
     serve.stop(Stop::Term).context("the set-up restart")?;
@@ -273,7 +278,9 @@ fn soak(
     let server_pid = AtomicU32::new(serve.pid());
     let shared = Shared {
         ctl: binaries.ctl.clone(),
-        agents,
+        agents: Mutex::new(agents),
+        tickers: Mutex::new(tickers.clone()),
+        generation: AtomicU64::new(0),
         ledger: Mutex::new(ledger),
         world: Mutex::new(World {
             projects: vec![load::ProjectWorld::default(); places.projects.len()],
@@ -296,6 +303,7 @@ fn soak(
         server_pid: &server_pid,
         last_ready: Instant::now(),
         tmpfs,
+        tmux_since_start: false,
         at_last_start: World {
             projects: vec![load::ProjectWorld::default(); places.projects.len()],
             tasks: Vec::new(),
@@ -331,20 +339,15 @@ fn soak(
             scope.spawn(move || load::converse(shared, seed, agents));
         }
         for index in 0..BRIDGES {
-            let bridge = load::Bridge {
-                index,
-                agent: shared.agents[(index * AGENTS_PER_PROJECT) % shared.agents.len()].clone(),
-            };
+            let bridge =
+                load::Bridge { index, agent: (index * AGENTS_PER_PROJECT) % shared.agent_count() };
             let seed = settings.seed.wrapping_add(300 + index as u64);
             scope.spawn(move || bridge.run(shared, seed));
         }
-        let followers: Vec<_> = tickers
-            .iter()
-            .enumerate()
-            .map(|(index, (agent, node))| {
+        let followers: Vec<_> = (0..tickers.len())
+            .map(|index| {
                 let seed = settings.seed.wrapping_add(400 + index as u64);
-                let agent = &shared.agents[*agent];
-                scope.spawn(move || load::follow(shared, seed, index, agent, node))
+                scope.spawn(move || load::follow(shared, seed, index))
             })
             .collect();
         {
@@ -376,11 +379,12 @@ fn soak(
         sampling.store(false, Ordering::Relaxed);
         for follower in followers {
             let followed = follower.join().unwrap_or_default();
-            control.figures.ticks += followed.ticks - followed.lost_to_full_disk;
+            control.figures.ticks += followed.earlier + followed.ticks - followed.lost_to_full_disk;
+            control.figures.ticker_switches += followed.switches;
             control.figures.follow_answers += followed.answers;
             control.figures.tick_gaps += followed.gaps;
             control.figures.ticks_lost_to_full_disk += followed.lost_to_full_disk;
-            if followed.ticks == 0 {
+            if followed.earlier + followed.ticks == 0 {
                 lock(&shared.ledger).fail("follower: no tick seen", "");
             }
         }
@@ -437,11 +441,12 @@ fn start_agents(
     binaries: &Binaries,
     places: &Places,
     ledger: &mut Ledger,
+    generation: u64,
 ) -> anyhow::Result<Vec<Agent>> {
     let mut agents = Vec::new();
     for (project_index, project) in places.projects.iter().enumerate() {
         for slot in 0..AGENTS_PER_PROJECT {
-            let name = format!("soak-{project_index}-{slot}");
+            let name = format!("soak-{project_index}-{slot}-{generation}");
             let value = server::launch(binaries, places, project, &name)?;
             agents.push(Agent {
                 node_id: value["nodeId"].as_str().context("no nodeId")?.to_owned(),
@@ -460,7 +465,7 @@ fn start_agents(
         )?;
     }
     for (index, agent) in agents.iter_mut().enumerate() {
-        let args = json!({"title": format!("soak-terminal-{index}")});
+        let args = json!({"title": format!("soak-terminal-{index}-{generation}")});
         ledger.attempt(CallPath::OneShot, "terminal_open", &args);
         let outcome = load::oneshot(&binaries.ctl, agent, Form::Call, "terminal_open", &args);
         ledger.outcome(CallPath::OneShot, "terminal_open", &args, &outcome, None);
@@ -481,10 +486,11 @@ fn start_tickers(
     binaries: &Binaries,
     agents: &[Agent],
     ledger: &mut Ledger,
+    generation: u64,
 ) -> anyhow::Result<Vec<(usize, String)>> {
     let mut tickers = Vec::new();
     for (index, agent) in agents.iter().enumerate().step_by(AGENTS_PER_PROJECT) {
-        let args = json!({"command": load::TICKER, "title": format!("soak-ticker-{}", agent.project), "timeoutMs": 0});
+        let args = json!({"command": load::TICKER, "title": format!("soak-ticker-{}-{generation}", agent.project), "timeoutMs": 0});
         ledger.attempt(CallPath::OneShot, "terminal_run", &args);
         let outcome = load::oneshot(&binaries.ctl, agent, Form::Call, "terminal_run", &args);
         ledger.outcome(CallPath::OneShot, "terminal_run", &args, &outcome, None);
@@ -560,7 +566,7 @@ impl Control<'_> {
         let mut rng = Rng::new(settings.seed);
         let deadline = started + settings.duration;
         let interval =
-            (settings.duration / 15).clamp(Duration::from_secs(5), Duration::from_secs(30));
+            (settings.duration / 15).clamp(Duration::from_secs(2), Duration::from_secs(30));
         let mut next_fault = started + warmup + rng.between(interval / 2, interval * 3 / 2);
         let mut round = Vec::new();
         let mut next_progress = started + Duration::from_secs(30);
@@ -582,10 +588,11 @@ impl Control<'_> {
             }
             if now >= next_fault {
                 if round.is_empty() {
-                    round = self.round(&mut rng);
+                    round = self.round();
                 }
                 match round.pop() {
                     Some(Injected::DiskFull) => self.fill_disk(&mut rng),
+                    Some(Injected::TmuxKilled) => self.kill_tmux(&mut rng)?,
                     _ => self.restart(&mut rng)?,
                 }
                 next_fault = Instant::now() + rng.between(interval / 2, interval * 3 / 2);
@@ -602,16 +609,16 @@ impl Control<'_> {
         }
     }
 
-    /// The next faults, one of each kind in a random order: over any stretch of two rounds
-    /// every kind runs at least once (the one-minute soak runs about two).
-    fn round(&self, rng: &mut Rng) -> Vec<Injected> {
+    /// The next faults, in this order: a restart, the tmux kill, the full disk, another
+    /// restart. So every kind runs within the first three faults (the one-minute soak runs
+    /// about five), and each round's first restart follows a restart, not a tmux kill, so that
+    /// the canvas can be damaged there (see [`Control::restart`]).
+    fn round(&self) -> Vec<Injected> {
         let mut round = vec![Injected::Restart];
         if self.tmpfs.is_some() {
             round.push(Injected::DiskFull);
         }
-        for at in (1..round.len()).rev() {
-            round.swap(at, rng.index(at + 1));
-        }
+        round.extend([Injected::TmuxKilled, Injected::Restart]);
         round
     }
 
@@ -639,25 +646,67 @@ impl Control<'_> {
         self.figures.disk_fills += 1;
         let acknowledged = lock(&self.shared.world).clone();
         self.check_on_disk(&acknowledged, "a full disk");
-        let before = lock(&faults.progress).clone();
-        let deadline = Instant::now() + DISK_RECOVERY;
-        loop {
-            let now = lock(&faults.progress).clone();
-            if now.iter().zip(&before).all(|(now, before)| now > before) {
-                self.figures.followers_resumed += 1;
-                break;
-            }
-            if Instant::now() > deadline {
-                lock(&self.shared.ledger).fail(
-                    "a follower saw no tick after the disk was freed",
-                    &format!("ticks {before:?} → {now:?} in {} s", DISK_RECOVERY.as_secs()),
-                );
-                break;
-            }
-            thread::sleep(Duration::from_millis(50));
+        if self.followers_resume("the disk was freed") {
+            self.figures.followers_resumed += 1;
         }
         self.last_ready = freed_at;
         self.bridges_answer_since_ready("the fault after a full disk");
+    }
+
+    /// Every follower sees a new tick within [`FAULT_RECOVERY`]; a failure otherwise.
+    fn followers_resume(&self, after: &str) -> bool {
+        let progress = &self.shared.faults.progress;
+        let before = lock(progress).clone();
+        let deadline = Instant::now() + FAULT_RECOVERY;
+        loop {
+            let now = lock(progress).clone();
+            if now.iter().zip(&before).all(|(now, before)| now > before) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                lock(&self.shared.ledger).fail(
+                    &format!("a follower saw no tick after {after}"),
+                    &format!("ticks {before:?} → {now:?} in {} s", FAULT_RECOVERY.as_secs()),
+                );
+                return false;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the managed tmux server, which ends the agents, their terminals and the tickers;
+    /// after 0.2–1.5 s launches new agents (linked in pairs, a terminal each) and new tickers,
+    /// which the load then uses (the bridges start again for the new agents, the followers
+    /// check the old tickers' output and follow the new ones). Then: `canvas.json` and `tasks/`
+    /// hold everything acknowledged, every follower sees new ticks, every bridge answers `ok`.
+    fn kill_tmux(&mut self, rng: &mut Rng) -> anyhow::Result<()> {
+        self.bridges_answer_since_ready("a tmux kill");
+        let faults = &self.shared.faults;
+        faults.begin(Fault::TmuxKilled);
+        binaries::kill_tmux_server(&self.places.tmux_socket());
+        self.figures.tmux_kills += 1;
+        self.tmux_since_start = true;
+        thread::sleep(rng.between(Duration::from_millis(200), Duration::from_millis(1500)));
+        let generation = self.shared.generation() + 1;
+        let (agents, tickers) = {
+            let mut ledger = lock(&self.shared.ledger);
+            let agents = start_agents(self.binaries, self.places, &mut ledger, generation)
+                .context("new agents after a tmux kill")?;
+            let tickers = start_tickers(self.binaries, &agents, &mut ledger, generation)
+                .context("new tickers after a tmux kill")?;
+            (agents, tickers)
+        };
+        *lock(&self.shared.agents) = agents;
+        *lock(&self.shared.tickers) = tickers;
+        self.shared.generation.store(generation, Ordering::Relaxed);
+        let ready = Instant::now();
+        faults.end();
+        let acknowledged = lock(&self.shared.world).clone();
+        self.check_on_disk(&acknowledged, "a tmux kill");
+        self.followers_resume("a tmux kill");
+        self.last_ready = ready;
+        self.bridges_answer_since_ready("the fault after a tmux kill");
+        Ok(())
     }
 
     fn progress(&self, started: Instant, duration: Duration) {
@@ -727,8 +776,10 @@ impl Control<'_> {
         self.check_on_disk(&acknowledged, &format!("{how:?}"));
         thread::sleep(rng.between(Duration::from_millis(200), Duration::from_secs(3)));
         self.incarnation += 1;
-        // The first restart, and then one in three, damages the canvas first.
-        let damage = (self.figures.canvas_damaged == 0 || rng.below(3) == 0)
+        // The first restart, and then one in two, damages the canvas first, unless tmux was
+        // killed since the last start: the last good copy would lack the running agents.
+        let eligible = !std::mem::take(&mut self.tmux_since_start);
+        let damage = (eligible && (self.figures.canvas_damaged == 0 || rng.below(2) == 0))
             .then(|| if rng.below(2) == 0 { Damage::Truncated } else { Damage::Garbage });
         let mut required = acknowledged;
         let serve = match damage {
@@ -869,14 +920,16 @@ impl Control<'_> {
     fn check_listed(&self, acknowledged: &World) {
         let mut rng = Rng::new(u64::from(self.incarnation));
         for (index, project) in acknowledged.projects.iter().enumerate() {
-            let Some(agent) = self.shared.agents.iter().find(|agent| agent.project == index) else {
+            let Some(agent) =
+                lock(&self.shared.agents).iter().find(|agent| agent.project == index).cloned()
+            else {
                 continue;
             };
             let args = json!({});
             let listed = (0..20).find_map(|_| {
                 lock(&self.shared.ledger).attempt(CallPath::OneShot, "canvas_list", &args);
                 let outcome =
-                    load::oneshot(&self.shared.ctl, agent, Form::Call, "canvas_list", &args);
+                    load::oneshot(&self.shared.ctl, &agent, Form::Call, "canvas_list", &args);
                 lock(&self.shared.ledger).outcome(
                     CallPath::OneShot,
                     "canvas_list",

@@ -24,18 +24,61 @@ pub const TMPFS_SIZE: &str = "8m";
 pub enum Fault {
     /// The data directory's filesystem is full.
     DiskFull,
+    /// The managed tmux server was killed; the fault lasts until the load runs on new agents,
+    /// terminals and tickers.
+    TmuxKilled,
 }
 
 /// The explanation counted for a write refused on a full disk.
 pub const DISK_FULL: &str =
     "the disk was full: the write was refused with No space left on device, nothing applied";
+/// The explanation counted for a call that tmux's death failed.
+pub const TMUX_KILLED: &str =
+    "the tmux server was killed: the call's agent, terminal or ticker had ended with it";
+/// The explanation counted for a write into a terminal that failed with a raw broken pipe to
+/// tmux as it died.
+pub const TMUX_KILLED_RAW: &str = "the tmux server was killed: a write into a terminal failed with the raw `cannot run tmux: Broken pipe` (an unclear error, reported)";
 /// The explanation counted for a call on a node lost with a damaged canvas.
 pub const LOST_WITH_CANVAS: &str = "the node was acknowledged after the last good copy of the canvas, which `serve --recover` started from";
 
 /// The error texts a fault explains: a write that a full disk refused (`cannot save the
-/// canvas: …` or `cannot save the task: …`, ending with the OS's `No space left on device`).
+/// canvas: …` or `cannot save the task: …`, ending with the OS's `No space left on device`); for
+/// a killed tmux, exactly: a pending wait or run told that tmux went away, a write into a
+/// terminal whose session ended (`Terminal is not attached`), and a call of an agent whose
+/// session the liveness check revoked because its tmux session ended (the transport's
+/// `Unknown or revoked session`, the queue's `Session revoked`).
+///
+/// Two more for a killed tmux, from a write into a terminal in the moment before its session is
+/// known gone: tmux's own `tmux <command> failed: no server running on <socket>` or `… failed:
+/// error connecting to <socket> (No such file or directory)`, and the raw
+/// `cannot run <tmux>: Broken pipe (os error 32)` (not a clear error: counted apart,
+/// [`TMUX_KILLED_RAW`]). A task whose delivery failed with one of them (`Delivery failed: …`)
+/// is explained the same way ([`delivery_failed_by`]).
 pub fn explained_by(fault: Fault, error: &str) -> Option<&'static str> {
+    use termsprawl_headless::messages::{NOT_ATTACHED, SESSION_REVOKED, TMUX_GONE_WHILE_WAITING};
     match fault {
+        Fault::TmuxKilled => {
+            let exact = [
+                TMUX_GONE_WHILE_WAITING,
+                NOT_ATTACHED,
+                SESSION_REVOKED,
+                "Unknown or revoked session",
+            ]
+            .contains(&error);
+            let no_server = error.starts_with("tmux ")
+                && (error.contains(" failed: no server running on ")
+                    || error.contains(" failed: error connecting to ")
+                        && error.ends_with(" (No such file or directory)"));
+            let raw = error.starts_with("cannot run ")
+                && error.ends_with("tmux: Broken pipe (os error 32)");
+            if exact || no_server {
+                Some(TMUX_KILLED)
+            } else if raw {
+                Some(TMUX_KILLED_RAW)
+            } else {
+                None
+            }
+        }
         Fault::DiskFull => {
             let write = ["cannot save the canvas: ", "cannot save the task: "]
                 .iter()
@@ -43,6 +86,16 @@ pub fn explained_by(fault: Fault, error: &str) -> Option<&'static str> {
             (write && error.ends_with("No space left on device (os error 28)")).then_some(DISK_FULL)
         }
     }
+}
+
+/// Whether `task` (an `agent_send` answer or `agent_task` view) failed because its delivery
+/// met a fault of `fault`'s kind: `state: failed` with `Delivery failed: <explained error>`.
+pub fn delivery_failed_by(fault: Fault, task: &Value) -> bool {
+    task["state"] == "failed"
+        && task["response"]
+            .as_str()
+            .and_then(|response| response.strip_prefix("Delivery failed: "))
+            .is_some_and(|error| explained_by(fault, error).is_some())
 }
 
 /// One fault, from its start to its end (`None` while it lasts).

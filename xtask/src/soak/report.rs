@@ -36,6 +36,10 @@ pub struct Figures {
     pub longest_down_ms: u64,
     /// Restarts after which the persisted canvas and tasks were checked.
     pub restart_checks: u64,
+    /// Times the managed tmux server was killed.
+    pub tmux_kills: u64,
+    /// Tickers ended by a tmux kill whose output was checked before following a new one.
+    pub ticker_switches: u64,
     /// Why the disk fault did not run, when it did not.
     pub disk_skipped: Option<String>,
     /// Times the data directory's disk was filled and freed.
@@ -124,6 +128,8 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
          | longest downtime | {} ms |\n\
          | torn rewrites of endpoint.json | {} |\n\
          | restarts whose canvas and tasks were checked | {} |\n\
+         | tmux server killed (new agents, terminals and tickers after each) | {} |\n\
+         | tickers ended by a tmux kill, their output checked to hold what was followed | {} |\n\
          | canvas damaged at a stop / start refused naming it, untouched / recovered from the last good copy | {} / {} / {} |\n\
          | nodes acknowledged after the last good copy, lost with the damaged canvas | {} |\n\
          | disk filled and freed | {} |\n\
@@ -145,6 +151,8 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
         figures.longest_down_ms,
         figures.rewrites,
         figures.restart_checks,
+        figures.tmux_kills,
+        figures.ticker_switches,
         figures.canvas_damaged,
         figures.canvas_refused,
         figures.canvas_recovered,

@@ -277,7 +277,9 @@ fn shared() -> Shared {
     };
     Shared {
         ctl: PathBuf::from("/nonexistent/termsprawlctl"),
-        agents: vec![agent(0, 0), agent(1, 0), agent(2, 1), agent(3, 1)],
+        agents: Mutex::new(vec![agent(0, 0), agent(1, 0), agent(2, 1), agent(3, 1)]),
+        tickers: Mutex::new(Vec::new()),
+        generation: AtomicU64::new(0),
         ledger: Mutex::new(Ledger::default()),
         world: Mutex::new(World { projects: vec![ProjectWorld::default(); 2], tasks: Vec::new() }),
         stop: AtomicBool::new(false),
@@ -297,7 +299,7 @@ fn the_plan_marks_every_mutation_and_never_groups_a_node_twice() {
     let mut grouped = Vec::new();
     let mut operations = std::collections::BTreeSet::new();
     for round in 0..3000 {
-        let agent = &shared.agents[round % 4];
+        let agent = &shared.agent(round % 4);
         let plan = load::plan(&mut rng, &shared, agent);
         operations.insert(plan.operation);
         let marked = !matches!(
@@ -311,10 +313,7 @@ fn the_plan_marks_every_mutation_and_never_groups_a_node_twice() {
             plan.args["nodeId"].as_str().filter(|node| node.starts_with("terminal-"))
         {
             let index: usize = node["terminal-".len()..].parse().unwrap();
-            assert_eq!(
-                shared.agents[index].project, agent.project,
-                "a terminal of another project"
-            );
+            assert_eq!(shared.agent(index).project, agent.project, "a terminal of another project");
         }
         if plan.operation == "canvas_group" {
             for node in plan.args["nodeIds"].as_array().unwrap() {
@@ -373,6 +372,22 @@ fn only_a_restart_failure_explains_a_finished_task() {
 }
 
 const DISK_FULL_CANVAS: &str = "cannot save the canvas: No space left on device (os error 28)";
+
+#[test]
+fn only_a_killed_tmuxs_clear_errors_are_explained_by_it() {
+    use termsprawl_headless::messages::{NOT_ATTACHED, SESSION_REVOKED, TMUX_GONE_WHILE_WAITING};
+    for error in
+        [TMUX_GONE_WHILE_WAITING, NOT_ATTACHED, SESSION_REVOKED, "Unknown or revoked session"]
+    {
+        assert_eq!(faults::explained_by(Fault::TmuxKilled, error), Some(faults::TMUX_KILLED));
+        assert_eq!(faults::explained_by(Fault::DiskFull, error), None, "{error}");
+    }
+    for other in
+        [DISK_FULL_CANVAS, "Terminal is not attached.", "Node not found in the visible project", ""]
+    {
+        assert_eq!(faults::explained_by(Fault::TmuxKilled, other), None, "{other}");
+    }
+}
 
 #[test]
 fn only_a_refused_write_is_explained_by_a_full_disk() {
@@ -479,4 +494,26 @@ fn the_tmpfs_fills_refuses_writes_and_works_again_once_freed() {
     drop(tmpfs);
     // Unmounted: the directory is the plain one again, without the files.
     assert!(!data.join("before").exists());
+}
+
+#[test]
+fn only_the_gone_session_files_hint_is_taken_off_stderr() {
+    let hint = "hint: the session file /d/sessions/agent-1.json does not exist: the termsprawl node it belonged to was closed, or the app restarted without it.\n";
+    let error = "Error: Session revoked\n";
+    assert_eq!(super::ledger::without_session_hint(&format!("{error}{hint}")), error);
+    assert_eq!(super::ledger::without_session_hint(hint), "");
+    assert_eq!(super::ledger::without_session_hint(error), error);
+    let other = "Error: x\nhint: something else\n";
+    assert_eq!(super::ledger::without_session_hint(other), other);
+    // The hinted error is classified as the error alone.
+    let stderr = format!("{error}{hint}");
+    assert_eq!(
+        classify_oneshot(Form::Direct, Some(1), None, b"", stderr.as_bytes()),
+        Outcome::ToolError("Session revoked".to_owned())
+    );
+    let down = call_stdout(&json!({"ok": false, "error": UNAVAILABLE}));
+    assert!(matches!(
+        classify_oneshot(Form::Call, Some(1), None, &down, hint.as_bytes()),
+        Outcome::Unavailable(_)
+    ));
 }
