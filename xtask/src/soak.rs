@@ -41,6 +41,7 @@
 //!   their input, and no process whose command line, environment or working directory mentions
 //!   the temporary directory remains.
 
+pub mod faults;
 pub mod ledger;
 pub mod load;
 pub mod procs;
@@ -57,6 +58,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
 
+use self::faults::{Damage, Fault, FaultLog, Tmpfs};
 use self::ledger::{Form, Ledger, Outcome, Path as CallPath};
 use self::load::{Agent, BridgeState, Rng, Shared, World, lock};
 use self::procs::Sample;
@@ -89,6 +91,9 @@ pub const BRIDGE_THREAD_SLACK: u64 = 1;
 /// 10 s after which tokio ends an idle blocking-pool thread, so that the threads that come and go
 /// with the load are gone and only what stays (a leak) is counted.
 pub const BRIDGE_REST: Duration = Duration::from_secs(11);
+/// How long every follower has to see a new tick after a full disk was freed (the liveness
+/// check follows a pane again within its 2 s round) or after a tmux kill.
+pub const FAULT_RECOVERY: Duration = Duration::from_secs(30);
 /// How long every bridge has to answer `ok` after a restart.
 pub const BRIDGE_RECOVERY: Duration = Duration::from_mins(1);
 
@@ -137,10 +142,25 @@ pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
         settings.seed,
         places.root.display()
     );
-    let outcome = soak(&binaries, &places, settings);
+    let tmpfs = match Tmpfs::mount(&places.data) {
+        Ok(tmpfs) => {
+            eprintln!(
+                "soak: the data directory is a {} tmpfs (the disk fault)",
+                faults::TMPFS_SIZE
+            );
+            Ok(tmpfs)
+        }
+        Err(reason) => {
+            eprintln!("soak: the disk fault is skipped: {reason}");
+            Err(reason)
+        }
+    };
+    let outcome = soak(&binaries, &places, settings, tmpfs.as_ref().ok());
     // Whatever happened: the tmux server goes, then nothing may mention the directory.
     binaries::kill_tmux_server(&places.tmux_socket());
     let leftovers = settle_leftovers(&places.root);
+    let disk_skipped = tmpfs.as_ref().err().cloned();
+    drop(tmpfs);
     let (mut figures, mut ledger) = match outcome {
         Ok(done) => done,
         Err(error) => {
@@ -161,6 +181,7 @@ pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
         ledger.fail("process left running", &format!("pid {pid}: {command}"));
     }
     figures.command.clone_from(&settings.command);
+    figures.disk_skipped = disk_skipped;
     let summary = report::summary(&figures, &ledger);
     eprintln!("\n{summary}");
     for example in &ledger.examples {
@@ -198,6 +219,17 @@ fn settle_leftovers(dir: &Path) -> Vec<(u32, String)> {
     }
 }
 
+/// A fault the schedule injects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Injected {
+    /// The server killed (or stopped) and started again, sometimes on a damaged canvas.
+    Restart,
+    /// The data directory's disk filled and freed.
+    DiskFull,
+    /// The managed tmux server killed.
+    TmuxKilled,
+}
+
 /// Resource samples of the run.
 #[derive(Debug, Default)]
 struct Resources {
@@ -218,6 +250,14 @@ struct Control<'a> {
     server_pid: &'a AtomicU32,
     last_ready: Instant,
     figures: Figures,
+    /// The data directory's tmpfs, when the disk fault runs.
+    tmpfs: Option<&'a Tmpfs>,
+    /// What was acknowledged when the running server started, so in the last good copy of the
+    /// canvas that it kept (`canvas.json.last-good`).
+    at_last_start: World,
+    /// Whether tmux was killed since the running server started: the last good copy lacks the
+    /// new agents then, so the canvas is not damaged at the next stop.
+    tmux_since_start: bool,
 }
 
 #[expect(clippy::too_many_lines, reason = "the run in order: setup, threads, end checks, figures")]
@@ -225,15 +265,22 @@ fn soak(
     binaries: &Binaries,
     places: &Places,
     settings: &Settings,
+    tmpfs: Option<&Tmpfs>,
 ) -> anyhow::Result<(Figures, Ledger)> {
-    let serve = Serve::start(binaries, places, 0)?;
-    let server_pid = AtomicU32::new(serve.pid());
+    let serve = Serve::start(binaries, places, 0, &[])?;
     let mut ledger = Ledger::default();
-    let agents = start_agents(binaries, places, &mut ledger)?;
-    let tickers = start_tickers(binaries, &agents, &mut ledger)?;
+    let agents = start_agents(binaries, places, &mut ledger, 0)?;
+    let tickers = start_tickers(binaries, &agents, &mut ledger, 0)?;
+    // One clean restart before the load, so that the last good copy of the canvas (kept at
+    // every start) holds the agents, terminals and tickers: a recovered canvas keeps them.
+    serve.stop(Stop::Term).context("the set-up restart")?;
+    let serve = Serve::start(binaries, places, 1, &[]).context("the set-up restart")?;
+    let server_pid = AtomicU32::new(serve.pid());
     let shared = Shared {
         ctl: binaries.ctl.clone(),
-        agents,
+        agents: Mutex::new(agents),
+        tickers: Mutex::new(tickers.clone()),
+        generation: AtomicU64::new(0),
         ledger: Mutex::new(ledger),
         world: Mutex::new(World {
             projects: vec![load::ProjectWorld::default(); places.projects.len()],
@@ -244,6 +291,7 @@ fn soak(
         marker: AtomicU64::new(1),
         bridges: Mutex::new(vec![BridgeState::default(); BRIDGES]),
         logs: places.logs.clone(),
+        faults: FaultLog { progress: Mutex::new(vec![0; tickers.len()]), ..FaultLog::default() },
     };
     let warmup = (settings.duration / 4).min(Duration::from_secs(30));
     let mut control = Control {
@@ -251,9 +299,15 @@ fn soak(
         places,
         shared: &shared,
         serve: Some(serve),
-        incarnation: 0,
+        incarnation: 1,
         server_pid: &server_pid,
         last_ready: Instant::now(),
+        tmpfs,
+        tmux_since_start: false,
+        at_last_start: World {
+            projects: vec![load::ProjectWorld::default(); places.projects.len()],
+            tasks: Vec::new(),
+        },
         figures: Figures {
             seed: settings.seed,
             profile: if settings.release { "release" } else { "debug" },
@@ -285,20 +339,15 @@ fn soak(
             scope.spawn(move || load::converse(shared, seed, agents));
         }
         for index in 0..BRIDGES {
-            let bridge = load::Bridge {
-                index,
-                agent: shared.agents[(index * AGENTS_PER_PROJECT) % shared.agents.len()].clone(),
-            };
+            let bridge =
+                load::Bridge { index, agent: (index * AGENTS_PER_PROJECT) % shared.agent_count() };
             let seed = settings.seed.wrapping_add(300 + index as u64);
             scope.spawn(move || bridge.run(shared, seed));
         }
-        let followers: Vec<_> = tickers
-            .iter()
-            .enumerate()
-            .map(|(index, (agent, node))| {
+        let followers: Vec<_> = (0..tickers.len())
+            .map(|index| {
                 let seed = settings.seed.wrapping_add(400 + index as u64);
-                let agent = &shared.agents[*agent];
-                scope.spawn(move || load::follow(shared, seed, agent, node))
+                scope.spawn(move || load::follow(shared, seed, index))
             })
             .collect();
         {
@@ -330,9 +379,12 @@ fn soak(
         sampling.store(false, Ordering::Relaxed);
         for follower in followers {
             let followed = follower.join().unwrap_or_default();
-            control.figures.ticks += followed.ticks;
+            control.figures.ticks += followed.earlier + followed.ticks - followed.lost_to_full_disk;
+            control.figures.ticker_switches += followed.switches;
             control.figures.follow_answers += followed.answers;
-            if followed.ticks == 0 {
+            control.figures.tick_gaps += followed.gaps;
+            control.figures.ticks_lost_to_full_disk += followed.lost_to_full_disk;
+            if followed.earlier + followed.ticks == 0 {
                 lock(&shared.ledger).fail("follower: no tick seen", "");
             }
         }
@@ -343,7 +395,7 @@ fn soak(
     // The end: every acknowledged node is listed and every acknowledged task is on disk (tasks
     // may still be pending here: no restart has failed them).
     let acknowledged = lock(&shared.world).clone();
-    control.check_on_disk(&acknowledged, None);
+    control.check_on_disk(&acknowledged, "the end");
     control.check_listed(&acknowledged);
     if let Some(serve) = control.serve.take() {
         server_pid.store(0, Ordering::Relaxed);
@@ -389,11 +441,12 @@ fn start_agents(
     binaries: &Binaries,
     places: &Places,
     ledger: &mut Ledger,
+    generation: u64,
 ) -> anyhow::Result<Vec<Agent>> {
     let mut agents = Vec::new();
     for (project_index, project) in places.projects.iter().enumerate() {
         for slot in 0..AGENTS_PER_PROJECT {
-            let name = format!("soak-{project_index}-{slot}");
+            let name = format!("soak-{project_index}-{slot}-{generation}");
             let value = server::launch(binaries, places, project, &name)?;
             agents.push(Agent {
                 node_id: value["nodeId"].as_str().context("no nodeId")?.to_owned(),
@@ -412,7 +465,7 @@ fn start_agents(
         )?;
     }
     for (index, agent) in agents.iter_mut().enumerate() {
-        let args = json!({"title": format!("soak-terminal-{index}")});
+        let args = json!({"title": format!("soak-terminal-{index}-{generation}")});
         ledger.attempt(CallPath::OneShot, "terminal_open", &args);
         let outcome = load::oneshot(&binaries.ctl, agent, Form::Call, "terminal_open", &args);
         ledger.outcome(CallPath::OneShot, "terminal_open", &args, &outcome, None);
@@ -433,10 +486,11 @@ fn start_tickers(
     binaries: &Binaries,
     agents: &[Agent],
     ledger: &mut Ledger,
+    generation: u64,
 ) -> anyhow::Result<Vec<(usize, String)>> {
     let mut tickers = Vec::new();
     for (index, agent) in agents.iter().enumerate().step_by(AGENTS_PER_PROJECT) {
-        let args = json!({"command": load::TICKER, "title": format!("soak-ticker-{}", agent.project), "timeoutMs": 0});
+        let args = json!({"command": load::TICKER, "title": format!("soak-ticker-{}-{generation}", agent.project), "timeoutMs": 0});
         ledger.attempt(CallPath::OneShot, "terminal_run", &args);
         let outcome = load::oneshot(&binaries.ctl, agent, Form::Call, "terminal_run", &args);
         ledger.outcome(CallPath::OneShot, "terminal_run", &args, &outcome, None);
@@ -512,8 +566,9 @@ impl Control<'_> {
         let mut rng = Rng::new(settings.seed);
         let deadline = started + settings.duration;
         let interval =
-            (settings.duration / 15).clamp(Duration::from_secs(5), Duration::from_secs(30));
+            (settings.duration / 15).clamp(Duration::from_secs(2), Duration::from_secs(30));
         let mut next_fault = started + warmup + rng.between(interval / 2, interval * 3 / 2);
+        let mut round = Vec::new();
         let mut next_progress = started + Duration::from_secs(30);
         loop {
             let now = Instant::now();
@@ -532,7 +587,14 @@ impl Control<'_> {
                 return Ok(());
             }
             if now >= next_fault {
-                self.restart(&mut rng)?;
+                if round.is_empty() {
+                    round = self.round();
+                }
+                match round.pop() {
+                    Some(Injected::DiskFull) => self.fill_disk(&mut rng),
+                    Some(Injected::TmuxKilled) => self.kill_tmux(&mut rng)?,
+                    _ => self.restart(&mut rng)?,
+                }
                 next_fault = Instant::now() + rng.between(interval / 2, interval * 3 / 2);
             } else {
                 let pause = rng.between(Duration::from_millis(1), Duration::from_millis(20));
@@ -545,6 +607,106 @@ impl Control<'_> {
                 }
             }
         }
+    }
+
+    /// The next faults, in this order: a restart, the tmux kill, the full disk, another
+    /// restart. So every kind runs within the first three faults (the one-minute soak runs
+    /// about five), and each round's first restart follows a restart, not a tmux kill, so that
+    /// the canvas can be damaged there (see [`Control::restart`]).
+    fn round(&self) -> Vec<Injected> {
+        let mut round = vec![Injected::Restart];
+        if self.tmpfs.is_some() {
+            round.push(Injected::DiskFull);
+        }
+        round.extend([Injected::TmuxKilled, Injected::Restart]);
+        round
+    }
+
+    /// Fills the data directory's tmpfs, keeps it full for 1–3 s and frees it; then checks that
+    /// `canvas.json` and `tasks/` hold everything acknowledged, and that everything works again
+    /// without a restart: every follower sees new ticks (its pane followed again) and every
+    /// bridge answers `ok`.
+    fn fill_disk(&mut self, rng: &mut Rng) {
+        let Some(tmpfs) = self.tmpfs else { return };
+        let faults = &self.shared.faults;
+        faults.begin(Fault::DiskFull);
+        match tmpfs.fill() {
+            Ok(bytes) => self.figures.filler_bytes = self.figures.filler_bytes.max(bytes),
+            Err(error) => {
+                lock(&self.shared.ledger).fail("cannot fill the disk", &format!("{error:#}"));
+            }
+        }
+        thread::sleep(rng.between(Duration::from_secs(1), Duration::from_secs(3)));
+        let freed = tmpfs.free();
+        faults.end();
+        let freed_at = Instant::now();
+        if let Err(error) = freed {
+            lock(&self.shared.ledger).fail("cannot free the disk", &error.to_string());
+        }
+        self.figures.disk_fills += 1;
+        let acknowledged = lock(&self.shared.world).clone();
+        self.check_on_disk(&acknowledged, "a full disk");
+        if self.followers_resume("the disk was freed") {
+            self.figures.followers_resumed += 1;
+        }
+        self.last_ready = freed_at;
+        self.bridges_answer_since_ready("the fault after a full disk");
+    }
+
+    /// Every follower sees a new tick within [`FAULT_RECOVERY`]; a failure otherwise.
+    fn followers_resume(&self, after: &str) -> bool {
+        let progress = &self.shared.faults.progress;
+        let before = lock(progress).clone();
+        let deadline = Instant::now() + FAULT_RECOVERY;
+        loop {
+            let now = lock(progress).clone();
+            if now.iter().zip(&before).all(|(now, before)| now > before) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                lock(&self.shared.ledger).fail(
+                    &format!("a follower saw no tick after {after}"),
+                    &format!("ticks {before:?} → {now:?} in {} s", FAULT_RECOVERY.as_secs()),
+                );
+                return false;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the managed tmux server, which ends the agents, their terminals and the tickers;
+    /// after 0.2–1.5 s launches new agents (linked in pairs, a terminal each) and new tickers,
+    /// which the load then uses (the bridges start again for the new agents, the followers
+    /// check the old tickers' output and follow the new ones). Then: `canvas.json` and `tasks/`
+    /// hold everything acknowledged, every follower sees new ticks, every bridge answers `ok`.
+    fn kill_tmux(&mut self, rng: &mut Rng) -> anyhow::Result<()> {
+        self.bridges_answer_since_ready("a tmux kill");
+        let faults = &self.shared.faults;
+        faults.begin(Fault::TmuxKilled);
+        binaries::kill_tmux_server(&self.places.tmux_socket());
+        self.figures.tmux_kills += 1;
+        self.tmux_since_start = true;
+        thread::sleep(rng.between(Duration::from_millis(200), Duration::from_millis(1500)));
+        let generation = self.shared.generation() + 1;
+        let (agents, tickers) = {
+            let mut ledger = lock(&self.shared.ledger);
+            let agents = start_agents(self.binaries, self.places, &mut ledger, generation)
+                .context("new agents after a tmux kill")?;
+            let tickers = start_tickers(self.binaries, &agents, &mut ledger, generation)
+                .context("new tickers after a tmux kill")?;
+            (agents, tickers)
+        };
+        *lock(&self.shared.agents) = agents;
+        *lock(&self.shared.tickers) = tickers;
+        self.shared.generation.store(generation, Ordering::Relaxed);
+        let ready = Instant::now();
+        faults.end();
+        let acknowledged = lock(&self.shared.world).clone();
+        self.check_on_disk(&acknowledged, "a tmux kill");
+        self.followers_resume("a tmux kill");
+        self.last_ready = ready;
+        self.bridges_answer_since_ready("the fault after a tmux kill");
+        Ok(())
     }
 
     fn progress(&self, started: Instant, duration: Duration) {
@@ -611,25 +773,91 @@ impl Control<'_> {
         }
         // Every answer recorded by now came from the dead server: all of it must be on disk.
         let acknowledged = lock(&self.shared.world).clone();
-        self.check_on_disk(&acknowledged, Some(how));
+        self.check_on_disk(&acknowledged, &format!("{how:?}"));
         thread::sleep(rng.between(Duration::from_millis(200), Duration::from_secs(3)));
         self.incarnation += 1;
-        let serve = Serve::start(self.binaries, self.places, self.incarnation)
-            .with_context(|| format!("restart {} failed", self.incarnation))?;
+        // The first restart, and then one in two, damages the canvas first, unless tmux was
+        // killed since the last start: the last good copy would lack the running agents.
+        let eligible = !std::mem::take(&mut self.tmux_since_start);
+        let damage = (eligible && (self.figures.canvas_damaged == 0 || rng.below(2) == 0))
+            .then(|| if rng.below(2) == 0 { Damage::Truncated } else { Damage::Garbage });
+        let mut required = acknowledged;
+        let serve = match damage {
+            None => Serve::start(self.binaries, self.places, self.incarnation, &[]),
+            Some(damage) => {
+                let serve = self.damaged_start(damage);
+                // The recovered canvas is the one the previous start loaded: what was
+                // acknowledged since is lost with the damaged file (docs/reliability.md).
+                let mut world = lock(&self.shared.world);
+                let mut lost = lock(&self.shared.faults.lost);
+                for (now, kept) in world.projects.iter().zip(&self.at_last_start.projects) {
+                    lost.extend(
+                        now.nodes().filter(|node| !kept.nodes().any(|k| k == *node)).cloned(),
+                    );
+                }
+                self.figures.nodes_lost_with_canvas = lost.len();
+                world.projects.clone_from(&self.at_last_start.projects);
+                required.projects.clone_from(&self.at_last_start.projects);
+                serve
+            }
+        }
+        .with_context(|| format!("restart {} failed", self.incarnation))?;
         self.server_pid.store(serve.pid(), Ordering::Relaxed);
         self.serve = Some(serve);
         self.last_ready = Instant::now();
         let down = u64::try_from(stopped_at.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.figures.longest_down_ms = self.figures.longest_down_ms.max(down);
-        self.check_after_restart(&acknowledged);
+        self.check_after_restart(&required);
+        self.at_last_start = required;
         self.figures.restart_checks += 1;
         Ok(())
     }
 
+    /// Damages `canvas.json` (the server is down), checks that `serve` refuses to start on it
+    /// (a failure exit, the file named, the file untouched), then starts `serve --recover` and
+    /// checks that it moved the file aside as `canvas.json.damaged-<time>` and started from the
+    /// last good copy.
+    fn damaged_start(&mut self, how: Damage) -> anyhow::Result<Serve> {
+        let canvas = self.places.agent_tools().join("canvas.json");
+        let damaged = faults::damage(&canvas, how)?;
+        self.figures.canvas_damaged += 1;
+        let (status, stderr) = server::refused_start(self.binaries, self.places)?;
+        let names = format!("{} is not a valid canvas file", canvas.display());
+        let mut ledger = lock(&self.shared.ledger);
+        if status.success() || !stderr.contains(&names) {
+            ledger.fail(
+                "a damaged canvas was not refused naming the file",
+                &format!("{how:?}: {status}: {stderr}"),
+            );
+        } else if std::fs::read(&canvas).ok().as_ref() != Some(&damaged) {
+            ledger.fail("the refused start changed the damaged canvas", &format!("{how:?}"));
+        } else {
+            self.figures.canvas_refused += 1;
+        }
+        drop(ledger);
+        let serve = Serve::start(self.binaries, self.places, self.incarnation, &["--recover"])?;
+        let said = std::fs::read_to_string(
+            self.places.logs.join(format!("serve-{}.log", self.incarnation)),
+        )
+        .unwrap_or_default();
+        let aside = std::fs::read_dir(self.places.agent_tools())?
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("canvas.json.damaged-"))
+            .any(|entry| std::fs::read(entry.path()).ok().as_ref() == Some(&damaged));
+        if said.contains("; starting from the last good copy ") && aside {
+            self.figures.canvas_recovered += 1;
+        } else {
+            lock(&self.shared.ledger).fail(
+                "serve --recover did not move the damaged canvas aside and start from the last good copy",
+                &format!("moved aside: {aside}; said: {said}"),
+            );
+        }
+        Ok(serve)
+    }
+
     /// `canvas.json` holds every acknowledged node of each project, and `tasks/` every
     /// acknowledged task.
-    fn check_on_disk(&self, acknowledged: &World, how: Option<Stop>) {
-        let how = how.map_or_else(|| "the end".to_owned(), |how| format!("{how:?}"));
+    fn check_on_disk(&self, acknowledged: &World, how: &str) {
         let mut ledger = lock(&self.shared.ledger);
         let path = self.places.agent_tools().join("canvas.json");
         let canvas: Value = match std::fs::read(&path).map(|bytes| serde_json::from_slice(&bytes)) {
@@ -692,14 +920,16 @@ impl Control<'_> {
     fn check_listed(&self, acknowledged: &World) {
         let mut rng = Rng::new(u64::from(self.incarnation));
         for (index, project) in acknowledged.projects.iter().enumerate() {
-            let Some(agent) = self.shared.agents.iter().find(|agent| agent.project == index) else {
+            let Some(agent) =
+                lock(&self.shared.agents).iter().find(|agent| agent.project == index).cloned()
+            else {
                 continue;
             };
             let args = json!({});
             let listed = (0..20).find_map(|_| {
                 lock(&self.shared.ledger).attempt(CallPath::OneShot, "canvas_list", &args);
                 let outcome =
-                    load::oneshot(&self.shared.ctl, agent, Form::Call, "canvas_list", &args);
+                    load::oneshot(&self.shared.ctl, &agent, Form::Call, "canvas_list", &args);
                 lock(&self.shared.ledger).outcome(
                     CallPath::OneShot,
                     "canvas_list",

@@ -119,7 +119,7 @@ pub fn measure(
     for dir in places.projects.iter().chain([&places.logs, &root.join("fifos")]) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let serve = Serve::start(binaries, &places, 0)?;
+    let serve = Serve::start(binaries, &places, 0, &[])?;
     let measured = launch_and_run(helper, binaries, &places, settings, serve.pid());
     let stopped = serve.stop(Stop::Term);
     crate::binaries::kill_tmux_server(&places.tmux_socket());

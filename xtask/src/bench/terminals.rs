@@ -195,7 +195,7 @@ pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyho
     for dir in places.projects.iter().chain([&places.logs]) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let serve = Serve::start(binaries, &places, 0)?;
+    let serve = Serve::start(binaries, &places, 0, &[])?;
     let outcome = launch_and_run(helper, binaries, &places, settings);
     let stopped = serve.stop(Stop::Term);
     crate::binaries::kill_tmux_server(&places.tmux_socket());

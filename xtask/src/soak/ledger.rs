@@ -97,6 +97,7 @@ pub fn classify_oneshot(
 ) -> Outcome {
     let out = String::from_utf8_lossy(stdout);
     let err = String::from_utf8_lossy(stderr);
+    let err = without_session_hint(&err);
     let Some(code) = code else {
         return Outcome::broken(
             format!("killed by signal {}", signal.unwrap_or(0)),
@@ -150,6 +151,24 @@ pub fn classify_oneshot(
         (_, code) => {
             Outcome::broken(format!("exit status {code}"), format!("stdout {out:?} stderr {err:?}"))
         }
+    }
+}
+
+/// `stderr` without the one line `termsprawlctl` adds when its session file is gone
+/// (`hint: the session file <path> does not exist: …`, after the contract's output).
+pub fn without_session_hint(stderr: &str) -> &str {
+    let body = stderr.strip_suffix('\n').unwrap_or(stderr);
+    let (before, last) = match body.rsplit_once('\n') {
+        Some((before, last)) => (Some(before), last),
+        None => (None, body),
+    };
+    let hint = last
+        .strip_prefix("hint: the session file ")
+        .is_some_and(|rest| rest.contains(" does not exist: "));
+    match (hint, before) {
+        (true, Some(before)) => &stderr[..=before.len()],
+        (true, None) => "",
+        (false, _) => stderr,
     }
 }
 
@@ -355,6 +374,12 @@ impl Ledger {
                 self.fail(kind, &format!("{path} {}: {detail}", key(operation, args)));
             }
         }
+    }
+
+    /// An `ok` answer whose task had failed for a reason `why` explains (counted with the
+    /// expected errors).
+    pub fn expect_finished_task(&mut self, why: &str) {
+        *self.expected.entry(format!("agent_send (task failed): {why}")).or_default() += 1;
     }
 
     /// A failure of the run that is not one call's outcome (a broken check).

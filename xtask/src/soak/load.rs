@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::faults::{self, Fault, FaultLog, delivery_failed_by};
 use super::ledger::{Form, Ledger, Outcome, Path as CallPath, classify_mcp, classify_oneshot};
 
 /// How long a call may take before it counts as a hang.
@@ -123,8 +124,13 @@ pub struct BridgeState {
 pub struct Shared {
     /// `termsprawlctl`.
     pub ctl: PathBuf,
-    /// The agent nodes.
-    pub agents: Vec<Agent>,
+    /// The agent nodes of the current generation (new ones after each tmux kill).
+    pub agents: Mutex<Vec<Agent>>,
+    /// Per follower: the index of the agent that runs its ticker, and the ticker's node (a new
+    /// one after each tmux kill).
+    pub tickers: Mutex<Vec<(usize, String)>>,
+    /// The generation of `agents` and `tickers`.
+    pub generation: AtomicU64,
     /// The accounting.
     pub ledger: Mutex<Ledger>,
     /// The acknowledged nodes and tasks.
@@ -139,6 +145,8 @@ pub struct Shared {
     pub bridges: Mutex<Vec<BridgeState>>,
     /// Where bridges write their stderr.
     pub logs: PathBuf,
+    /// The faults so far, for the classification of tool errors.
+    pub faults: FaultLog,
 }
 
 /// A poisoned lock still guards consistent data here (a panicking thread fails the run anyway).
@@ -175,6 +183,21 @@ impl Plan {
 }
 
 impl Shared {
+    /// The agent at `index` of the current generation.
+    pub fn agent(&self, index: usize) -> Agent {
+        lock(&self.agents)[index].clone()
+    }
+
+    /// How many agents there are (the same in every generation).
+    pub fn agent_count(&self) -> usize {
+        lock(&self.agents).len()
+    }
+
+    /// The current generation.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
     /// A fresh marker.
     pub fn marker(&self) -> u64 {
         self.marker.fetch_add(1, Ordering::Relaxed)
@@ -185,9 +208,14 @@ impl Shared {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// Records the outcome of a planned call (a tool error is a failure) and what it created.
-    pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome) {
-        lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, None);
+    /// Records the outcome of a planned call sent at `sent` (a tool error is a failure unless a
+    /// fault it overlapped explains it, [`FaultLog::explains`]) and what it created.
+    pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome, sent: Instant) {
+        let expected = match outcome {
+            Outcome::ToolError(error) => self.faults.explains(sent, &plan.args, error),
+            _ => None,
+        };
+        lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, expected);
         let Outcome::Ok(value) = outcome else { return };
         let node = value["nodeId"].as_str().map(str::to_owned);
         let mut world = lock(&self.world);
@@ -211,9 +239,12 @@ impl Shared {
 /// the stickies of its project, or reads.
 pub fn plan(rng: &mut Rng, shared: &Shared, agent: &Agent) -> Plan {
     let n = shared.marker();
-    let terminals: Vec<&Agent> =
-        shared.agents.iter().filter(|other| other.project == agent.project).collect();
-    let terminal = terminals[rng.index(terminals.len())].terminal.clone();
+    let terminals: Vec<String> = lock(&shared.agents)
+        .iter()
+        .filter(|other| other.project == agent.project)
+        .map(|other| other.terminal.clone())
+        .collect();
+    let terminal = terminals[rng.index(terminals.len())].clone();
     let mut world = lock(&shared.world);
     let project = &mut world.projects[agent.project];
     let sticky = (!project.stickies.is_empty())
@@ -335,8 +366,9 @@ pub fn oneshot(
 fn oneshot_planned(shared: &Shared, rng: &mut Rng, agent: &Agent, plan: &Plan) -> Outcome {
     let form = if rng.below(2) == 0 { Form::Call } else { Form::Direct };
     lock(&shared.ledger).attempt(CallPath::OneShot, plan.operation, &plan.args);
+    let sent = Instant::now();
     let outcome = oneshot(&shared.ctl, agent, form, plan.operation, &plan.args);
-    shared.settle(CallPath::OneShot, plan, &outcome);
+    shared.settle(CallPath::OneShot, plan, &outcome, sent);
     outcome
 }
 
@@ -344,9 +376,9 @@ fn oneshot_planned(shared: &Shared, rng: &mut Rng, agent: &Agent, plan: &Plan) -
 pub fn worker(shared: &Shared, seed: u64) {
     let mut rng = Rng::new(seed);
     while !shared.stopping() {
-        let agent = &shared.agents[rng.index(shared.agents.len())];
-        let plan = plan(&mut rng, shared, agent);
-        if matches!(oneshot_planned(shared, &mut rng, agent, &plan), Outcome::Unavailable(_)) {
+        let agent = shared.agent(rng.index(shared.agent_count()));
+        let plan = plan(&mut rng, shared, &agent);
+        if matches!(oneshot_planned(shared, &mut rng, &agent, &plan), Outcome::Unavailable(_)) {
             // The server is down or the endpoint torn: do not spin.
             thread::sleep(rng.between(Duration::from_millis(50), Duration::from_millis(250)));
         }
@@ -363,9 +395,12 @@ pub fn until_answered(
     operation: &'static str,
     args: &Value,
 ) -> Option<Outcome> {
+    let generation = shared.generation();
     loop {
         let outcome = recorded_attempt(shared, rng, agent, operation, args);
-        if !matches!(outcome, Outcome::Unavailable(_)) {
+        // After a tmux kill the agent is gone for good: its session file may be removed
+        // (unavailable), so the caller starts over with the new agent.
+        if !matches!(outcome, Outcome::Unavailable(_)) || shared.generation() != generation {
             return Some(outcome);
         }
         if shared.stopping() {
@@ -411,13 +446,14 @@ pub fn converse(shared: &Shared, seed: u64, pair: [usize; 2]) {
     let mut rng = Rng::new(seed);
     let mut turn = 0;
     while !shared.stopping() {
-        let (from, to) = (&shared.agents[pair[turn % 2]], &shared.agents[pair[(turn + 1) % 2]]);
+        let (from, to) = (shared.agent(pair[turn % 2]), shared.agent(pair[(turn + 1) % 2]));
         turn += 1;
-        conversation(shared, &mut rng, from, to);
+        conversation(shared, &mut rng, &from, &to);
     }
 }
 
 fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
+    let began = Instant::now();
     let n = shared.marker();
     let send = json!({
         "nodeId": to.node_id,
@@ -428,7 +464,8 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     let task = match answer {
         Outcome::Ok(task) => task,
         Outcome::ToolError(error) => {
-            record_tool_error(shared, "agent_send", &send, &error, None);
+            let expected = shared.faults.explains(began, &send, &error);
+            record_tool_error(shared, "agent_send", &send, &error, expected);
             return;
         }
         _ => return,
@@ -440,8 +477,13 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     lock(&shared.world).tasks.push(task_id.clone());
     if task["state"] != "submitted" {
         // A retry after an unavailable attempt that ran returns the earlier task, which a
-        // restart in between failed.
-        if !failed_by_restart(&task) {
+        // restart in between failed; or the delivery into the recipient's terminal met a tmux
+        // kill.
+        let tmux = shared.faults.overlapped(Fault::TmuxKilled, began)
+            && delivery_failed_by(Fault::TmuxKilled, &task);
+        if tmux {
+            lock(&shared.ledger).expect_finished_task(faults::TMUX_KILLED);
+        } else if !failed_by_restart(&task) {
             lock(&shared.ledger).fail("agent_send returned a finished task", &task.to_string());
         }
         return;
@@ -467,11 +509,14 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
             }
             Outcome::Unavailable(_) => {
                 // Did that attempt run? Ask.
-                let Some(now) = task_now(shared, rng, to, &task_id) else { return };
+                let Some(now) = task_now(shared, rng, to, &task_id, began) else { return };
                 if now["state"] == "completed" && now["response"] == text.as_str() {
                     return;
                 }
-                if failed_by_restart(&now) {
+                if failed_by_restart(&now)
+                    || shared.faults.overlapped(Fault::TmuxKilled, began)
+                        && delivery_failed_by(Fault::TmuxKilled, &now)
+                {
                     return;
                 }
                 if now["state"] != "submitted" {
@@ -480,10 +525,14 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
                 }
             }
             Outcome::ToolError(error) => {
-                let now = task_now(shared, rng, to, &task_id);
-                let expected = now.as_ref().is_some_and(failed_by_restart).then_some(
-                    "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
-                );
+                let now = task_now(shared, rng, to, &task_id, began);
+                let expected = now
+                    .as_ref()
+                    .is_some_and(failed_by_restart)
+                    .then_some(
+                        "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
+                    )
+                    .or_else(|| shared.faults.explains(began, &reply, &error));
                 record_tool_error(shared, "agent_reply", &reply, &error, expected);
                 return;
             }
@@ -511,12 +560,19 @@ fn until_answered_once(
 }
 
 /// The task as `agent_task` shows it now (retried while unavailable).
-fn task_now(shared: &Shared, rng: &mut Rng, agent: &Agent, task_id: &str) -> Option<Value> {
+fn task_now(
+    shared: &Shared,
+    rng: &mut Rng,
+    agent: &Agent,
+    task_id: &str,
+    began: Instant,
+) -> Option<Value> {
     let args = json!({"taskId": task_id});
     match until_answered(shared, rng, agent, "agent_task", &args)? {
         Outcome::Ok(task) => Some(task),
         Outcome::ToolError(error) => {
-            record_tool_error(shared, "agent_task", &args, &error, None);
+            let expected = shared.faults.explains(began, &args, &error);
+            record_tool_error(shared, "agent_task", &args, &error, expected);
             None
         }
         _ => None,
@@ -545,10 +601,43 @@ pub const TICKER: &str = "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.2; 
 /// What a [`follow`] saw: ticks in order, and answers checked.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Followed {
-    /// The last tick seen (every one before it was seen once, in order).
+    /// The last tick seen on the current ticker (every one before it was seen once, in order).
     pub ticks: u64,
+    /// The ticks of the earlier tickers (ended by tmux kills).
+    pub earlier: u64,
+    /// Tickers left for a new one after a tmux kill, each checked to keep what was followed.
+    pub switches: u64,
     /// `terminal_wait` answers that held exactly the text between their `since` and `cursor`.
     pub answers: u64,
+    /// Gaps after a full disk: the pane's output copy stopped on the full disk and what the
+    /// ticker printed until it was followed again never reached the stream.
+    pub gaps: u64,
+    /// The ticks those gaps lost.
+    pub lost_to_full_disk: u64,
+}
+
+impl Followed {
+    /// Counts one whole line of the ticker's stream: the next tick, or, when the disk was full
+    /// since the last whole tick (`disk_full`), a line that ends with a later tick (the output
+    /// copy stopped mid-line, and the ticks until the pane was followed again are missing).
+    /// `false` when the line is neither: a tick lost or repeated.
+    pub fn take_line(&mut self, line: &str, disk_full: bool) -> bool {
+        let tick = line.strip_prefix("tick-").and_then(|tick| tick.parse::<u64>().ok());
+        if tick == Some(self.ticks + 1) {
+            self.ticks += 1;
+            return true;
+        }
+        let resumed = line.rfind("tick-").and_then(|at| line[at + 5..].parse::<u64>().ok());
+        match resumed {
+            Some(resumed) if disk_full && resumed > self.ticks => {
+                self.gaps += 1;
+                self.lost_to_full_disk += resumed - self.ticks - 1;
+                self.ticks = resumed;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Follows the ticker run node `node` of `agent`'s project through every restart:
@@ -556,21 +645,51 @@ pub struct Followed {
 /// one-shot, retried while the server is away. Each answer must hold exactly the characters
 /// between its `since` and its `cursor` (never cut), cursors never go back, and the outputs join
 /// into `tick-1`, `tick-2`, … with none missing or repeated, across kills and restarts.
-pub fn follow(shared: &Shared, seed: u64, agent: &Agent, node: &str) -> Followed {
+///
+/// The one gap allowed: when the disk was full at some moment since the answer that brought the
+/// last whole tick, the pane's output copy stopped and what the ticker printed until the
+/// liveness check followed the pane again is not in the stream (`docs/reliability.md`, "The
+/// disk fills up"); the line that spans the gap must end with a later tick, from which the
+/// count goes on.
+///
+/// After a tmux kill the ticker has ended and the load has a new one ([`Shared::tickers`]): the
+/// follower reads the old node's recorded output from the start (`terminal_read {since: 0}`),
+/// which must begin with exactly the text followed on it (nothing committed lost) and report it
+/// not running, then follows the new node from `tick-1`. `index` is the follower's place in
+/// [`Shared::tickers`] and [`FaultLog::progress`].
+pub fn follow(shared: &Shared, seed: u64, index: usize) -> Followed {
     let mut rng = Rng::new(seed);
     let mut followed = Followed::default();
-    let (mut since, mut partial) = (0_u64, String::new());
+    let (mut since, mut partial, mut followed_text) = (0_u64, String::new(), String::new());
+    let mut tick_sent = Instant::now();
+    let mut node = lock(&shared.tickers)[index].1.clone();
     while !shared.stopping() {
+        let (agent_index, current) = lock(&shared.tickers)[index].clone();
+        let agent = shared.agent(agent_index);
+        if current != node {
+            if !old_ticker_kept(shared, &mut rng, &agent, &node, &followed_text) {
+                return followed;
+            }
+            followed.switches += 1;
+            followed.earlier += followed.ticks;
+            followed.ticks = 0;
+            node = current;
+            (since, tick_sent) = (0, Instant::now());
+            partial.clear();
+            followed_text.clear();
+        }
         // The marker in `timeoutMs` makes each call a key of its own.
         let n = shared.marker();
         let args = json!({"nodeId": node, "until": "text", "text": "\n", "since": since, "timeoutMs": number(&format!("5000.{n:09}"))});
-        let Some(outcome) = until_answered(shared, &mut rng, agent, "terminal_wait", &args) else {
+        let sent = Instant::now();
+        let Some(outcome) = until_answered(shared, &mut rng, &agent, "terminal_wait", &args) else {
             break;
         };
         let value = match outcome {
             Outcome::Ok(value) => value,
             Outcome::ToolError(error) => {
-                record_tool_error(shared, "terminal_wait", &args, &error, None);
+                let expected = shared.faults.explains(sent, &args, &error);
+                record_tool_error(shared, "terminal_wait", &args, &error, expected);
                 pause_after_unavailable(&mut rng);
                 continue;
             }
@@ -602,21 +721,65 @@ pub fn follow(shared: &Shared, seed: u64, agent: &Agent, node: &str) -> Followed
         followed.answers += 1;
         since = cursor;
         partial.push_str(output);
+        followed_text.push_str(output);
         let Some(end) = partial.rfind('\n') else { continue };
+        let disk_full = shared.faults.overlapped(Fault::DiskFull, tick_sent);
         for line in partial[..end].split('\n') {
-            let tick = line.strip_prefix("tick-").and_then(|tick| tick.parse::<u64>().ok());
-            if tick != Some(followed.ticks + 1) {
+            if !followed.take_line(line, disk_full) {
                 lock(&shared.ledger).fail(
                     "follower: a tick is missing or repeated",
                     &format!("{line:?} after tick-{}", followed.ticks),
                 );
                 return followed;
             }
-            followed.ticks += 1;
         }
         partial.drain(..=end);
+        tick_sent = sent;
+        if let Some(progress) = lock(&shared.faults.progress).get_mut(index) {
+            *progress = followed.earlier + followed.ticks;
+        }
     }
     followed
+}
+
+/// Whether the ended ticker `node` still holds what the follower saw on it: its recorded output
+/// from the start begins with `seen`, and it reads as not running. A failure is recorded.
+fn old_ticker_kept(shared: &Shared, rng: &mut Rng, agent: &Agent, node: &str, seen: &str) -> bool {
+    let n = shared.marker();
+    let args = json!({"nodeId": node, "since": 0, "maxChars": number(&format!("100000.{n:09}"))});
+    let sent = Instant::now();
+    let problem = match until_answered(shared, rng, agent, "terminal_read", &args) {
+        None => return true,
+        Some(Outcome::Ok(value)) => {
+            let output = value["output"].as_str().unwrap_or_default();
+            if value["running"] != false {
+                Some(format!("the ended ticker reads as running: {value}"))
+            } else if !output.starts_with(seen) {
+                Some(format!(
+                    "its output does not begin with the {} characters followed on it",
+                    seen.chars().count()
+                ))
+            } else {
+                None
+            }
+        }
+        Some(Outcome::ToolError(error)) => {
+            let expected = shared.faults.explains(sent, &args, &error);
+            record_tool_error(shared, "terminal_read", &args, &error, expected);
+            expected.is_none().then(|| format!("refused: {error}"))
+        }
+        Some(_) => Some("the read failed".to_owned()),
+    };
+    match problem {
+        None => true,
+        Some(problem) => {
+            lock(&shared.ledger).fail(
+                "follower: a ticker ended by a tmux kill lost what was followed",
+                &format!("{node}: {problem}"),
+            );
+            false
+        }
+    }
 }
 
 /// A long-lived `termsprawlctl mcp` bridge with [`BRIDGE_DEPTH`] calls in flight.
@@ -624,8 +787,9 @@ pub fn follow(shared: &Shared, seed: u64, agent: &Agent, node: &str) -> Followed
 pub struct Bridge {
     /// Its index in [`Shared::bridges`].
     pub index: usize,
-    /// The agent it speaks for.
-    pub agent: Agent,
+    /// The index of the agent it speaks for (of each generation: after a tmux kill, the bridge
+    /// finishes its calls, exits, and a new one starts for the new agent).
+    pub agent: usize,
 }
 
 /// A message from a bridge's reader thread.
@@ -637,22 +801,41 @@ enum Line {
 
 impl Bridge {
     /// Runs the bridge until the run stops, then lets its calls finish, closes its stdin and
-    /// checks that it exits 0.
+    /// checks that it exits 0; the same when the agents' generation changes, and then again
+    /// with the new agent.
     pub fn run(&self, shared: &Shared, seed: u64) {
-        if let Err(error) = self.drive(shared, seed) {
-            lock(&shared.ledger)
-                .fail("bridge broken", &format!("bridge {}: {error:#}", self.index));
+        let mut rng = Rng::new(seed);
+        let mut incarnation = 0;
+        loop {
+            let generation = shared.generation();
+            let agent = shared.agent(self.agent);
+            if let Err(error) = self.drive(shared, &mut rng, &agent, generation, incarnation) {
+                lock(&shared.ledger)
+                    .fail("bridge broken", &format!("bridge {}: {error:#}", self.index));
+                return;
+            }
+            if shared.stopping() {
+                return;
+            }
+            incarnation += 1;
         }
     }
 
     #[expect(clippy::too_many_lines, reason = "one loop: handshake, fill, answer, hang check")]
-    fn drive(&self, shared: &Shared, seed: u64) -> anyhow::Result<()> {
+    fn drive(
+        &self,
+        shared: &Shared,
+        rng: &mut Rng,
+        agent: &Agent,
+        generation: u64,
+        incarnation: u32,
+    ) -> anyhow::Result<()> {
         use anyhow::Context as _;
-        let mut rng = Rng::new(seed);
-        let log = fs::File::create(shared.logs.join(format!("bridge-{}.log", self.index)))?;
+        let log =
+            fs::File::create(shared.logs.join(format!("bridge-{}-{incarnation}.log", self.index)))?;
         let mut child = Command::new(&shared.ctl)
             .arg("--session")
-            .arg(&self.agent.session_file)
+            .arg(&agent.session_file)
             .arg("mcp")
             .env_remove("TERMSPRAWL_SESSION_FILE")
             .stdin(Stdio::piped())
@@ -702,12 +885,12 @@ impl Bridge {
         let mut closed = false;
         let mut drain_deadline = None;
         loop {
-            let stopping = shared.stopping();
+            let stopping = shared.stopping() || shared.generation() != generation;
             if stopping && drain_deadline.is_none() {
                 drain_deadline = Some(Instant::now() + CALL_TIMEOUT);
             }
             while !stopping && pending.len() < BRIDGE_DEPTH && Instant::now() >= pause_until {
-                let plan = plan(&mut rng, shared, &self.agent);
+                let plan = plan(rng, shared, agent);
                 let id = next_id;
                 next_id += 1;
                 let line = json!({
@@ -737,7 +920,7 @@ impl Bridge {
                         continue;
                     };
                     let outcome = classify_mcp(&answer);
-                    shared.settle(CallPath::Mcp, &plan, &outcome);
+                    shared.settle(CallPath::Mcp, &plan, &outcome, sent);
                     match outcome {
                         Outcome::Ok(_) => {
                             let mut bridges = lock(&shared.bridges);
@@ -766,23 +949,25 @@ impl Bridge {
                 .map(|(id, _)| *id)
                 .collect();
             for id in hung {
-                if let Some((plan, _)) = pending.remove(&id) {
+                if let Some((plan, sent)) = pending.remove(&id) {
                     let outcome = Outcome::Broken {
                         kind: "no answer within 60 s (MCP)".to_owned(),
                         detail: format!("bridge {} id {id}", self.index),
                     };
-                    shared.settle(CallPath::Mcp, &plan, &outcome);
+                    shared.settle(CallPath::Mcp, &plan, &outcome, sent);
                 }
             }
             if drain_deadline.is_some_and(|deadline| now > deadline) {
                 break;
             }
         }
-        // Rest, idle, until the end levels are taken.
-        lock(&shared.bridges)[self.index].drained = true;
-        let rest = Instant::now() + CALL_TIMEOUT;
-        while !shared.release.load(Ordering::Relaxed) && Instant::now() < rest {
-            thread::sleep(Duration::from_millis(50));
+        // At the end: rest, idle, until the end levels are taken.
+        if shared.stopping() {
+            lock(&shared.bridges)[self.index].drained = true;
+            let rest = Instant::now() + CALL_TIMEOUT;
+            while !shared.release.load(Ordering::Relaxed) && Instant::now() < rest {
+                thread::sleep(Duration::from_millis(50));
+            }
         }
         drop(stdin);
         let deadline = Instant::now() + Duration::from_secs(10);

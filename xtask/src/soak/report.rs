@@ -36,6 +36,30 @@ pub struct Figures {
     pub longest_down_ms: u64,
     /// Restarts after which the persisted canvas and tasks were checked.
     pub restart_checks: u64,
+    /// Times the managed tmux server was killed.
+    pub tmux_kills: u64,
+    /// Tickers ended by a tmux kill whose output was checked before following a new one.
+    pub ticker_switches: u64,
+    /// Why the disk fault did not run, when it did not.
+    pub disk_skipped: Option<String>,
+    /// Times the data directory's disk was filled and freed.
+    pub disk_fills: u64,
+    /// The largest filler written, bytes.
+    pub filler_bytes: u64,
+    /// Full disks after which every follower saw new ticks again.
+    pub followers_resumed: u64,
+    /// Gaps in a ticker's stream after a full disk, and the ticks they lost.
+    pub tick_gaps: u64,
+    /// See `tick_gaps`.
+    pub ticks_lost_to_full_disk: u64,
+    /// Stops after which `canvas.json` was damaged.
+    pub canvas_damaged: u64,
+    /// Starts that refused the damaged canvas, naming it, leaving it untouched.
+    pub canvas_refused: u64,
+    /// `serve --recover` starts that moved it aside and started from the last good copy.
+    pub canvas_recovered: u64,
+    /// Nodes acknowledged after the last good copy, lost with the damaged canvases.
+    pub nodes_lost_with_canvas: usize,
     /// Ticks the followers saw, each once and in order, and their checked answers.
     pub ticks: u64,
     /// See `ticks`.
@@ -104,6 +128,14 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
          | longest downtime | {} ms |\n\
          | torn rewrites of endpoint.json | {} |\n\
          | restarts whose canvas and tasks were checked | {} |\n\
+         | tmux server killed (new agents, terminals and tickers after each) | {} |\n\
+         | tickers ended by a tmux kill, their output checked to hold what was followed | {} |\n\
+         | canvas damaged at a stop / start refused naming it, untouched / recovered from the last good copy | {} / {} / {} |\n\
+         | nodes acknowledged after the last good copy, lost with the damaged canvas | {} |\n\
+         | disk filled and freed | {} |\n\
+         | largest filler | {} |\n\
+         | full disks after which every follower saw new ticks | {} |\n\
+         | gaps in a ticker's stream after a full disk / ticks they lost | {} / {} |\n\
          | nodes / tasks acknowledged | {} / {} |\n\
          | ticks followed across the restarts (each once, in order) / answers checked | {} / {} |\n\
          | executions logged by the server | {} |\n\
@@ -119,6 +151,17 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
         figures.longest_down_ms,
         figures.rewrites,
         figures.restart_checks,
+        figures.tmux_kills,
+        figures.ticker_switches,
+        figures.canvas_damaged,
+        figures.canvas_refused,
+        figures.canvas_recovered,
+        figures.nodes_lost_with_canvas,
+        figures.disk_fills,
+        mib(figures.filler_bytes),
+        figures.followers_resumed,
+        figures.tick_gaps,
+        figures.ticks_lost_to_full_disk,
         figures.nodes,
         figures.tasks,
         figures.ticks,
@@ -142,6 +185,9 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
             warm.fds, warm.threads, end.fds, end.threads
         );
     }
+    if let Some(reason) = &figures.disk_skipped {
+        let _ = writeln!(text, "\nThe disk fault was skipped: {reason}.");
+    }
     if ledger.failures.is_empty() {
         text.push_str("\nFailures: none.\n");
     } else {
@@ -151,7 +197,9 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
         }
     }
     if !ledger.expected.is_empty() {
-        text.push_str("\nExpected tool errors (explained by the spec):\n\n");
+        text.push_str(
+            "\nExpected tool errors (explained by the spec or by an injected fault):\n\n",
+        );
         for (why, count) in &ledger.expected {
             let _ = writeln!(text, "- {why}: {count}");
         }

@@ -69,7 +69,13 @@ pub enum Stop {
 impl Serve {
     /// Starts `serve --project <first project> --ctl <ctl> [--exec-log <log>]` and waits for its
     /// `ready` line; its stderr is appended to `logs/serve-<incarnation>.log`.
-    pub fn start(binaries: &Binaries, places: &Places, incarnation: u32) -> anyhow::Result<Serve> {
+    /// `extra` arguments follow (`--recover`).
+    pub fn start(
+        binaries: &Binaries,
+        places: &Places,
+        incarnation: u32,
+        extra: &[&str],
+    ) -> anyhow::Result<Serve> {
         let log_path = places.logs.join(format!("serve-{incarnation}.log"));
         let mut log = fs::File::create(&log_path)
             .with_context(|| format!("cannot create {}", log_path.display()))?;
@@ -78,6 +84,7 @@ impl Serve {
         if let Some(exec_log) = &places.exec_log {
             command.arg("--exec-log").arg(exec_log);
         }
+        command.args(extra);
         let serve = test_support::Serve::start(&mut command, START_TIMEOUT, move |line| {
             let _ = writeln!(log, "{line}");
         })?;
@@ -117,6 +124,39 @@ impl Serve {
             thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// A `serve` that must refuse to start (a damaged canvas): its exit status and stderr; an error
+/// when it does not exit within [`START_TIMEOUT`] (it is killed).
+pub fn refused_start(
+    binaries: &Binaries,
+    places: &Places,
+) -> anyhow::Result<(std::process::ExitStatus, String)> {
+    let mut command =
+        serve_command(&binaries.headless, &places.data, &places.projects[0], &binaries.ctl);
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start serve")?;
+    let deadline = Instant::now() + START_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("serve on a damaged canvas did not exit within 30 s");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut pipe, &mut stderr)?;
+    }
+    Ok((status, stderr))
 }
 
 /// `termsprawl-headless --data <data> ARGS`: its stdout, or an error with its stderr.

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use serde_json::{Value, json};
 
+use super::faults::{self, Damage, Fault, FaultLog, Tmpfs};
 use super::ledger::{
     Form, Ledger, Outcome, Path, classify_mcp, classify_oneshot, exec_key, key, unavailable_reason,
 };
@@ -276,7 +277,9 @@ fn shared() -> Shared {
     };
     Shared {
         ctl: PathBuf::from("/nonexistent/termsprawlctl"),
-        agents: vec![agent(0, 0), agent(1, 0), agent(2, 1), agent(3, 1)],
+        agents: Mutex::new(vec![agent(0, 0), agent(1, 0), agent(2, 1), agent(3, 1)]),
+        tickers: Mutex::new(Vec::new()),
+        generation: AtomicU64::new(0),
         ledger: Mutex::new(Ledger::default()),
         world: Mutex::new(World { projects: vec![ProjectWorld::default(); 2], tasks: Vec::new() }),
         stop: AtomicBool::new(false),
@@ -284,6 +287,7 @@ fn shared() -> Shared {
         marker: AtomicU64::new(1),
         bridges: Mutex::new(vec![BridgeState::default()]),
         logs: PathBuf::from("/nonexistent"),
+        faults: FaultLog::default(),
     }
 }
 
@@ -295,7 +299,7 @@ fn the_plan_marks_every_mutation_and_never_groups_a_node_twice() {
     let mut grouped = Vec::new();
     let mut operations = std::collections::BTreeSet::new();
     for round in 0..3000 {
-        let agent = &shared.agents[round % 4];
+        let agent = &shared.agent(round % 4);
         let plan = load::plan(&mut rng, &shared, agent);
         operations.insert(plan.operation);
         let marked = !matches!(
@@ -309,10 +313,7 @@ fn the_plan_marks_every_mutation_and_never_groups_a_node_twice() {
             plan.args["nodeId"].as_str().filter(|node| node.starts_with("terminal-"))
         {
             let index: usize = node["terminal-".len()..].parse().unwrap();
-            assert_eq!(
-                shared.agents[index].project, agent.project,
-                "a terminal of another project"
-            );
+            assert_eq!(shared.agent(index).project, agent.project, "a terminal of another project");
         }
         if plan.operation == "canvas_group" {
             for node in plan.args["nodeIds"].as_array().unwrap() {
@@ -327,7 +328,7 @@ fn the_plan_marks_every_mutation_and_never_groups_a_node_twice() {
             }
             _ => Outcome::Ok(Value::Null),
         };
-        shared.settle(Path::OneShot, &plan, &outcome);
+        shared.settle(Path::OneShot, &plan, &outcome, std::time::Instant::now());
     }
     let world = shared.world.lock().unwrap();
     assert!(world.projects.iter().all(|project| project.stickies.len() <= load::MAX_STICKIES));
@@ -367,5 +368,152 @@ fn only_a_restart_failure_explains_a_finished_task() {
     assert!(!load::failed_by_restart(&json!({"state": "failed", "response": "other"})));
     assert!(!load::failed_by_restart(
         &json!({"state": "completed", "response": load::RESTART_REASON})
+    ));
+}
+
+const DISK_FULL_CANVAS: &str = "cannot save the canvas: No space left on device (os error 28)";
+
+#[test]
+fn only_a_killed_tmuxs_clear_errors_are_explained_by_it() {
+    use termsprawl_headless::messages::{NOT_ATTACHED, SESSION_REVOKED, TMUX_GONE_WHILE_WAITING};
+    for error in
+        [TMUX_GONE_WHILE_WAITING, NOT_ATTACHED, SESSION_REVOKED, "Unknown or revoked session"]
+    {
+        assert_eq!(faults::explained_by(Fault::TmuxKilled, error), Some(faults::TMUX_KILLED));
+        assert_eq!(faults::explained_by(Fault::DiskFull, error), None, "{error}");
+    }
+    for other in
+        [DISK_FULL_CANVAS, "Terminal is not attached.", "Node not found in the visible project", ""]
+    {
+        assert_eq!(faults::explained_by(Fault::TmuxKilled, other), None, "{other}");
+    }
+}
+
+#[test]
+fn only_a_refused_write_is_explained_by_a_full_disk() {
+    assert_eq!(faults::explained_by(Fault::DiskFull, DISK_FULL_CANVAS), Some(faults::DISK_FULL));
+    let task = "cannot save the task: No space left on device (os error 28)";
+    assert_eq!(faults::explained_by(Fault::DiskFull, task), Some(faults::DISK_FULL));
+    for other in [
+        "cannot save the canvas: Permission denied (os error 13)",
+        "No space left on device (os error 28)",
+        "cannot read the canvas: No space left on device (os error 28)",
+        "Unknown or revoked session",
+        "Node not found in the visible project",
+    ] {
+        assert_eq!(faults::explained_by(Fault::DiskFull, other), None, "{other}");
+    }
+}
+
+#[test]
+fn a_fault_explains_only_the_calls_that_overlapped_it() {
+    let log = FaultLog::default();
+    let before = std::time::Instant::now();
+    // No fault yet: nothing is explained.
+    assert_eq!(log.explains(before, &json!({}), DISK_FULL_CANVAS), None);
+    assert!(!log.overlapped(Fault::DiskFull, before));
+    log.begin(Fault::DiskFull);
+    assert!(log.overlapped(Fault::DiskFull, before));
+    assert_eq!(log.explains(before, &json!({}), DISK_FULL_CANVAS), Some(faults::DISK_FULL));
+    log.end();
+    // Sent before the end: explained; sent after it: a failure.
+    assert_eq!(log.explains(before, &json!({}), DISK_FULL_CANVAS), Some(faults::DISK_FULL));
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let after = std::time::Instant::now();
+    assert_eq!(log.explains(after, &json!({}), DISK_FULL_CANVAS), None);
+    assert!(!log.overlapped(Fault::DiskFull, after));
+}
+
+#[test]
+fn a_node_lost_with_the_damaged_canvas_explains_only_node_not_found_on_it() {
+    let log = FaultLog::default();
+    log.lost.lock().unwrap().push("sticky-7".to_owned());
+    let now = std::time::Instant::now();
+    let not_found = termsprawl_headless::messages::NODE_NOT_FOUND;
+    let on_lost = json!({"nodeId": "sticky-7", "x": 1});
+    assert_eq!(log.explains(now, &on_lost, not_found), Some(faults::LOST_WITH_CANVAS));
+    let group = json!({"nodeIds": ["sticky-1", "sticky-7"]});
+    assert_eq!(log.explains(now, &group, not_found), Some(faults::LOST_WITH_CANVAS));
+    assert_eq!(log.explains(now, &json!({"nodeId": "sticky-1"}), not_found), None);
+    assert_eq!(log.explains(now, &on_lost, "Size must be between"), None);
+}
+
+#[test]
+fn a_follower_allows_a_gap_only_after_a_full_disk() {
+    let mut followed = load::Followed::default();
+    assert!(followed.take_line("tick-1", false));
+    assert!(followed.take_line("tick-2", false));
+    // Missing, repeated or garbled ticks fail without a full disk.
+    assert!(!followed.clone().take_line("tick-4", false));
+    assert!(!followed.clone().take_line("tick-2", false));
+    assert!(!followed.clone().take_line("tick-3tick-9", false));
+    // After one, the line spanning the gap ends with a later tick and the count goes on.
+    assert!(followed.take_line("tick-3tick-9", true));
+    assert_eq!((followed.ticks, followed.gaps, followed.lost_to_full_disk), (9, 1, 6));
+    // tick-3 was cut: it counts among the lost.
+    assert!(followed.take_line("tick-10", true));
+    // Never backwards, even then.
+    assert!(!followed.clone().take_line("tick-8", true));
+    assert!(!followed.take_line("garbage", true));
+}
+
+#[test]
+fn damage_cuts_or_replaces_the_canvas() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("canvas.json");
+    let canvas = br#"{"projects":[{"folder":"/p","nodes":[]}]}"#;
+    std::fs::write(&path, canvas).unwrap();
+    let cut = faults::damage(&path, Damage::Truncated).unwrap();
+    assert_eq!(cut, canvas[..canvas.len() / 2]);
+    assert_eq!(std::fs::read(&path).unwrap(), cut);
+    assert!(serde_json::from_slice::<Value>(&cut).is_err());
+    let garbage = faults::damage(&path, Damage::Garbage).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+    assert!(serde_json::from_slice::<Value>(&garbage).is_err());
+}
+
+#[test]
+fn the_tmpfs_fills_refuses_writes_and_works_again_once_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let tmpfs = match Tmpfs::mount(&data) {
+        Ok(tmpfs) => tmpfs,
+        Err(reason) => {
+            eprintln!("skipped: {reason}");
+            return;
+        }
+    };
+    std::fs::write(data.join("before"), b"committed").unwrap();
+    let filled = tmpfs.fill().unwrap();
+    assert!(filled > 7 * 1024 * 1024 && filled <= 8 * 1024 * 1024, "{filled}");
+    let refused = std::fs::write(data.join("during"), vec![0_u8; 8192]).unwrap_err();
+    assert_eq!(refused.raw_os_error(), Some(28), "{refused}");
+    assert_eq!(std::fs::read(data.join("before")).unwrap(), b"committed");
+    tmpfs.free().unwrap();
+    std::fs::write(data.join("after"), vec![0_u8; 8192]).unwrap();
+    drop(tmpfs);
+    // Unmounted: the directory is the plain one again, without the files.
+    assert!(!data.join("before").exists());
+}
+
+#[test]
+fn only_the_gone_session_files_hint_is_taken_off_stderr() {
+    let hint = "hint: the session file /d/sessions/agent-1.json does not exist: the termsprawl node it belonged to was closed, or the app restarted without it.\n";
+    let error = "Error: Session revoked\n";
+    assert_eq!(super::ledger::without_session_hint(&format!("{error}{hint}")), error);
+    assert_eq!(super::ledger::without_session_hint(hint), "");
+    assert_eq!(super::ledger::without_session_hint(error), error);
+    let other = "Error: x\nhint: something else\n";
+    assert_eq!(super::ledger::without_session_hint(other), other);
+    // The hinted error is classified as the error alone.
+    let stderr = format!("{error}{hint}");
+    assert_eq!(
+        classify_oneshot(Form::Direct, Some(1), None, b"", stderr.as_bytes()),
+        Outcome::ToolError("Session revoked".to_owned())
+    );
+    let down = call_stdout(&json!({"ok": false, "error": UNAVAILABLE}));
+    assert!(matches!(
+        classify_oneshot(Form::Call, Some(1), None, &down, hint.as_bytes()),
+        Outcome::Unavailable(_)
     ));
 }

@@ -1,17 +1,17 @@
-//! `cargo xtask soak` end to end, for 20 seconds: the real server and termsprawlctl, built as the
+//! `cargo xtask soak` end to end, for 30 seconds: the real server and termsprawlctl, built as the
 //! soak builds them, with faults.
 
 use super::xtask;
 
 #[test]
-fn a_short_soak_passes_with_restarts_and_writes_nothing() {
+fn a_short_soak_passes_with_restarts_tmux_killed_a_full_disk_and_a_damaged_canvas() {
     let binaries =
         xtask::binaries::build(&termsprawl_test_support::workspace_root(), false).unwrap();
     let (ctl, headless) = (binaries.ctl, binaries.headless);
     let run = xtask(&[
         "soak",
         "--seconds",
-        "20",
+        "30",
         "--no-write",
         "--seed",
         "3",
@@ -33,6 +33,23 @@ fn a_short_soak_passes_with_restarts_and_writes_nothing() {
     let restarts =
         figure("server restarts after SIGKILL") + figure("server restarts after SIGTERM");
     assert!(restarts >= 1, "{}", run.stderr);
+    // The faults under headless (issue 29): tmux killed, the disk filled (root only: the tmpfs),
+    // the canvas damaged at the first restart; each recovered from.
+    assert!(figure("tmux server killed (new agents, terminals and tickers after each)") >= 1);
+    assert!(
+        figure("tickers ended by a tmux kill, their output checked to hold what was followed") >= 1,
+        "{}",
+        run.stderr
+    );
+    let damaged =
+        run.stderr.lines().find(|line| line.starts_with("| canvas damaged at a stop ")).unwrap();
+    assert!(damaged.ends_with("| 1 / 1 / 1 |"), "{damaged}");
+    if rustix::process::geteuid().is_root() {
+        assert!(figure("disk filled and freed") >= 1, "{}", run.stderr);
+        assert!(figure("full disks after which every follower saw new ticks") >= 1);
+    } else {
+        assert!(run.stderr.contains("the disk fault is skipped: not running as root"));
+    }
     assert_eq!(figure("duplicated executions"), 0);
     assert_eq!(figure("lost acknowledged calls"), 0);
     assert!(figure("executions matched to an attempt") > 100, "{}", run.stderr);
