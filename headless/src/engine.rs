@@ -3,6 +3,7 @@
 //! revoking sessions, and restoring sessions after a restart.
 
 use std::collections::HashSet;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -670,7 +671,10 @@ impl Engine {
     pub(crate) async fn restore_sessions(&self) -> Result<usize, crate::Error> {
         let server =
             self.tool_server().map_err(|error| crate::Error::Control(error.to_string()))?;
-        let running = self.tmux.session_names().await.unwrap_or_default();
+        // A listing that failed (tmux dying or stuck, not "no server") is no evidence that the
+        // agents ended: their sessions are restored, and the liveness check revokes those whose
+        // tmux session is gone once tmux answers.
+        let running = self.tmux.session_names().await.ok();
         let agents: Vec<(ToolIdentity, IntegrationStatus)> = {
             let state = self.state();
             state
@@ -691,7 +695,8 @@ impl Engine {
         };
         let mut restored = 0;
         for (identity, status) in agents {
-            if running.contains(&termsprawl_external_term::session_name(&identity.node_id)) {
+            let session = termsprawl_external_term::session_name(&identity.node_id);
+            if running.as_ref().is_none_or(|running| running.contains(&session)) {
                 server.provision_session(identity, status, true)?;
                 restored += 1;
             } else {
@@ -740,7 +745,13 @@ impl Engine {
         };
         let Ok(running) = self.tmux.session_names().await else { return };
         for node_id in candidates {
-            if !running.contains(&termsprawl_external_term::session_name(&node_id)) {
+            let session = termsprawl_external_term::session_name(&node_id);
+            if !running.contains(&session) {
+                // Said on stderr (serve's log): an agent that stops working has a reason there.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "termsprawl-headless: revoked the session of {node_id}: its tmux session {session} ended"
+                );
                 self.revoke(&node_id);
             }
         }

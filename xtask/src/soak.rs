@@ -197,6 +197,9 @@ pub fn run(root: &Path, settings: &Settings) -> anyhow::Result<bool> {
         eprintln!("wrote {}", path.display());
     }
     eprintln!("soak: {}", if passed { "passed" } else { "FAILED" });
+    if !passed {
+        keep_logs(&places.logs, &root.join("target").join("soak-failed-logs"));
+    }
     drop(temp);
     Ok(passed)
 }
@@ -1002,3 +1005,16 @@ pub fn check_settings(settings: &Settings) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests;
+
+/// Copies the failed run's logs (the server's stderr of each incarnation, the bridges') to
+/// `kept`, replacing an earlier failure's, and says where.
+fn keep_logs(logs: &Path, kept: &Path) {
+    let _ = std::fs::remove_dir_all(kept);
+    if std::fs::create_dir_all(kept).is_err() {
+        return;
+    }
+    for entry in std::fs::read_dir(logs).into_iter().flatten().flatten() {
+        let _ = std::fs::copy(entry.path(), kept.join(entry.file_name()));
+    }
+    eprintln!("soak: the logs are kept in {}", kept.display());
+}

@@ -334,3 +334,65 @@ fn a_host_that_is_gone_ends_the_bridge_with_status_0() {
 }
 
 // Without a session, and with a session whose node is gone: `host_errors`.
+
+/// Hosts from Node may hand the bridge sockets rather than pipes (above), and a person may feed it
+/// a file: each is served the same.
+#[test]
+fn sockets_and_a_file_on_stdin_are_served_like_pipes() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::os::unix::net::UnixStream;
+    use std::process::{Command, Stdio};
+    let app = App::start();
+    let ctl = env!("CARGO_BIN_EXE_termsprawlctl");
+    let lines = [ping(json!(1)), call(json!(2), "canvas_list", json!({}))];
+    let check = |answers: &[Value]| {
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(answers[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        assert_eq!(answers[1]["id"], json!(2));
+        assert_eq!(answers[1]["result"]["isError"], json!(false), "{}", answers[1]);
+    };
+    // Sockets on stdin and stdout.
+    let (mut host_in, bridge_in) = UnixStream::pair().unwrap();
+    let (host_out, bridge_out) = UnixStream::pair().unwrap();
+    let mut child = Command::new(ctl)
+        .arg("--session")
+        .arg(app.session_file())
+        .arg("mcp")
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(bridge_in)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(bridge_out)))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    host_out.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut reader = BufReader::new(host_out);
+    let mut answers = Vec::new();
+    for line in &lines {
+        writeln!(host_in, "{line}").unwrap();
+        let mut answer = String::new();
+        reader.read_line(&mut answer).unwrap();
+        answers.push(serde_json::from_str::<Value>(&answer).unwrap());
+    }
+    check(&answers);
+    drop(host_in);
+    assert!(child.wait().unwrap().success());
+    // A file on stdin: read to its end, every line answered, then exit 0.
+    let dir = tempfile::TempDir::new().unwrap();
+    let input = dir.path().join("requests.jsonl");
+    std::fs::write(&input, lines.iter().map(|line| format!("{line}\n")).collect::<String>())
+        .unwrap();
+    let output = Command::new(ctl)
+        .arg("--session")
+        .arg(app.session_file())
+        .arg("mcp")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    check(&answers);
+}

@@ -374,3 +374,34 @@ exec '{real}' "$@"
     assert!(alpha.session_file.exists(), "a running agent was revoked");
     ok(&alpha, "session_info", json!({})).await;
 }
+
+/// A start whose `list-sessions` fails (tmux dying or stuck: not "no server running") must not
+/// take that for "no agent runs": it revoked every running agent at once, deleting their session
+/// files. The sessions are restored, and the liveness check decides once tmux answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_whose_tmux_listing_fails_keeps_the_running_agents() {
+    use termsprawl_external_term::find_tmux;
+
+    let mut fixture = Fixture::start().await;
+    let alpha = fixture.agent("alpha").await;
+    ok(&alpha, "session_info", json!({})).await;
+    fixture.stop().await;
+    let wrapper = tempfile::TempDir::new().unwrap();
+    let real = find_tmux(&SearchPath::from_env()).unwrap();
+    // Every list-sessions fails as a dying server answers; everything else is the real tmux.
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" list-sessions \"*) echo 'server exited unexpectedly' >&2; exit 1;; esac\nexec '{}' \"$@\"\n",
+        real.display()
+    );
+    std::fs::write(wrapper.path().join("tmux"), script).unwrap();
+    std::fs::set_permissions(wrapper.path().join("tmux"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    let mut config = fixture.config();
+    config.search_path = SearchPath::new(Some(wrapper.path().as_os_str()), None);
+    config.liveness_interval = std::time::Duration::from_millis(50);
+    fixture.server = Some(termsprawl_headless::Server::start(config).await.unwrap());
+    // Several failed liveness rounds later the agent still works.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(alpha.session_file.exists(), "a running agent was revoked by a failed listing");
+    ok(&alpha, "session_info", json!({})).await;
+}

@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail, ensure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use termsprawl_protocol::shell::single_quoted;
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
@@ -331,19 +330,7 @@ async fn start_ticker(
     program: &Path,
     fifo: &Path,
 ) -> anyhow::Result<Ticker> {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .with_context(|| format!("cannot create the FIFO {}", fifo.display()))?;
-    let command = format!(
-        "exec {} ticker {}",
-        single_quoted(&program.to_string_lossy()),
-        single_quoted(&fifo.to_string_lossy())
-    );
+    let command = super::terminals::fifo_command(program, "ticker", fifo)?;
     let args = json!({"command": command, "title": "crowd ticker", "timeoutMs": 0});
     let started = value_of(
         "terminal_run",

@@ -250,10 +250,9 @@ pub fn run_and_print(session: &Path, fifo: &Path, settings: &Settings) -> anyhow
     Ok(())
 }
 
-/// The measuring side: creates the FIFO `fifo`, opens a run node printing through it, measures
-/// the waits and then the reads with the session file `session`.
-pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<Outcome> {
-    let program = std::env::current_exe().context("cannot find this program")?;
+/// Creates the FIFO `fifo` (0600) and answers the run node's command that has this program's
+/// `role` (`stamp`, `ticker`) print through it.
+pub(super) fn fifo_command(program: &Path, role: &str, fifo: &Path) -> anyhow::Result<String> {
     rustix::fs::mknodat(
         rustix::fs::CWD,
         fifo,
@@ -262,11 +261,18 @@ pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<O
         0,
     )
     .with_context(|| format!("cannot create the FIFO {}", fifo.display()))?;
-    let command = format!(
-        "exec {} stamp {}",
+    Ok(format!(
+        "exec {} {role} {}",
         single_quoted(&program.to_string_lossy()),
         single_quoted(&fifo.to_string_lossy())
-    );
+    ))
+}
+
+/// The measuring side: creates the FIFO `fifo`, opens a run node printing through it, measures
+/// the waits and then the reads with the session file `session`.
+pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<Outcome> {
+    let program = std::env::current_exe().context("cannot find this program")?;
+    let command = fifo_command(&program, "stamp", fifo)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

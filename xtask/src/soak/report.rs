@@ -216,7 +216,15 @@ pub fn section(figures: &Figures, ledger: &Ledger) -> String {
          Load: {}. Faults: at random moments (seeded) the harness kills the server (mostly SIGKILL, \
          sometimes SIGTERM), leaves it down for 0.2–3 s and starts `serve` again on the same data \
          directory; between kills it rewrites `agent-tools/endpoint.json` in place, truncated and \
-         then written in two parts. The server logs every request it dispatches \
+         then written in two parts. Under headless (issue 29) it also kills the managed tmux server \
+         (the agents, terminals and tickers end with it; the load goes on with new ones, and each \
+         ended ticker must still hold what was followed on it and read as not running), fills \
+         the data directory's disk (a 64 MiB tmpfs, root only) for 1–3 s and frees it (every \
+         follower must see new ticks without a restart), and at some stops damages \
+         `canvas.json` (truncated or garbage): the next start must refuse it naming the file \
+         and leave it untouched, and `serve --recover` must start from the last good copy. \
+         Every error such a fault causes must be one of the clear errors it explains. \
+         The server logs every request it dispatches \
          (`serve --exec-log`); every call carries a unique marker where its arguments allow one, \
          and the log is compared with the client-side attempts and `ok` answers per \
          `(operation, args)`. After every kill the persisted canvas and tasks are checked, after \
