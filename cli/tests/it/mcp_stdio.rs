@@ -378,8 +378,8 @@ fn sockets_and_a_file_on_stdin_are_served_like_pipes() {
     // A file on stdin: read to its end, every line answered, then exit 0.
     let dir = tempfile::TempDir::new().unwrap();
     let input = dir.path().join("requests.jsonl");
-    std::fs::write(&input, lines.iter().map(|line| format!("{line}\n")).collect::<String>())
-        .unwrap();
+    let requests: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    std::fs::write(&input, requests.join("\n") + "\n").unwrap();
     let output = Command::new(ctl)
         .arg("--session")
         .arg(app.session_file())
