@@ -64,6 +64,8 @@ pub use sessions::{Caller, LiveSession, Sessions};
 
 /// The largest request body the server reads: 131 072 bytes (128 KiB), inclusive.
 pub const MAX_REQUEST_BYTES: usize = 131_072;
+/// The error of a request whose token matches no live session (`401`, `spec/protocol.md` §6.2).
+pub const UNKNOWN_SESSION: &str = "Unknown or revoked session";
 
 /// The name of the lock file in `D`.
 pub const LOCK_FILE: &str = "server.lock";

@@ -249,7 +249,7 @@ async fn respond(
     let presented = request.headers().get(AUTHORIZATION).map_or(&b""[..], HeaderValue::as_bytes);
     let presented = presented.strip_prefix(b"Bearer ").unwrap_or(presented);
     let Some(session) = shared.sessions.authenticate(presented) else {
-        return failure(StatusCode::UNAUTHORIZED, "Unknown or revoked session");
+        return failure(StatusCode::UNAUTHORIZED, super::UNKNOWN_SESSION);
     };
     // 3. Routing: the request target up to the first `?` must be `/call`.
     let target = request.uri().path_and_query().map_or("", |target| target.as_str());

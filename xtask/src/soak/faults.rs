@@ -57,7 +57,7 @@ pub fn explained_by(fault: Fault, error: &str) -> Option<&'static str> {
                 TMUX_GONE_WHILE_WAITING,
                 NOT_ATTACHED,
                 SESSION_REVOKED,
-                "Unknown or revoked session",
+                termsprawl_transport::server::UNKNOWN_SESSION,
             ]
             .contains(&error);
             exact.then_some(TMUX_KILLED)
