@@ -199,6 +199,12 @@ impl Tmux {
         stdin: Option<&[u8]>,
         deadline: Instant,
     ) -> Result<String, TmuxError> {
+        // tmux 3.3a crashes when a session starts or ends while a control client starts.
+        let _quiet = if SESSION_CHANGING.contains(&name) {
+            Some(self.control.hold_off_starts().await)
+        } else {
+            None
+        };
         let mut command = self.command();
         command.arg(name).args(args);
         if stdin.is_some() {
@@ -585,6 +591,10 @@ impl Tmux {
         self.control.reset();
     }
 }
+
+/// The commands that create or end sessions, which tmux tells every control client about: run as
+/// a process, each holds off the start of a control client ([`control::Control::hold_off_starts`]).
+const SESSION_CHANGING: &[&str] = &["new-session", "kill-session", "kill-server"];
 
 /// The deadline of a command started now.
 fn new_deadline() -> Instant {

@@ -9,11 +9,20 @@
 //! keeps the panes' `%output` away.
 //!
 //! A control client has to be attached to a session, so it attaches to one of the node sessions
-//! (whichever tmux picks) and holds no session of its own: the server still exits with its last
-//! session, and nothing a person or an agent lists shows the client. It ends when its session
-//! ends; the next request starts another, and while no session runs ([`Control::request`] answers
-//! `None`) the caller runs its command as a tmux process instead. A request that is not answered
-//! by its deadline drops the client (its process is killed) and fails; the next starts afresh.
+//! (the oldest, the likeliest to outlive the others) and holds no session of its own: the server
+//! still exits with its last session, and nothing a person or an agent lists shows the client. It
+//! ends when its session ends; the next request starts another, and while no session runs
+//! ([`Control::request`] answers `None`) the caller runs its command as a tmux process instead. A
+//! request that is not answered by its deadline drops the client (its process is killed) and
+//! fails; the next starts afresh.
+//!
+//! tmux 3.3a (Debian 12's) crashes, with every session in it, when a session is created or closed
+//! while a control client is still introducing itself to the server: it writes the
+//! `%sessions-changed` notification through the client's control state before the client has one
+//! (fixed upstream in 2026, after 3.6). So a client starts only while no command of ours creates
+//! or ends a session ([`Control::hold_off_starts`]), and it attaches to the oldest session, so
+//! that it rarely has to start again; a session that a person or its own program ends in that
+//! moment is the risk left.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +51,8 @@ pub(crate) struct Control {
     slot: Mutex<Slot>,
     /// Held while a client starts, so that concurrent requests start one.
     starting: tokio::sync::Mutex<()>,
+    /// Written while a client starts; read while a command that creates or ends a session runs.
+    starts: tokio::sync::RwLock<()>,
 }
 
 #[derive(Debug, Default)]
@@ -85,7 +96,7 @@ impl Control {
     /// ended before answering: the caller runs the command as a process.
     pub(crate) async fn request(
         &self,
-        spawn: impl FnOnce() -> Command,
+        spawn: impl Fn() -> Command,
         line: &str,
         commands: usize,
         deadline: Instant,
@@ -105,6 +116,12 @@ impl Control {
                 Err(Wedged)
             }
         }
+    }
+
+    /// Holds off the start of a client while the guard lives: taken by every command that
+    /// creates or ends a session (tmux 3.3a crashes when one does while a client starts).
+    pub(crate) async fn hold_off_starts(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        self.starts.read().await
     }
 
     /// A session was started: a client may attach again.
@@ -146,7 +163,7 @@ impl Control {
         }
     }
 
-    async fn client(&self, spawn: impl FnOnce() -> Command) -> Option<Arc<Client>> {
+    async fn client(&self, spawn: impl Fn() -> Command) -> Option<Arc<Client>> {
         match self.current() {
             Ok(Some(client)) => return Some(client),
             Err(()) => return None,
@@ -158,7 +175,18 @@ impl Control {
             Err(()) => return None,
             Ok(None) => {}
         }
-        let Some(client) = Client::start(spawn()).await else {
+        let started = {
+            let _quiet = self.starts.write().await;
+            match oldest_session(spawn()).await {
+                // The oldest may end meanwhile: then any will do.
+                Some(oldest) => match Client::start(spawn(), Some(&oldest)).await {
+                    Some(client) => Some(client),
+                    None => Client::start(spawn(), None).await,
+                },
+                None => Client::start(spawn(), None).await,
+            }
+        };
+        let Some(client) = started else {
             lock(&self.slot).no_session = true;
             return None;
         };
@@ -168,11 +196,35 @@ impl Control {
     }
 }
 
+/// The name of the session that has run longest (the lowest session id), from
+/// `tmux … list-sessions`; `None` when none runs or tmux fails.
+async fn oldest_session(mut command: Command) -> Option<String> {
+    command.args(["list-sessions", "-F", "#{session_id} #{session_name}"]);
+    let output = command.output().await.ok().filter(|output| output.status.success())?;
+    let listed = String::from_utf8(output.stdout).ok()?;
+    oldest_in(&listed).map(str::to_owned)
+}
+
+/// The session of the lowest id in lines of `$<id> <name>`.
+pub(crate) fn oldest_in(listed: &str) -> Option<&str> {
+    listed
+        .lines()
+        .filter_map(|line| {
+            let (id, name) = line.split_once(' ')?;
+            Some((id.strip_prefix('$')?.parse::<u64>().ok()?, name))
+        })
+        .min_by_key(|&(id, _)| id)
+        .map(|(_, name)| name)
+}
+
 impl Client {
-    /// Starts `tmux … -C attach-session -f no-output` and waits for the attach's answer; `None`
-    /// when it fails (no server, no session).
-    async fn start(mut command: Command) -> Option<Client> {
+    /// Starts `tmux … -C attach-session -f no-output`, to `session` if one is given, and waits
+    /// for the attach's answer; `None` when it fails (no server, no such session).
+    async fn start(mut command: Command, session: Option<&str>) -> Option<Client> {
         command.args(["-C", "attach-session", "-f", "no-output"]);
+        if let Some(session) = session {
+            command.arg("-t").arg(format!("={session}"));
+        }
         command.stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
         let mut child = command.spawn().ok()?;
         let stdin = child.stdin.take()?;

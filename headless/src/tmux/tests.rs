@@ -212,3 +212,11 @@ async fn a_tmux_gone_before_it_reads_its_input_reads_as_not_running_not_a_broken
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_oldest_session_is_the_one_of_the_lowest_id() {
+    assert_eq!(super::control::oldest_in("$12 ts-b\n$3 ts-a\n$40 ts-c\n"), Some("ts-a"));
+    assert_eq!(super::control::oldest_in("$2 a name with spaces\n"), Some("a name with spaces"));
+    assert_eq!(super::control::oldest_in("garbage\n\n"), None);
+    assert_eq!(super::control::oldest_in(""), None);
+}

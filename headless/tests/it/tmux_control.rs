@@ -200,3 +200,110 @@ async fn a_stopped_tmux_server_fails_a_call_at_its_deadline_and_the_next_works()
     let since = ok(&agent, "terminal_read", json!({"nodeId": shell, "since": 0})).await;
     assert_eq!(since["running"], true, "{since}");
 }
+
+/// The pid of the fixture's tmux server.
+fn server_pid(fixture: &Fixture) -> String {
+    let pid = fixture.guard.tmux(&["display-message", "-p", "#{pid}"]);
+    assert!(pid.status.success(), "{pid:?}");
+    String::from_utf8_lossy(&pid.stdout).trim().to_owned()
+}
+
+/// tmux 3.3a dereferences a control client's state before the client has finished introducing
+/// itself: a session created or closed in that moment (tmux tells every control client) crashes
+/// the whole server, and every node with it. So no session of ours starts or ends while the
+/// control client starts: with the client killed again and again while agents start at once and
+/// their run nodes come and go, the server that ran at the start still runs at the end.
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_that_start_and_end_while_the_control_client_starts_leave_tmux_running() {
+    let fixture = Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    let shell = id(&ok(&agent, "terminal_open", json!({})).await);
+    ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
+    let server = server_pid(&fixture);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The control client, killed as soon as it runs, and started again by the next read.
+    let restarts = {
+        let (tmux, agent, shell, stop) =
+            (fixture.server().tmux().clone(), agent.clone(), shell.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut restarts = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(pid) = tmux.control_client_pid() {
+                    let killed = std::process::Command::new("kill")
+                        .args(["-KILL", &pid.to_string()])
+                        .status();
+                    assert!(killed.unwrap().success());
+                    restarts += 1;
+                }
+                ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
+            }
+            restarts
+        })
+    };
+    // Agents start at once (each launch runs `new-session` as a process), and each runs a node
+    // that is closed when its command ends.
+    let runtime = tokio::runtime::Handle::current();
+    for round in 0..8 {
+        let agents: Vec<Agent> = tokio::task::block_in_place(|| {
+            std::thread::scope(|scope| {
+                let launches: Vec<_> = (0..16)
+                    .map(|index| {
+                        let (runtime, fixture) = (runtime.clone(), &fixture);
+                        scope.spawn(move || {
+                            runtime.block_on(fixture.agent_named(format!("a-{round}-{index}")))
+                        })
+                    })
+                    .collect();
+                launches.into_iter().map(|launch| launch.join().unwrap()).collect()
+            })
+        });
+        let runs: Vec<_> = agents
+            .into_iter()
+            .map(|agent| {
+                tokio::spawn(async move {
+                    let args = json!({"command": "true", "keep": false, "timeoutMs": 20000});
+                    ok(&agent, "terminal_run", args).await
+                })
+            })
+            .collect();
+        for run in runs {
+            let run = run.await.unwrap();
+            assert_eq!((&run["running"], &run["exitCode"]), (&json!(false), &json!(0)), "{run}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let restarts = restarts.await.unwrap();
+    assert!(restarts > 10, "the control client restarted only {restarts} times");
+    assert_eq!(server_pid(&fixture), server, "the tmux server was replaced: it crashed");
+    let read = ok(&agent, "terminal_read", json!({"nodeId": shell, "since": 0})).await;
+    assert_eq!(read["running"], true, "{read}");
+}
+
+/// The control client attaches to the oldest session, so nodes that come and go after it never
+/// make it start again (each start is a moment in which tmux 3.3a can crash).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_client_stays_through_nodes_that_come_and_go() {
+    let fixture = Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    let shell = id(&ok(&agent, "terminal_open", json!({})).await);
+    ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
+    for round in 0..4 {
+        // The client starts again while a new node is the session used last (the one tmux
+        // would pick by itself), and stays when that node ends.
+        if let Some(pid) = fixture.server().tmux().control_client_pid() {
+            let killed =
+                std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            assert!(killed.unwrap().success());
+        }
+        let node = id(&ok(&agent, "terminal_open", json!({})).await);
+        ok(&agent, "terminal_submit", json!({"nodeId": node, "command": format!("echo {round}")}))
+            .await;
+        ok(&agent, "terminal_read", json!({"nodeId": node})).await;
+        let client = fixture.server().tmux().control_client_pid().unwrap();
+        ok(&agent, "terminal_close", json!({"nodeId": node})).await;
+        let args = json!({"command": "true", "keep": false, "timeoutMs": 20000});
+        ok(&agent, "terminal_run", args).await;
+        ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
+        assert_eq!(fixture.server().tmux().control_client_pid(), Some(client), "round {round}");
+    }
+}
