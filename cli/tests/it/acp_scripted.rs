@@ -389,7 +389,9 @@ fn interrupt_when_waiting(
             break;
         }
     }
-    assert!(!processes_with(&running).is_empty(), "{running:?} is not running");
+    // The agent says it waits once it has started the process, which may take a moment to show.
+    let shown = eventually(Duration::from_secs(10), || !processes_with(&running).is_empty());
+    assert!(shown, "{running:?} is not running");
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
