@@ -69,6 +69,9 @@ FEATURES = {
 if "all" in FEATURES:
     FEATURES = {"modes", "config", "commands", "list", "load", "resume", "close"}
 
+# Tasks started in the background, held until they finish.
+BACKGROUND = set()
+
 STORED = {
     "old-1": {"title": "Fix the parser", "updatedAt": "2026-11-30T10:00:00Z"},
     "old-2": {"title": None, "updatedAt": None},
@@ -194,7 +197,11 @@ class TestAgent:
                 "update": {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
             })
 
-        asyncio.ensure_future(send())
+        # asyncio keeps only a weak reference to a task: without this one, the garbage collector
+        # may drop the task before it sends (the commands then never arrive).
+        task = asyncio.ensure_future(send())
+        BACKGROUND.add(task)
+        task.add_done_callback(BACKGROUND.discard)
 
     async def set_session_mode(self, session_id, mode_id, **kwargs):
         if mode_id not in ("default", "plan"):

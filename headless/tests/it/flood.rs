@@ -174,21 +174,7 @@ async fn a_flood_of_agents_is_answered_in_time_without_mixing_sessions() {
     let fixture = Fixture::start().await;
     let (rss_before, fds_before) = rss_kib_and_fds();
     let started = Instant::now();
-    // Every launch at once: one thread each, driving the call on this runtime.
-    let runtime = tokio::runtime::Handle::current();
-    let agents: Vec<Agent> = tokio::task::block_in_place(|| {
-        std::thread::scope(|scope| {
-            let launches: Vec<_> = (0..FLOOD_AGENTS)
-                .map(|index| {
-                    let (runtime, fixture) = (runtime.clone(), &fixture);
-                    scope.spawn(move || {
-                        runtime.block_on(fixture.agent_named(format!("flood-{index}")))
-                    })
-                })
-                .collect();
-            launches.into_iter().map(|launch| launch.join().unwrap()).collect()
-        })
-    });
+    let agents = fixture.agents_at_once((0..FLOOD_AGENTS).map(|index| format!("flood-{index}")));
     let launched = started.elapsed();
     // One-shot traffic beside the flood, from an agent of its own.
     let observer = fixture.agent("observer").await;

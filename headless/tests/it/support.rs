@@ -92,6 +92,23 @@ impl Fixture {
     }
 
     /// [`Fixture::agent`] with an owned name (the future borrows only the fixture).
+    /// Launches an agent per name, all at once: one thread each, driving its launch on the
+    /// current runtime (of a multi-thread test).
+    pub(crate) fn agents_at_once(&self, names: impl Iterator<Item = String>) -> Vec<Agent> {
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::block_in_place(|| {
+            std::thread::scope(|scope| {
+                let launches: Vec<_> = names
+                    .map(|name| {
+                        let runtime = runtime.clone();
+                        scope.spawn(move || runtime.block_on(self.agent_named(name)))
+                    })
+                    .collect();
+                launches.into_iter().map(|launch| launch.join().unwrap()).collect()
+            })
+        })
+    }
+
     pub(crate) async fn agent_named(&self, name: String) -> Agent {
         let value = self
             .server()

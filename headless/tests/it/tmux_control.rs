@@ -155,8 +155,7 @@ async fn a_killed_control_client_is_replaced_by_the_next_call() {
     let shell = id(&ok(&agent, "terminal_open", json!({})).await);
     ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
     let before = fixture.server().tmux().control_client_pid().unwrap();
-    let killed = std::process::Command::new("kill").args(["-KILL", &before.to_string()]).status();
-    assert!(killed.unwrap().success());
+    kill_client(before);
     // Calls go on: the first finds the client gone and starts another.
     ok(&agent, "terminal_submit", json!({"nodeId": shell, "command": "echo again-$((2*3))"})).await;
     wait_for_output(&agent, &shell, "again-6").await;
@@ -201,6 +200,12 @@ async fn a_stopped_tmux_server_fails_a_call_at_its_deadline_and_the_next_works()
     assert_eq!(since["running"], true, "{since}");
 }
 
+/// Kills the control client of process `pid` (SIGKILL).
+fn kill_client(pid: u32) {
+    let killed = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    assert!(killed.unwrap().success());
+}
+
 /// The pid of the fixture's tmux server.
 fn server_pid(fixture: &Fixture) -> String {
     let pid = fixture.guard.tmux(&["display-message", "-p", "#{pid}"]);
@@ -229,10 +234,7 @@ async fn sessions_that_start_and_end_while_the_control_client_starts_leave_tmux_
             let mut restarts = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 if let Some(pid) = tmux.control_client_pid() {
-                    let killed = std::process::Command::new("kill")
-                        .args(["-KILL", &pid.to_string()])
-                        .status();
-                    assert!(killed.unwrap().success());
+                    kill_client(pid);
                     restarts += 1;
                 }
                 ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
@@ -242,21 +244,8 @@ async fn sessions_that_start_and_end_while_the_control_client_starts_leave_tmux_
     };
     // Agents start at once (each launch runs `new-session` as a process), and each runs a node
     // that is closed when its command ends.
-    let runtime = tokio::runtime::Handle::current();
     for round in 0..8 {
-        let agents: Vec<Agent> = tokio::task::block_in_place(|| {
-            std::thread::scope(|scope| {
-                let launches: Vec<_> = (0..16)
-                    .map(|index| {
-                        let (runtime, fixture) = (runtime.clone(), &fixture);
-                        scope.spawn(move || {
-                            runtime.block_on(fixture.agent_named(format!("a-{round}-{index}")))
-                        })
-                    })
-                    .collect();
-                launches.into_iter().map(|launch| launch.join().unwrap()).collect()
-            })
-        });
+        let agents = fixture.agents_at_once((0..16).map(|index| format!("a-{round}-{index}")));
         let runs: Vec<_> = agents
             .into_iter()
             .map(|agent| {
@@ -291,9 +280,7 @@ async fn the_control_client_stays_through_nodes_that_come_and_go() {
         // The client starts again while a new node is the session used last (the one tmux
         // would pick by itself), and stays when that node ends.
         if let Some(pid) = fixture.server().tmux().control_client_pid() {
-            let killed =
-                std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-            assert!(killed.unwrap().success());
+            kill_client(pid);
         }
         let node = id(&ok(&agent, "terminal_open", json!({})).await);
         ok(&agent, "terminal_submit", json!({"nodeId": node, "command": format!("echo {round}")}))
