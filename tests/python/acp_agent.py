@@ -192,16 +192,22 @@ class TestAgent:
 
         async def send():
             await asyncio.sleep(0.1)
-            await self.rpc.send_notification("session/update", {
-                "sessionId": self.session_id,
-                "update": {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
-            })
+            await self.send_commands()
 
         # asyncio keeps only a weak reference to a task: without this one, the garbage collector
         # may drop the task before it sends (the commands then never arrive).
         task = asyncio.ensure_future(send())
         BACKGROUND.add(task)
         task.add_done_callback(BACKGROUND.discard)
+
+    async def send_commands(self):
+        """The commands now: a continued session sends them before its answer."""
+        if "commands" not in FEATURES:
+            return
+        await self.rpc.send_notification("session/update", {
+            "sessionId": self.session_id,
+            "update": {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
+        })
 
     async def set_session_mode(self, session_id, mode_id, **kwargs):
         if mode_id not in ("default", "plan"):
@@ -242,7 +248,7 @@ class TestAgent:
         await self.update(update_user_message_text("what is in the parser?"))
         await self.update(update_agent_message_text("The parser reads **tokens**.\n"))
         await self.update(start_tool_call("old-call", "Read parser.rs", kind="read", status="completed"))
-        self.announce_commands()
+        await self.send_commands()
         return LoadSessionResponse.model_validate(self.setup())
 
     async def resume_session(self, session_id, cwd, mcp_servers=None, **kwargs):
@@ -250,7 +256,7 @@ class TestAgent:
         if session_id not in STORED:
             raise RequestError.resource_not_found(session_id)
         self.session_id, self.cwd = session_id, cwd
-        self.announce_commands()
+        await self.send_commands()
         return ResumeSessionResponse.model_validate(self.setup())
 
     async def close_session(self, session_id, **kwargs):

@@ -21,10 +21,10 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Chat {
     /// Takes the modes and configuration options of a session answer (`session/new`,
-    /// `session/load`, `session/resume`); the agent's commands of an earlier session are forgotten.
+    /// `session/load`, `session/resume`). The commands are not in the answer: they come in the
+    /// session's `available_commands_update`, before or after it (see [`Chat::open_session`]).
     pub(super) fn session_started(&mut self, answer: &Value) {
         let setup: SessionSetup = messages::decode(Some(answer)).unwrap_or_default();
-        self.offers.commands.clear();
         match messages::mode_state(setup.modes.as_ref()) {
             Ok(modes) => self.offers.modes = modes,
             Err(error) => {
@@ -76,8 +76,11 @@ impl Chat {
             ));
         };
         let previous = std::mem::replace(&mut self.session_id, session_id.to_owned());
-        // The replayed history of `session/load` is sent for the new id before the answer.
+        // The replayed history of `session/load` is sent for the new id before the answer, and
+        // so may the session's commands be: the earlier session's are forgotten now, not when
+        // the answer comes (that would forget the new ones too), and kept if the switch fails.
         self.client.set_session(session_id);
+        let previous_commands = std::mem::take(&mut self.offers.commands);
         let mut answer = self.wait_answer(method, params.clone(), NEW_SESSION_TIMEOUT).await?;
         // As for `session/new`: a login when the agent asks for one, then the request once more.
         if let Err(error) = answer.as_ref()
@@ -87,6 +90,7 @@ impl Chat {
             if let Err(failure) = self.authenticate(cwd, &error).await {
                 self.client.set_session(&previous);
                 self.session_id = previous;
+                self.offers.commands = previous_commands;
                 return Err(failure);
             }
             answer = self.wait_answer(method, params, NEW_SESSION_TIMEOUT).await?;
@@ -96,6 +100,7 @@ impl Chat {
             Err(error) => {
                 self.client.set_session(&previous);
                 self.session_id = previous;
+                self.offers.commands = previous_commands;
                 return Err(format!("{method} {session_id} failed: {error}"));
             }
         };

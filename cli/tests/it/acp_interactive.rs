@@ -144,8 +144,22 @@ impl Node {
             screen = self.screen();
             screen.matches(text).count() >= count
         });
-        assert!(seen, "{text:?} did not appear {count} time(s) on the screen:\n{screen}");
+        assert!(
+            seen,
+            "{text:?} did not appear {count} time(s) on the screen:\n{screen}\n{}",
+            self.evidence()
+        );
         screen
+    }
+
+    /// What the front end traced and the agent logged, for a failure's message.
+    fn evidence(&self) -> String {
+        let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_else(|e| format!("({e})"));
+        format!(
+            "trace:\n{}\nagent log:\n{}",
+            read(&self.place.trace()),
+            read(&self.place.path().join("agent.log"))
+        )
     }
 
     /// Waits until the last line of the screen is the prompt `prompt` (tmux drops its trailing
@@ -156,7 +170,11 @@ impl Node {
             screen = self.screen();
             screen.trim_end().lines().last().is_some_and(|line| line.trim_end() == prompt)
         });
-        assert!(shown, "the prompt {prompt:?} is not the last line:\n{screen}");
+        assert!(
+            shown,
+            "the prompt {prompt:?} is not the last line:\n{screen}\n{}",
+            self.evidence()
+        );
         screen
     }
 

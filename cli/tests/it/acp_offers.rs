@@ -263,6 +263,10 @@ fn interactively_modes_models_commands_and_sessions() {
     node.wait_for("  old-2  -  -  (", 1);
     node.type_line("/resume old-2");
     node.wait_for("[session] now old-2", 1);
+    // The continued session sent its commands before its answer: they are its, not forgotten.
+    node.type_line("/help");
+    let screen = node.wait_for("[help] the agent's commands (sent to it as prompt text):", 2);
+    assert!(!screen.contains("[help] the agent announced no commands"), "{screen}");
     node.type_line("/status");
     let screen = node.wait_for("[status] agent terminals: the local tmux server", 1);
     assert!(screen.contains("[status] session old-2"), "{screen}");
