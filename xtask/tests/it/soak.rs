@@ -43,7 +43,18 @@ fn a_short_soak_passes_with_restarts_tmux_killed_a_full_disk_and_a_damaged_canva
     );
     let damaged =
         run.stderr.lines().find(|line| line.starts_with("| canvas damaged at a stop ")).unwrap();
-    assert!(damaged.ends_with("| 1 / 1 / 1 |"), "{damaged}");
+    // How many restarts fall in 30 s depends on the machine: the first one damages the canvas,
+    // later ones one in two. Every damaged start is refused, then recovered.
+    let counts: Vec<u64> = damaged
+        .trim_end_matches(" |")
+        .rsplit("| ")
+        .next()
+        .unwrap()
+        .split(" / ")
+        .map(|count| count.trim().parse().unwrap())
+        .collect();
+    assert_eq!(counts.len(), 3, "{damaged}");
+    assert!(counts[0] >= 1 && counts.iter().all(|&count| count == counts[0]), "{damaged}");
     if rustix::process::geteuid().is_root() {
         assert!(figure("disk filled and freed") >= 1, "{}", run.stderr);
         assert!(figure("full disks after which every follower saw new ticks") >= 1);
