@@ -172,16 +172,24 @@ fn the_check_fails_on_time_and_on_memory() {
 }
 
 #[test]
-fn the_bridge_goal_is_reported_and_not_checked() {
+fn the_bridge_goal_is_reported_and_checked() {
     let mut heavy = report();
     heavy.mcp[1].peak_rss = Some(super::GOAL_BRIDGE_RSS + 1);
     let bridge =
         heavy.goals().into_iter().find(|goal| goal.name.starts_with("MCP bridge")).unwrap();
     assert_eq!((bridge.measured.as_str(), bridge.met), ("4.0 MiB", Some(false)));
-    assert!(heavy.check().is_empty(), "{:?}", heavy.check());
+    assert_eq!(
+        heavy.check(),
+        ["goal MCP bridge peak RSS, 32 in flight: 4.0 MiB (limit ≤ 4.0 MiB)"]
+    );
     assert!(heavy.tables().contains(
-        "| MCP bridge peak RSS, 32 in flight | 4.0 MiB | ≤ 4.0 MiB | 5.2 MiB | no | no |"
+        "| MCP bridge peak RSS, 32 in flight | 4.0 MiB | ≤ 4.0 MiB | 5.2 MiB | no | yes |"
     ));
+    // At the limit it passes; with one call in flight the bridge is not held to it.
+    let mut at_limit = report();
+    at_limit.mcp[1].peak_rss = Some(super::GOAL_BRIDGE_RSS);
+    at_limit.mcp[0].peak_rss = Some(9 * MIB);
+    assert!(at_limit.check().is_empty(), "{:?}", at_limit.check());
 }
 
 #[test]
@@ -306,6 +314,9 @@ fn the_check_holds_the_run_to_every_checked_goal() {
     let mut bad = report();
     bad.one_shot[0].wall = summary(9_000_000, 9_000_000, 9_000_000, 9_000_000);
     bad.one_shot[0].rss.as_mut().unwrap().max = 9 * MIB;
+    for row in &mut bad.mcp {
+        row.peak_rss = Some(9 * MIB);
+    }
     let terminals = bad.terminals.as_mut().unwrap();
     for row in &mut terminals.read_rows[1..] {
         row.latency = summary(9_000_000, 9_000_000, 9_000_000, 9_000_000);
