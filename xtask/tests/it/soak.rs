@@ -25,11 +25,12 @@ fn a_short_soak_passes_with_restarts_tmux_killed_a_full_disk_and_a_damaged_canva
     assert!(run.stderr.contains("\nsoak: passed\n"), "{}", run.stderr);
     assert!(run.stderr.contains("Failures: none."), "{}", run.stderr);
     assert!(!run.stderr.contains("wrote "), "{}", run.stderr);
-    let figure = |label: &str| -> u64 {
-        let line =
-            run.stderr.lines().find(|line| line.starts_with(&format!("| {label} |"))).unwrap();
-        line.trim_end_matches(" |").rsplit("| ").next().unwrap().trim().parse().unwrap()
+    // The last cell of the report row that starts with `label`.
+    let cell = |label: &str| -> &str {
+        let line = run.stderr.lines().find(|line| line.starts_with(&format!("| {label}"))).unwrap();
+        line.trim_end_matches(" |").rsplit("| ").next().unwrap().trim()
     };
+    let figure = |label: &str| -> u64 { cell(&format!("{label} |")).parse().unwrap() };
     let restarts =
         figure("server restarts after SIGKILL") + figure("server restarts after SIGTERM");
     assert!(restarts >= 1, "{}", run.stderr);
@@ -41,18 +42,11 @@ fn a_short_soak_passes_with_restarts_tmux_killed_a_full_disk_and_a_damaged_canva
         "{}",
         run.stderr
     );
-    let damaged =
-        run.stderr.lines().find(|line| line.starts_with("| canvas damaged at a stop ")).unwrap();
     // How many restarts fall in 30 s depends on the machine: the first one damages the canvas,
     // later ones one in two. Every damaged start is refused, then recovered.
-    let counts: Vec<u64> = damaged
-        .trim_end_matches(" |")
-        .rsplit("| ")
-        .next()
-        .unwrap()
-        .split(" / ")
-        .map(|count| count.trim().parse().unwrap())
-        .collect();
+    let damaged = cell("canvas damaged at a stop ");
+    let counts: Vec<u64> =
+        damaged.split(" / ").map(|count| count.trim().parse().unwrap()).collect();
     assert_eq!(counts.len(), 3, "{damaged}");
     assert!(counts[0] >= 1 && counts.iter().all(|&count| count == counts[0]), "{damaged}");
     if rustix::process::geteuid().is_root() {
