@@ -152,6 +152,15 @@ impl Node {
         screen
     }
 
+    /// Waits until the front end's trace holds `text` (a message the agent sent that shows
+    /// nothing on the screen, such as its commands).
+    pub(crate) fn wait_traced(&self, text: &str) {
+        let seen = eventually(Duration::from_mins(1), || {
+            std::fs::read_to_string(self.place.trace()).is_ok_and(|trace| trace.contains(text))
+        });
+        assert!(seen, "{text:?} is not in the trace\n{}", self.evidence());
+    }
+
     /// What the front end traced and the agent logged, for a failure's message.
     fn evidence(&self) -> String {
         let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_else(|e| format!("({e})"));

@@ -241,6 +241,9 @@ fn interactively_modes_models_commands_and_sessions() {
     node.wait_for("[config] invalid value \"maybe\" for web; it is true or false", 1);
     node.type_line("/config");
     node.wait_for("[config] web (Web search) = false", 1);
+    // The agent announces its commands 0.1 s after the session answer (as fast-agent does); a
+    // quick run types this far before then.
+    node.wait_traced("available_commands_update");
     node.type_line("/help");
     let screen = node.wait_for("[help] the agent's commands (sent to it as prompt text):", 1);
     assert!(screen.contains(&format!("  {:<24} Review the changes", "/review <what to review>")));
