@@ -181,10 +181,20 @@ impl Engine {
 
     /// A copy of one project.
     pub(crate) fn project(&self, project_id: &str) -> Result<Project, ToolError> {
+        self.with_project(project_id, Project::clone)
+    }
+
+    /// `look` at the project `project_id` in place, under the state lock: for a check of a few
+    /// nodes, which must not copy a project of many.
+    pub(crate) fn with_project<T>(
+        &self,
+        project_id: &str,
+        look: impl FnOnce(&Project) -> T,
+    ) -> Result<T, ToolError> {
         self.state()
             .canvas
             .project(project_id)
-            .cloned()
+            .map(look)
             .ok_or(ToolError::new(messages::NODE_NOT_IN_PROJECT))
     }
 

@@ -46,6 +46,9 @@ pub(crate) const RETAINED_CHARS: usize = 1_000_000;
 /// a newer one are punched out of the file.
 pub(crate) const COMPACT_BYTES: u64 = 16 << 20;
 
+/// How many characters apart the entries of a stream's cursor index are.
+const INDEX_SPACING: u64 = 1024;
+
 /// How many bytes are read at most at once, and how far apart candidate restart points are.
 const READ_CHUNK: u64 = 1 << 20;
 const MARK_SPACING: u64 = 64 << 10;
@@ -77,6 +80,15 @@ struct StreamState {
     text: String,
     text_start: u64,
     cursor: u64,
+    /// Where every [`INDEX_SPACING`]-th character of the retained text starts: `(cursor, byte)`,
+    /// oldest first, `byte` counted like [`StreamState::dropped_bytes`]. A cursor is found in the
+    /// text by a scan of at most [`INDEX_SPACING`] characters, however much is retained.
+    index: VecDeque<(u64, u64)>,
+    /// Bytes of text dropped from the front of `text` so far: `text[i]` is byte
+    /// `dropped_bytes + i` of the text the stream ever held.
+    dropped_bytes: u64,
+    /// The change signal's value the file was last read at (see [`Stream::look_at`]).
+    read_at: Option<u64>,
     /// When the output last grew (the file's modification time until this server saw it grow).
     last_change: Option<SystemTime>,
     closed: bool,
@@ -116,21 +128,34 @@ const EXIT_MARK_PARAMS: [&[u8]; 2] = [b"6973", b"termsprawl-exit"];
 /// The printable text of a slice of terminal output.
 struct Printer<'a> {
     text: &'a mut String,
+    /// The cursor of the next character.
+    cursor: u64,
     added: u64,
+    index: &'a mut VecDeque<(u64, u64)>,
+    dropped_bytes: u64,
     /// Set when the slice holds the exit mark.
     exit_marked: &'a mut bool,
 }
 
+impl Printer<'_> {
+    fn push(&mut self, c: char) {
+        if self.cursor.is_multiple_of(INDEX_SPACING) {
+            self.index.push_back((self.cursor, self.dropped_bytes + self.text.len() as u64));
+        }
+        self.text.push(c);
+        self.cursor += 1;
+        self.added += 1;
+    }
+}
+
 impl vte::Perform for Printer<'_> {
     fn print(&mut self, c: char) {
-        self.text.push(c);
-        self.added += 1;
+        self.push(c);
     }
 
     fn execute(&mut self, byte: u8) {
         if matches!(byte, b'\n' | b'\t') {
-            self.text.push(char::from(byte));
-            self.added += 1;
+            self.push(char::from(byte));
         }
     }
 
@@ -347,7 +372,11 @@ fn node_of(file_name: &str) -> Option<&str> {
 impl Stream {
     /// Reads what the file gained since the last look, then compacts the file when it is due.
     fn refresh(&self) {
-        let mut state = lock(&self.state);
+        self.read_into(&mut lock(&self.state));
+    }
+
+    /// [`Stream::refresh`] with the state locked.
+    fn read_into(&self, state: &mut StreamState) {
         let Ok(mut file) = File::open(&self.out) else { return };
         let Ok(metadata) = file.metadata() else { return };
         if metadata.len() <= state.offset {
@@ -403,6 +432,20 @@ impl Stream {
     pub(crate) fn look(&self) -> Look {
         self.refresh();
         let state = lock(&self.state);
+        Look { cursor: state.cursor, last_change: state.last_change, closed: state.closed }
+    }
+
+    /// [`Stream::look`] for a waiter woken at `signal`, the change signal's value it saw before
+    /// this call: the file is read only if no look has read it since that value was sent. Every
+    /// change the signal announced up to `signal` was in the file before the signal was sent, so
+    /// a read started after another waiter saw `signal` holds it; the many waiters of one node
+    /// read its file once per change.
+    pub(crate) fn look_at(&self, signal: u64) -> Look {
+        let mut state = lock(&self.state);
+        if state.read_at.is_none_or(|read| read < signal) {
+            self.read_into(&mut state);
+            state.read_at = Some(signal);
+        }
         Look { cursor: state.cursor, last_change: state.last_change, closed: state.closed }
     }
 
@@ -493,21 +536,24 @@ impl Stream {
         if since < state.text_start {
             return (state.text.clone(), true, state.cursor);
         }
-        let skip = usize::try_from(since - state.text_start).unwrap_or(usize::MAX);
-        let start =
-            state.text.char_indices().nth(skip).map_or(state.text.len(), |(index, _)| index);
-        (state.text[start..].to_owned(), false, state.cursor)
+        (state.text[state.byte_of(since)..].to_owned(), false, state.cursor)
     }
 
-    /// Whether `needle` occurs in the text after `since`.
-    pub(crate) fn contains_after(&self, since: Option<u64>, needle: &str) -> bool {
-        self.refresh();
+    /// Looks for `needle` in the text after `from` as of the last read (`None`: all retained
+    /// text), without reading the file: the caller has just looked. Answers whether it occurs,
+    /// and otherwise the cursor a later search may start from and miss nothing, so that a
+    /// waiter searches only what is new.
+    pub(crate) fn search(&self, from: Option<u64>, needle: &str) -> Result<(), u64> {
         let state = lock(&self.state);
-        let since = since.unwrap_or(state.text_start).clamp(state.text_start, state.cursor);
-        let skip = usize::try_from(since - state.text_start).unwrap_or(usize::MAX);
-        let start =
-            state.text.char_indices().nth(skip).map_or(state.text.len(), |(index, _)| index);
-        state.text[start..].contains(needle)
+        let from = from.unwrap_or(state.text_start);
+        if state.text[state.byte_of(from)..].contains(needle) {
+            return Ok(());
+        }
+        // A match found later ends after the text searched now, so it starts at most the
+        // needle's length minus one before its end; never before `from`, which may be a cursor
+        // still to come.
+        let overlap = needle.chars().count().saturating_sub(1) as u64;
+        Err(state.cursor.saturating_sub(overlap).max(from))
     }
 }
 
@@ -547,8 +593,14 @@ impl StreamState {
 
     /// Parses `bytes`, the next bytes of the file, and returns how many characters they added.
     fn consume(&mut self, bytes: &[u8]) -> u64 {
-        let mut printer =
-            Printer { text: &mut self.text, added: 0, exit_marked: &mut self.exit_marked };
+        let mut printer = Printer {
+            text: &mut self.text,
+            cursor: self.cursor,
+            added: 0,
+            index: &mut self.index,
+            dropped_bytes: self.dropped_bytes,
+            exit_marked: &mut self.exit_marked,
+        };
         self.parser.0.advance(&mut printer, bytes);
         let added = printer.added;
         self.offset += bytes.len() as u64;
@@ -603,9 +655,29 @@ impl StreamState {
             return;
         }
         let drop = kept - RETAINED_CHARS;
-        let cut = self.text.char_indices().nth(drop).map_or(self.text.len(), |(index, _)| index);
+        let cut = self.byte_of(self.text_start + drop as u64);
         self.text.drain(..cut);
         self.text_start += drop as u64;
+        self.dropped_bytes += cut as u64;
+        while self.index.front().is_some_and(|&(cursor, _)| cursor < self.text_start) {
+            self.index.pop_front();
+        }
+    }
+
+    /// The byte of `text` where the character at `cursor` starts (clamped to the retained
+    /// text; its length at the end).
+    fn byte_of(&self, cursor: u64) -> usize {
+        let cursor = cursor.clamp(self.text_start, self.cursor);
+        let entry = self.index.partition_point(|&(at, _)| at <= cursor);
+        let (from_cursor, from_byte) = match entry.checked_sub(1).map(|entry| self.index[entry]) {
+            Some((at, byte)) => (at, usize::try_from(byte - self.dropped_bytes).unwrap_or(0)),
+            None => (self.text_start, 0),
+        };
+        let skip = usize::try_from(cursor - from_cursor).unwrap_or(usize::MAX);
+        self.text[from_byte..]
+            .char_indices()
+            .nth(skip)
+            .map_or(self.text.len(), |(index, _)| from_byte + index)
     }
 }
 

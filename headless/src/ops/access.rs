@@ -45,13 +45,14 @@ pub(super) fn terminal(
     node_id: &str,
     access: Access,
 ) -> Result<Node, ToolError> {
-    let project = engine.project(caller.project_id())?;
-    let node = match project.node(node_id) {
-        Some(node) if node.kind.is_terminal() => node,
-        _ => return Err(messages::TERMINAL_NOT_FOUND.into()),
-    };
-    permits(&project, caller.node_id(), node, access)?;
-    Ok(node.clone())
+    engine.with_project(caller.project_id(), |project| {
+        let node = match project.node(node_id) {
+            Some(node) if node.kind.is_terminal() => node,
+            _ => return Err(messages::TERMINAL_NOT_FOUND.into()),
+        };
+        permits(project, caller.node_id(), node, access)?;
+        Ok(node.clone())
+    })?
 }
 
 /// Whether `caller_node` may have `access` to `node` of `project`, with the refusal if not.

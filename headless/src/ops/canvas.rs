@@ -16,7 +16,7 @@ use crate::error::{ToolError, messages};
 
 pub(super) async fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
     let running = engine.tmux.session_names().await.unwrap_or_default();
-    Ok(engine.project(caller.project_id())?.list_value(&running))
+    engine.with_project(caller.project_id(), |project| project.list_value(&running))
 }
 
 pub(super) fn select(
@@ -81,7 +81,7 @@ pub(super) fn artifact_open(
 ) -> Result<Value, ToolError> {
     let project_id = caller.project_id();
     let view = args.view.unwrap_or(ArtifactView::Editor);
-    let folder = engine.project(project_id)?.folder;
+    let folder = engine.with_project(project_id, |project| project.folder.clone())?;
     let path = artifact_path(&folder, Path::new(&args.path))?;
     let existing = engine
         .project(project_id)?

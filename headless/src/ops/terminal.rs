@@ -75,7 +75,7 @@ pub(super) async fn run(
     if args.command.trim().is_empty() {
         return Err(messages::RUN_COMMAND_EMPTY.into());
     }
-    let folder = engine.project(caller.project_id())?.folder;
+    let folder = engine.with_project(caller.project_id(), |project| project.folder.clone())?;
     let cwd = match &args.cwd {
         Some(cwd) => run_cwd(&folder, Path::new(cwd))?,
         None => folder,
@@ -100,6 +100,7 @@ pub(super) async fn run(
         condition: Condition::Exit,
         since: Some(0),
         timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
+        searched: None,
         reached_member: false,
     })
 }
@@ -145,6 +146,7 @@ pub(super) async fn wait(
         condition,
         since,
         timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
+        searched: None,
         reached_member: true,
     })
 }
@@ -406,6 +408,8 @@ pub(super) struct Wait {
     stream: Arc<Stream>,
     condition: Condition,
     since: Option<u64>,
+    /// Where the next search for a text starts: the text before it was searched already.
+    searched: Option<u64>,
     timeout: Duration,
     /// `terminal_wait` answers `reached`; `terminal_run` does not.
     reached_member: bool,
@@ -414,14 +418,26 @@ pub(super) struct Wait {
 impl Wait {
     /// Whether the condition holds now, and for a quiet condition not yet met, when to look
     /// again (the instant the quiet period would end without a change).
-    fn holds(&self, engine: &Engine, state: &PaneState, look: &Look) -> (bool, Option<Instant>) {
+    fn holds(
+        &mut self,
+        engine: &Engine,
+        state: &PaneState,
+        look: &Look,
+    ) -> (bool, Option<Instant>) {
         match &self.condition {
             // The wrapper records the status as the command exits; tmux may see the pane die
             // later, or (tmux 3.3, rarely) never reap it and so never fire `pane-died`.
             Condition::Exit => {
                 (state.dead || engine.recorded_status(&self.node_id).is_some(), None)
             }
-            Condition::Text(text) => (self.stream.contains_after(self.since, text), None),
+            // Only what is new since the last look is searched.
+            Condition::Text(text) => match self.stream.search(self.searched.or(self.since), text) {
+                Ok(()) => (true, None),
+                Err(searched) => {
+                    self.searched = Some(searched);
+                    (false, None)
+                }
+            },
             Condition::Change => (look.cursor > self.since.unwrap_or_default(), None),
             Condition::Quiet(quiet) => {
                 let since_change = look
@@ -439,7 +455,7 @@ impl Wait {
 
     /// Waits until the condition holds, the timeout passes (not an error) or the node is closed
     /// (an error). Wakes on every change of the node's stream files, never on a timer alone.
-    pub(super) async fn finish(self, engine: &Engine) -> Result<Value, ToolError> {
+    pub(super) async fn finish(mut self, engine: &Engine) -> Result<Value, ToolError> {
         let mut changes = self.stream.subscribe();
         let deadline = Instant::now() + self.timeout;
         // Whether the pane had ended before the wait: an end during it may be tmux going away.
@@ -451,8 +467,13 @@ impl Wait {
         } else {
             state_by_files(engine, &self.node_id).await?
         };
+        // The change signal's value of the last wake (`None`: read the file regardless).
+        let mut signal = None;
         let reached = loop {
-            let look = self.stream.look();
+            let look = match signal {
+                Some(signal) => self.stream.look_at(signal),
+                None => self.stream.look(),
+            };
             if look.closed {
                 return Err(messages::CLOSED_WHILE_WAITING.into());
             }
@@ -469,6 +490,7 @@ impl Wait {
                     if update.is_err() {
                         return Err(messages::CLOSED_WHILE_WAITING.into());
                     }
+                    signal = Some(*changes.borrow_and_update());
                     if !ended_before && engine.streams.end_file(&self.node_id).exists() {
                         fail_if_tmux_gone(engine, &self.node_id).await?;
                     }
@@ -480,7 +502,7 @@ impl Wait {
                         }
                     }
                 }
-                () = tokio::time::sleep_until(wake_at) => {}
+                () = tokio::time::sleep_until(wake_at) => signal = None,
             }
         };
         if !reached {
@@ -493,10 +515,13 @@ impl Wait {
             state = exited_state(engine, &self.node_id).await?;
         }
         // A link that allowed reading another agent's node may have been disabled meanwhile.
-        if let Ok(project) = engine.project(&self.project_id)
-            && let Some(node) = project.node(&self.node_id)
-        {
-            access::permits(&project, &self.reader, node, Access::Read)?;
+        let permitted = engine.with_project(&self.project_id, |project| {
+            project
+                .node(&self.node_id)
+                .map_or(Ok(()), |node| access::permits(project, &self.reader, node, Access::Read))
+        });
+        if let Ok(permitted) = permitted {
+            permitted?;
         }
         if state.dead {
             if engine.recorded_status(&self.node_id).is_some() {

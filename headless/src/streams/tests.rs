@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{COMPACT_BYTES, EXIT_MARK, RETAINED_CHARS, Streams, node_of};
+use super::{COMPACT_BYTES, EXIT_MARK, INDEX_SPACING, RETAINED_CHARS, Streams, node_of};
 
 fn append(streams: &Streams, node_id: &str, bytes: &[u8]) {
     let mut file = std::fs::OpenOptions::new()
@@ -29,8 +29,8 @@ fn control_sequences_are_removed_and_the_cursor_counts_characters() {
     assert_eq!(stream.after(Some(13)), ("b\u{e9}!".to_owned(), false, 16));
     assert_eq!(stream.cursor(), 16);
     assert_eq!(stream.after(Some(99)), (String::new(), false, 16), "a cursor ahead is the end");
-    assert!(stream.contains_after(Some(8), "here"));
-    assert!(!stream.contains_after(Some(9), "here"));
+    assert_eq!(stream.search(Some(8), "here"), Ok(()));
+    assert_eq!(stream.search(Some(9), "here"), Err(16 - 3), "no text before the cursor 9");
 }
 
 /// The run wrapper prints the exit mark after its command's output and before it records the
@@ -87,6 +87,82 @@ fn old_text_is_dropped_but_the_cursor_keeps_counting() {
     assert_eq!((recent.as_str(), dropped, cursor), ("xxxx\n", false, total));
 }
 
+/// Every cursor of a long stream of characters of one to four bytes finds its text through the
+/// cursor index, before and after old text is dropped, as a plain count of characters does.
+#[test]
+fn cursors_find_their_text_through_the_index_in_a_long_mixed_stream() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    let line = "a\u{e9}\u{20ac}\u{1f600}".repeat(249) + "\tz\n"; // 999 characters, 2,494 bytes
+    let probe = |written: &str, stream: &super::Stream, start: u64| {
+        let spacing = usize::try_from(INDEX_SPACING).unwrap();
+        let total = written.chars().count();
+        let start = usize::try_from(start).unwrap();
+        let cursors = [0, 1, spacing - 1, spacing, spacing + 1, 3 * spacing + 7, total / 2]
+            .into_iter()
+            .map(|offset| start + offset)
+            .chain([total - 1, total]);
+        for cursor in cursors {
+            let expected: String = written.chars().skip(cursor).collect();
+            let (text, dropped, end) = stream.after(Some(cursor as u64));
+            assert_eq!((dropped, end), (false, total as u64), "at cursor {cursor}");
+            assert!(text == expected, "the text after cursor {cursor} is the written text's");
+        }
+    };
+    append(&streams, "n9", line.repeat(100).as_bytes());
+    let stream = streams.get("n9");
+    probe(&line.repeat(100), &stream, 0);
+    // Past RETAINED_CHARS and a quarter more, the oldest text goes.
+    let lines = RETAINED_CHARS * 3 / 2 / 999;
+    append(&streams, "n9", line.repeat(lines - 100).as_bytes());
+    let written = line.repeat(lines);
+    let total = written.chars().count() as u64;
+    assert_eq!(stream.cursor(), total);
+    let (retained, dropped, _) = stream.after(Some(0));
+    assert!(dropped, "the oldest text is gone");
+    let start = total - retained.chars().count() as u64;
+    assert!(retained.chars().count() >= RETAINED_CHARS, "the retained window is whole");
+    probe(&written, &stream, start);
+    assert_eq!(stream.search(Some(start), "\u{1f600}\tz"), Ok(()));
+}
+
+/// A waiter's search goes on from where the last one ended, and still finds a text whose start
+/// was in the part searched before.
+#[test]
+fn a_search_goes_on_where_the_last_one_ended() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    append(&streams, "n8", b"one two thr");
+    let stream = streams.get("n8");
+    let from = stream.search(None, "three").expect_err("not printed yet");
+    assert_eq!(from, 11 - 4, "the last four characters may begin the text");
+    append(&streams, "n8", b"ee\n");
+    stream.look();
+    assert_eq!(stream.search(Some(from), "three"), Ok(()));
+    // A cursor still to come is where searching starts once the stream reaches it.
+    assert_eq!(stream.search(Some(40), "one"), Err(40));
+    append(&streams, "n8", "x".repeat(40).as_bytes());
+    stream.look();
+    assert_eq!(stream.search(Some(40), "xxxx"), Ok(()));
+    assert_eq!(stream.search(Some(40), "three"), Err(54 - 4), "text before the cursor is skipped");
+}
+
+/// The waiters woken by one change signal read the node's file once: a look at a signal some look
+/// has read at does not read again; a newer signal does.
+#[test]
+fn a_change_signal_is_read_once() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    let stream = streams.get("n7");
+    append(&streams, "n7", b"first\n");
+    assert_eq!(stream.look_at(1).cursor, 6, "the first look at a signal reads");
+    append(&streams, "n7", b"second\n");
+    assert_eq!(stream.look_at(1).cursor, 6, "the signal was read at already");
+    assert_eq!(stream.look_at(2).cursor, 13, "a newer signal reads");
+    append(&streams, "n7", b"third\n");
+    assert_eq!(stream.look().cursor, 19, "a plain look always reads");
+}
+
 #[test]
 fn closing_marks_waiters_and_removes_files() {
     let dir = tempfile::TempDir::new().unwrap();
@@ -125,7 +201,8 @@ async fn a_write_wakes_the_waiters_of_its_node_only() {
         .expect("the write wakes w1")
         .unwrap();
     assert!(!two_changes.has_changed().unwrap(), "w2 was not written");
-    assert!(one.contains_after(None, "hello"));
+    one.look();
+    assert_eq!(one.search(None, "hello"), Ok(()));
     let mut two_changes = two_changes;
     std::fs::File::create(streams.end_file("w2")).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(5), two_changes.changed())
