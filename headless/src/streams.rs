@@ -13,7 +13,10 @@
 //! only grows. The last [`RETAINED_CHARS`] characters are kept in memory.
 //!
 //! One inotify watch on the folder wakes the waiters of a node whenever one of its files changes,
-//! so waits are event-driven, never a poll.
+//! so waits are event-driven, never a poll. A wake costs what was printed, not what is retained:
+//! the waiters of one change read the file once between them ([`Stream::look_at`]), a waiter
+//! searches only the new text ([`Stream::search`]), and a cursor finds its place in the text
+//! through an index of every [`INDEX_SPACING`]-th character.
 //!
 //! The files stay small on disk however long a node prints: once [`COMPACT_BYTES`] have been read
 //! past the last restart point, the server records a new one in `<nodeId>.mark` (the byte offset

@@ -109,7 +109,7 @@ pub struct Bench {
     /// missed (one-shot within 1.1x the floor and 3.0 MiB; the MCP bridge within 4.0 MiB with 32
     /// calls in flight; `terminal_read` within 2x and 1.5x
     /// `guide_read`; `terminal_wait` reaction within 2 ms median and 4 ms p95; with 256 waits of
-    /// 64 agents pending, within 100 ms p99).
+    /// 64 agents pending, within 20 ms p50 and 100 ms p99).
     #[arg(long)]
     pub check: bool,
     /// Print the tables only; leave docs/performance.md as it is.
