@@ -14,6 +14,7 @@ use std::process::{ChildStdout, Command, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
+use crate::acp::eventually;
 use crate::headless::Headless;
 use crate::support::BIN;
 
@@ -115,7 +116,7 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
     assert!(last.contains("fast-agent-was-42"), "the read never showed the output:\n{last}");
-    help_and_mode(&mut stdin, &mut stdout);
+    help_and_mode(&mut stdin, &mut stdout, &trace);
     drop(stdin);
     front_end.stdout = Some(stdout.into_inner());
     let finished = crate::acp::finish(front_end, std::time::Duration::from_mins(1));
@@ -150,7 +151,17 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
 
 /// Issue 25: fast-agent's commands (announced after session/new) are listed by /help after ours,
 /// and its one mode can be chosen.
-fn help_and_mode(stdin: &mut std::process::ChildStdin, stdout: &mut BufReader<ChildStdout>) {
+fn help_and_mode(
+    stdin: &mut std::process::ChildStdin,
+    stdout: &mut BufReader<ChildStdout>,
+    trace: &Path,
+) {
+    // fast-agent announces its commands after the session answer; /help lists what has come.
+    let announced = eventually(std::time::Duration::from_mins(1), || {
+        std::fs::read_to_string(trace)
+            .is_ok_and(|trace| trace.contains("available_commands_update"))
+    });
+    assert!(announced, "fast-agent announced no commands");
     stdin.write_all(b"/help\n/mode agent\n").unwrap();
     let mut help = String::new();
     loop {
@@ -241,7 +252,7 @@ fn tab_completes_fast_agents_commands_and_mode_at_the_prompt() {
     let node = crate::acp_interactive::Node::start_other(&agent, &["--no-mcp"], &[]);
     node.wait_prompt("[agent] >");
     // Its commands come just after the session starts: Tab completes `/hi` once they are there.
-    let completed = crate::acp::eventually(std::time::Duration::from_mins(1), || {
+    let completed = eventually(std::time::Duration::from_mins(1), || {
         node.tmux(&["send-keys", "-t", "=node:", "-l", "/hi"]);
         node.key("Tab");
         std::thread::sleep(std::time::Duration::from_millis(300));
