@@ -386,30 +386,32 @@ impl Tmux {
         node_id: &str,
         history: u32,
     ) -> Result<(String, PaneState), TmuxError> {
-        let args = [
-            "-p".into(),
-            "-S".into(),
-            format!("-{history}").into(),
-            "-t".into(),
-            pane(node_id),
-            ";".into(),
-            "display-message".into(),
-            "-p".into(),
-            "-t".into(),
-            pane(node_id),
-            PANE_STATE_FORMAT.into(),
-        ];
-        let mut output = self.run_on(node_id, "capture-pane", &args, None).await?;
-        // The state is the last line; everything before it is the pane's text.
-        let trimmed = output.strip_suffix('\n').unwrap_or(&output);
-        let (text_len, state) = match trimmed.rfind('\n') {
-            Some(index) => (index + 1, PaneState::parse(&trimmed[index + 1..])),
-            None => (0, PaneState::parse(trimmed)),
-        };
-        output.truncate(text_len);
+        let capture = ["-S".into(), format!("-{history}").into()];
+        let (output, last) = self.capture_and_display(node_id, &capture, PANE_STATE_FORMAT).await?;
+        let state = PaneState::parse(&last);
         let state = if state.is_settled() { state } else { self.pane_state(node_id).await? };
-
         Ok((output, state))
+    }
+
+    /// `capture-pane -p CAPTURE… -t PANE ; display-message -p -t PANE FORMAT`, one command list
+    /// on the control client: the pane's text (every line but the last, each ending in a line
+    /// feed) and the expanded `format` (the last line).
+    async fn capture_and_display(
+        &self,
+        node_id: &str,
+        capture: &[OsString],
+        format: &str,
+    ) -> Result<(String, String), TmuxError> {
+        let mut args: Vec<OsString> = vec!["-p".into()];
+        args.extend_from_slice(capture);
+        args.extend(["-t".into(), pane(node_id), ";".into(), "display-message".into()]);
+        args.extend(["-p".into(), "-t".into(), pane(node_id), format.into()]);
+        let mut output = self.run_on(node_id, "capture-pane", &args, None).await?;
+        if output.ends_with('\n') {
+            output.pop();
+        }
+        let last = output.split_off(output.rfind('\n').map_or(0, |index| index + 1));
+        Ok((output, last))
     }
 
     /// Whether `ts-<nodeId>` runs. No server and no such session both mean `false`.
@@ -552,29 +554,13 @@ impl Tmux {
     /// row, trailing spaces trimmed), with its size, cursor and alternate-screen flag and the
     /// pane's state, all in one tmux command list so that they describe the same moment.
     pub async fn capture_screen(&self, node_id: &str) -> Result<(Screen, PaneState), TmuxError> {
-        let args = [
-            "-p".into(),
-            "-t".into(),
-            pane(node_id),
-            ";".into(),
-            "display-message".into(),
-            "-p".into(),
-            "-t".into(),
-            pane(node_id),
-            SCREEN_FORMAT.into(),
-        ];
-        let output = self.run_on(node_id, "capture-pane", &args, None).await?;
-        let trimmed = output.strip_suffix('\n').unwrap_or(&output);
-        let (text, last) = match trimmed.rfind('\n') {
-            Some(index) => (&trimmed[..=index], &trimmed[index + 1..]),
-            None => ("", trimmed),
-        };
+        let (text, last) = self.capture_and_display(node_id, &[], SCREEN_FORMAT).await?;
         let mut fields = last.splitn(6, '\t');
         let mut number = || fields.next().and_then(|field| field.trim().parse::<u32>().ok());
         let (col, row, alternate, rows, cols) = (number(), number(), number(), number(), number());
         let state = PaneState::parse(fields.next().unwrap_or_default());
         let screen = Screen {
-            text: text.to_owned(),
+            text,
             rows: rows.unwrap_or_default(),
             cols: cols.unwrap_or_default(),
             cursor_row: row.unwrap_or_default(),
