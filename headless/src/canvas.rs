@@ -432,7 +432,7 @@ impl Canvas {
         }
     }
 
-    /// `<path>.last-good`: a copy of the canvas file as it was when it last loaded.
+    /// `<path>.last-good`: a copy of the canvas file as it was last saved or loaded.
     pub fn last_good_file(path: &Path) -> PathBuf {
         let mut name = path.as_os_str().to_owned();
         name.push(".last-good");
@@ -440,7 +440,8 @@ impl Canvas {
     }
 
     /// After a successful [`Canvas::load`] of an existing file: keeps a copy of it as
-    /// [`Canvas::last_good_file`] (written atomically), the copy `serve --recover` starts from.
+    /// [`Canvas::last_good_file`] (written atomically), the copy `serve --recover` starts from
+    /// (another program may have written the file since the last save).
     pub fn keep_last_good(path: &Path) -> io::Result<()> {
         match fs::read(path) {
             Ok(content) => {
@@ -479,10 +480,13 @@ impl Canvas {
         ))
     }
 
-    /// Writes the canvas to `path` compactly and atomically, mode 0600.
+    /// Writes the canvas to `path` compactly and atomically, mode 0600, and the same bytes to
+    /// [`Canvas::last_good_file`], together: both change or neither does, so a damaged canvas
+    /// file is recovered with everything saved.
     pub fn save(&self, path: &Path) -> io::Result<()> {
         let json = serde_json::to_vec(self).map_err(io::Error::other)?;
-        termsprawl_transport::server::write_atomic(path, &json)
+        let last_good = Canvas::last_good_file(path);
+        termsprawl_transport::server::write_atomic_all(&[(path, &json), (&last_good, &json)])
     }
 
     /// The project `id`.

@@ -80,7 +80,7 @@ struct Serve {
     #[arg(long, value_name = "FILE")]
     exec_log: Option<PathBuf>,
     /// When `canvas.json` is damaged: move it aside as `canvas.json.damaged-<time>` and start from
-    /// the last good copy (`canvas.json.last-good`, kept at every start), else with an empty
+    /// the last good copy (`canvas.json.last-good`, saved with every change), else with an empty
     /// canvas. Without it a damaged canvas stops the start and is left as it is.
     #[arg(long)]
     recover: bool,

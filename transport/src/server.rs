@@ -59,7 +59,7 @@ use termsprawl_protocol::{
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use files::{mint_token, write_atomic};
+pub use files::{mint_token, write_atomic, write_atomic_all};
 pub use sessions::{Caller, LiveSession, Sessions};
 
 /// The largest request body the server reads: 131 072 bytes (128 KiB), inclusive.

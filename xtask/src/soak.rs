@@ -255,12 +255,6 @@ struct Control<'a> {
     figures: Figures,
     /// The data directory's tmpfs, when the disk fault runs.
     tmpfs: Option<&'a Tmpfs>,
-    /// What was acknowledged when the running server started, so in the last good copy of the
-    /// canvas that it kept (`canvas.json.last-good`).
-    at_last_start: World,
-    /// Whether tmux was killed since the running server started: the last good copy lacks the
-    /// new agents then, so the canvas is not damaged at the next stop.
-    tmux_since_start: bool,
 }
 
 #[expect(clippy::too_many_lines, reason = "the run in order: setup, threads, end checks, figures")]
@@ -274,10 +268,6 @@ fn soak(
     let mut ledger = Ledger::default();
     let agents = start_agents(binaries, places, &mut ledger, 0)?;
     let tickers = start_tickers(binaries, &agents, &mut ledger, 0)?;
-    // One clean restart before the load, so that the last good copy of the canvas (kept at
-    // every start) holds the agents, terminals and tickers: a recovered canvas keeps them.
-    serve.stop(Stop::Term).context("the set-up restart")?;
-    let serve = Serve::start(binaries, places, 1, &[]).context("the set-up restart")?;
     let server_pid = AtomicU32::new(serve.pid());
     let shared = Shared {
         ctl: binaries.ctl.clone(),
@@ -302,15 +292,10 @@ fn soak(
         places,
         shared: &shared,
         serve: Some(serve),
-        incarnation: 1,
+        incarnation: 0,
         server_pid: &server_pid,
         last_ready: Instant::now(),
         tmpfs,
-        tmux_since_start: false,
-        at_last_start: World {
-            projects: vec![load::ProjectWorld::default(); places.projects.len()],
-            tasks: Vec::new(),
-        },
         figures: Figures {
             seed: settings.seed,
             profile: if settings.release { "release" } else { "debug" },
@@ -688,7 +673,6 @@ impl Control<'_> {
         faults.begin(Fault::TmuxKilled);
         binaries::kill_tmux_server(&self.places.tmux_socket());
         self.figures.tmux_kills += 1;
-        self.tmux_since_start = true;
         thread::sleep(rng.between(Duration::from_millis(200), Duration::from_millis(1500)));
         let generation = self.shared.generation() + 1;
         let (agents, tickers) = {
@@ -779,30 +763,15 @@ impl Control<'_> {
         self.check_on_disk(&acknowledged, &format!("{how:?}"));
         thread::sleep(rng.between(Duration::from_millis(200), Duration::from_secs(3)));
         self.incarnation += 1;
-        // The first restart, and then one in two, damages the canvas first, unless tmux was
-        // killed since the last start: the last good copy would lack the running agents.
-        let eligible = !std::mem::take(&mut self.tmux_since_start);
-        let damage = (eligible && (self.figures.canvas_damaged == 0 || rng.below(2) == 0))
+        // The first restart, and then one in two, damages the canvas first: the recovered
+        // canvas is the last good copy, saved with every change, so it must hold everything
+        // acknowledged, as any other restart does (docs/reliability.md).
+        let damage = (self.figures.canvas_damaged == 0 || rng.below(2) == 0)
             .then(|| if rng.below(2) == 0 { Damage::Truncated } else { Damage::Garbage });
-        let mut required = acknowledged;
+        let required = acknowledged;
         let serve = match damage {
             None => Serve::start(self.binaries, self.places, self.incarnation, &[]),
-            Some(damage) => {
-                let serve = self.damaged_start(damage);
-                // The recovered canvas is the one the previous start loaded: what was
-                // acknowledged since is lost with the damaged file (docs/reliability.md).
-                let mut world = lock(&self.shared.world);
-                let mut lost = lock(&self.shared.faults.lost);
-                for (now, kept) in world.projects.iter().zip(&self.at_last_start.projects) {
-                    lost.extend(
-                        now.nodes().filter(|node| !kept.nodes().any(|k| k == *node)).cloned(),
-                    );
-                }
-                self.figures.nodes_lost_with_canvas = lost.len();
-                world.projects.clone_from(&self.at_last_start.projects);
-                required.projects.clone_from(&self.at_last_start.projects);
-                serve
-            }
+            Some(damage) => self.damaged_start(damage),
         }
         .with_context(|| format!("restart {} failed", self.incarnation))?;
         self.server_pid.store(serve.pid(), Ordering::Relaxed);
@@ -811,7 +780,6 @@ impl Control<'_> {
         let down = u64::try_from(stopped_at.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.figures.longest_down_ms = self.figures.longest_down_ms.max(down);
         self.check_after_restart(&required);
-        self.at_last_start = required;
         self.figures.restart_checks += 1;
         Ok(())
     }

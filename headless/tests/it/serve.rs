@@ -424,8 +424,8 @@ fn a_canvas_file_of_another_shape_stops_the_start_untouched() {
     }
 }
 
-/// `serve --recover` moves a damaged canvas aside and starts from the last good copy (kept at
-/// every start), or empty when there is none, saying which.
+/// `serve --recover` moves a damaged canvas aside and starts from the last good copy (saved with
+/// every change of the canvas), or empty when there is none, saying which.
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_recover_moves_a_damaged_canvas_aside_and_starts_from_the_last_good_copy() {
     let dirs = Dirs::new();
@@ -451,13 +451,13 @@ async fn serve_recover_moves_a_damaged_canvas_aside_and_starts_from_the_last_goo
     let moved = aside(&dirs);
     assert_eq!(moved.len(), 1, "{moved:?}");
     assert_eq!(std::fs::read(&moved[0]).unwrap(), b"[[]]");
-    // A sticky on the canvas, then a stop and a start that keeps this canvas as the last good one.
+    // A sticky on the canvas: once it is answered, the last good copy holds it, with no restart.
     let alpha = dirs.launch("alpha");
     ok(&alpha, "sticky_open", json!({"text": "kept across the damage"})).await;
+    let copy = std::fs::read_to_string(&last_good).unwrap();
+    assert!(copy.contains("kept across the damage"), "{copy}");
+    assert_eq!(copy.as_bytes(), std::fs::read(&canvas).unwrap());
     assert!(serve.terminate().success());
-    let serve = Serve::start(&dirs.user_data(), &dirs.project());
-    assert!(serve.terminate().success());
-    assert_eq!(std::fs::read(&last_good).unwrap(), std::fs::read(&canvas).unwrap());
 
     // Damaged again: without --recover it stops; with it, the last good copy is back.
     std::fs::write(&canvas, "{broken").unwrap();

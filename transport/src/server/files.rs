@@ -67,22 +67,41 @@ pub(super) fn write_session(data_dir: &Path, path: &Path, session: &ToolSession)
 /// new, never a part; a full disk fails the write and leaves the old file as it was. The
 /// temporary file is removed when a step fails.
 pub fn write_atomic(path: &Path, content: &[u8]) -> io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.tmp", uuid::Uuid::new_v4()));
-    let temporary = PathBuf::from(temporary);
+    write_atomic_all(&[(path, content)])
+}
+
+/// [`write_atomic`] of several files that must change together (a file and its copy): every
+/// temporary file is written and flushed before the first rename, so a full disk, or any failed
+/// write, changes none of them.
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> io::Result<()> {
+    let mut temporaries = Vec::with_capacity(files.len());
     let written = (|| {
-        let mut file =
-            fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
-        file.write_all(content)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temporary, path)?;
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
-        let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty());
-        fs::File::open(directory.unwrap_or(Path::new(".")))?.sync_all()
+        for &(path, content) in files {
+            let mut temporary = path.as_os_str().to_owned();
+            temporary.push(format!(".{}.tmp", uuid::Uuid::new_v4()));
+            let temporary = PathBuf::from(temporary);
+            let mut file =
+                fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temporary)?;
+            temporaries.push(temporary);
+            file.write_all(content)?;
+            file.sync_all()?;
+        }
+        let mut directories: Vec<&Path> = Vec::new();
+        for (&(path, _), temporary) in files.iter().zip(&temporaries) {
+            fs::rename(temporary, path)?;
+            fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+            let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty());
+            let directory = directory.unwrap_or(Path::new("."));
+            if !directories.contains(&directory) {
+                directories.push(directory);
+            }
+        }
+        directories.iter().try_for_each(|directory| fs::File::open(directory)?.sync_all())
     })();
     if written.is_err() {
-        let _ = fs::remove_file(&temporary);
+        for temporary in &temporaries {
+            let _ = fs::remove_file(temporary);
+        }
     }
     written
 }

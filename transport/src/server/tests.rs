@@ -1,6 +1,6 @@
 //! Unit tests of tokens, lock-file reading and the deferred endpoint file.
 
-use super::files::mint_token;
+use super::files::{mint_token, write_atomic_all};
 use super::lock::{Holder, holder, is_alive};
 
 #[test]
@@ -77,4 +77,27 @@ async fn a_deferred_endpoint_is_written_only_when_published() {
     assert_eq!(result, termsprawl_protocol::ToolResult::ok(serde_json::json!("hi")));
     server.close().await;
     assert!(!endpoint.exists());
+}
+
+/// Files written together change together: when one of them cannot be written, none changes and
+/// no temporary file stays; when all can, each holds its content, mode 0600.
+#[test]
+fn files_written_together_change_together() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::TempDir::new().unwrap();
+    let (first, second) = (dir.path().join("canvas.json"), dir.path().join("canvas.json.copy"));
+    std::fs::write(&first, b"old").unwrap();
+    let unwritable = dir.path().join("missing").join("copy");
+    let failed = write_atomic_all(&[(&first, b"new"), (&unwritable, b"new")]);
+    assert!(failed.is_err(), "a file in a missing folder cannot be written");
+    assert_eq!(std::fs::read(&first).unwrap(), b"old", "the other file did not change");
+    let names: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["canvas.json"], "no temporary file stays");
+    write_atomic_all(&[(&first, b"new"), (&second, b"new too")]).unwrap();
+    assert_eq!(std::fs::read(&first).unwrap(), b"new");
+    assert_eq!(std::fs::read(&second).unwrap(), b"new too");
+    for path in [&first, &second] {
+        assert_eq!(std::fs::metadata(path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
 }

@@ -36,8 +36,6 @@ pub const DISK_FULL: &str =
 /// The explanation counted for a call that tmux's death failed.
 pub const TMUX_KILLED: &str =
     "the tmux server was killed: the call's agent, terminal or ticker had ended with it";
-/// The explanation counted for a call on a node lost with a damaged canvas.
-pub const LOST_WITH_CANVAS: &str = "the node was acknowledged after the last good copy of the canvas, which `serve --recover` started from";
 
 /// The error texts a fault explains: a write that a full disk refused (`cannot save the
 /// canvas: …` or `cannot save the task: …`, ending with the OS's `No space left on device`); for
@@ -97,8 +95,6 @@ pub struct Span {
 pub struct FaultLog {
     /// Every fault so far.
     pub spans: Mutex<Vec<Span>>,
-    /// Nodes lost when a damaged canvas was recovered from its last good copy.
-    pub lost: Mutex<Vec<String>>,
     /// The ticks each follower has seen so far (by follower).
     pub progress: Mutex<Vec<u64>>,
 }
@@ -124,29 +120,12 @@ impl FaultLog {
     }
 
     /// The explanation of a tool error of a call sent at `since` and answered now, when a fault
-    /// it overlapped explains it, or it names a node lost with a damaged canvas (`Node not found …`,
-    /// or `Selection contains an unknown node` of `canvas_select`).
-    pub fn explains(&self, since: Instant, args: &Value, error: &str) -> Option<&'static str> {
-        let spans = lock(&self.spans).clone();
-        let by_fault = spans
+    /// it overlapped explains it.
+    pub fn explains(&self, since: Instant, error: &str) -> Option<&'static str> {
+        lock(&self.spans)
             .iter()
             .filter(|span| span.to.is_none_or(|to| to >= since))
-            .find_map(|span| explained_by(span.fault, error));
-        if by_fault.is_some() {
-            return by_fault;
-        }
-        let lost = lock(&self.lost);
-        let names_lost =
-            |value: &Value| value.as_str().is_some_and(|id| lost.iter().any(|l| l == id));
-        let mentioned = names_lost(&args["nodeId"])
-            || args["nodeIds"].as_array().is_some_and(|ids| ids.iter().any(names_lost));
-        // `canvas_select` says it of its selection, every other operation of its node.
-        let unknown = [
-            termsprawl_headless::messages::NODE_NOT_FOUND,
-            termsprawl_headless::messages::SELECTION_UNKNOWN,
-        ]
-        .contains(&error);
-        (unknown && mentioned).then_some(LOST_WITH_CANVAS)
+            .find_map(|span| explained_by(span.fault, error))
     }
 }
 

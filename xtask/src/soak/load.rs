@@ -212,7 +212,7 @@ impl Shared {
     /// fault it overlapped explains it, [`FaultLog::explains`]) and what it created.
     pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome, sent: Instant) {
         let expected = match outcome {
-            Outcome::ToolError(error) => self.faults.explains(sent, &plan.args, error),
+            Outcome::ToolError(error) => self.faults.explains(sent, error),
             _ => None,
         };
         lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, expected);
@@ -464,7 +464,7 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     let task = match answer {
         Outcome::Ok(task) => task,
         Outcome::ToolError(error) => {
-            let expected = shared.faults.explains(began, &send, &error);
+            let expected = shared.faults.explains(began, &error);
             record_tool_error(shared, "agent_send", &send, &error, expected);
             return;
         }
@@ -532,7 +532,7 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
                     .then_some(
                         "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
                     )
-                    .or_else(|| shared.faults.explains(began, &reply, &error));
+                    .or_else(|| shared.faults.explains(began, &error));
                 record_tool_error(shared, "agent_reply", &reply, &error, expected);
                 return;
             }
@@ -571,7 +571,7 @@ fn task_now(
     match until_answered(shared, rng, agent, "agent_task", &args)? {
         Outcome::Ok(task) => Some(task),
         Outcome::ToolError(error) => {
-            let expected = shared.faults.explains(began, &args, &error);
+            let expected = shared.faults.explains(began, &error);
             record_tool_error(shared, "agent_task", &args, &error, expected);
             None
         }
@@ -688,7 +688,7 @@ pub fn follow(shared: &Shared, seed: u64, index: usize) -> Followed {
         let value = match outcome {
             Outcome::Ok(value) => value,
             Outcome::ToolError(error) => {
-                let expected = shared.faults.explains(sent, &args, &error);
+                let expected = shared.faults.explains(sent, &error);
                 record_tool_error(shared, "terminal_wait", &args, &error, expected);
                 pause_after_unavailable(&mut rng);
                 continue;
@@ -764,7 +764,7 @@ fn old_ticker_kept(shared: &Shared, rng: &mut Rng, agent: &Agent, node: &str, se
             }
         }
         Some(Outcome::ToolError(error)) => {
-            let expected = shared.faults.explains(sent, &args, &error);
+            let expected = shared.faults.explains(sent, &error);
             record_tool_error(shared, "terminal_read", &args, &error, expected);
             expected.is_none().then(|| format!("refused: {error}"))
         }

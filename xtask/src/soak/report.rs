@@ -58,8 +58,6 @@ pub struct Figures {
     pub canvas_refused: u64,
     /// `serve --recover` starts that moved it aside and started from the last good copy.
     pub canvas_recovered: u64,
-    /// Nodes acknowledged after the last good copy, lost with the damaged canvases.
-    pub nodes_lost_with_canvas: usize,
     /// Ticks the followers saw, each once and in order, and their checked answers.
     pub ticks: u64,
     /// See `ticks`.
@@ -131,7 +129,6 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
          | tmux server killed (new agents, terminals and tickers after each) | {} |\n\
          | tickers ended by a tmux kill, their output checked to hold what was followed | {} |\n\
          | canvas damaged at a stop / start refused naming it, untouched / recovered from the last good copy | {} / {} / {} |\n\
-         | nodes acknowledged after the last good copy, lost with the damaged canvas | {} |\n\
          | disk filled and freed | {} |\n\
          | largest filler | {} |\n\
          | full disks after which every follower saw new ticks | {} |\n\
@@ -156,7 +153,6 @@ pub fn summary(figures: &Figures, ledger: &Ledger) -> String {
         figures.canvas_damaged,
         figures.canvas_refused,
         figures.canvas_recovered,
-        figures.nodes_lost_with_canvas,
         figures.disk_fills,
         mib(figures.filler_bytes),
         figures.followers_resumed,
@@ -222,7 +218,8 @@ pub fn section(figures: &Figures, ledger: &Ledger) -> String {
          the data directory's disk (a 64 MiB tmpfs, root only) for 1–3 s and frees it (every \
          follower must see new ticks without a restart), and at some stops damages \
          `canvas.json` (truncated or garbage): the next start must refuse it naming the file \
-         and leave it untouched, and `serve --recover` must start from the last good copy. \
+         and leave it untouched, and `serve --recover` must start from the last good copy, saved with every change, \
+         with every node and task acknowledged before the stop. \
          Every error such a fault causes must be one of the clear errors it explains. \
          The server logs every request it dispatches \
          (`serve --exec-log`); every call carries a unique marker where its arguments allow one, \

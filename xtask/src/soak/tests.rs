@@ -415,35 +415,18 @@ fn a_fault_explains_only_the_calls_that_overlapped_it() {
     let log = FaultLog::default();
     let before = std::time::Instant::now();
     // No fault yet: nothing is explained.
-    assert_eq!(log.explains(before, &json!({}), DISK_FULL_CANVAS), None);
+    assert_eq!(log.explains(before, DISK_FULL_CANVAS), None);
     assert!(!log.overlapped(Fault::DiskFull, before));
     log.begin(Fault::DiskFull);
     assert!(log.overlapped(Fault::DiskFull, before));
-    assert_eq!(log.explains(before, &json!({}), DISK_FULL_CANVAS), Some(faults::DISK_FULL));
+    assert_eq!(log.explains(before, DISK_FULL_CANVAS), Some(faults::DISK_FULL));
     log.end();
     // Sent before the end: explained; sent after it: a failure.
-    assert_eq!(log.explains(before, &json!({}), DISK_FULL_CANVAS), Some(faults::DISK_FULL));
+    assert_eq!(log.explains(before, DISK_FULL_CANVAS), Some(faults::DISK_FULL));
     std::thread::sleep(std::time::Duration::from_millis(5));
     let after = std::time::Instant::now();
-    assert_eq!(log.explains(after, &json!({}), DISK_FULL_CANVAS), None);
+    assert_eq!(log.explains(after, DISK_FULL_CANVAS), None);
     assert!(!log.overlapped(Fault::DiskFull, after));
-}
-
-#[test]
-fn a_node_lost_with_the_damaged_canvas_explains_only_unknown_node_errors_on_it() {
-    let log = FaultLog::default();
-    log.lost.lock().unwrap().push("sticky-7".to_owned());
-    let now = std::time::Instant::now();
-    let not_found = termsprawl_headless::messages::NODE_NOT_FOUND;
-    let on_lost = json!({"nodeId": "sticky-7", "x": 1});
-    assert_eq!(log.explains(now, &on_lost, not_found), Some(faults::LOST_WITH_CANVAS));
-    let group = json!({"nodeIds": ["sticky-1", "sticky-7"]});
-    assert_eq!(log.explains(now, &group, not_found), Some(faults::LOST_WITH_CANVAS));
-    let unknown = termsprawl_headless::messages::SELECTION_UNKNOWN;
-    assert_eq!(log.explains(now, &group, unknown), Some(faults::LOST_WITH_CANVAS));
-    assert_eq!(log.explains(now, &json!({"nodeIds": ["sticky-1"]}), unknown), None);
-    assert_eq!(log.explains(now, &json!({"nodeId": "sticky-1"}), not_found), None);
-    assert_eq!(log.explains(now, &on_lost, "Size must be between"), None);
 }
 
 #[test]
