@@ -2,7 +2,7 @@
 //! and npm able to run every test, then runs `cargo test --workspace --locked`.
 //!
 //! 1. The system packages the end-to-end tests use ([`SYSTEM_PROGRAMS`]: tmux, xterm, Xvfb,
-//!    curl, GNU time, vim, less) are installed with `apt-get` when missing and running as root; otherwise
+//!    curl, GNU time, fincore, vim, less) are installed with `apt-get` when missing and running as root; otherwise
 //!    the run stops and names the one command to run.
 //! 2. The pinned third-party peers ([`termsprawl_test_support::peers::peers`]) are provisioned
 //!    into the peers directory (`target/peers/<name>/`): one virtual environment per
@@ -29,14 +29,16 @@ pub const LOCK_FILE: &str = ".lock";
 
 /// The programs the end-to-end tests run, and the Debian package of each (`.ci/run` relies on
 /// this list): tmux (terminals), xterm and Xvfb (the external terminal), curl and GNU time (the
-/// bench harness test; `time` is a shell keyword, hence the path), vim and less (the interactive
-/// programs headless's protocol 1.4.0 tests drive).
+/// bench harness test; `time` is a shell keyword, hence the path), fincore (the bench's test of
+/// reading its programs back from disk), vim and less (the interactive programs headless's
+/// protocol 1.4.0 tests drive).
 pub const SYSTEM_PROGRAMS: &[(&str, &str)] = &[
     ("tmux", "tmux"),
     ("xterm", "xterm"),
     ("Xvfb", "xvfb"),
     ("curl", "curl"),
     ("/usr/bin/time", "time"),
+    ("fincore", "util-linux-extra"),
     ("vim", "vim"),
     ("less", "less"),
 ];

@@ -737,6 +737,7 @@ start a process, read two small files, make one loopback HTTP round trip.
 - Peak RSS is `ru_maxrss` as GNU time (`time -f %M`) reports it, in separate runs (the first 50 iterations also run each program under it, and every MCP bridge runs under it).
   Linux carries the spawner's peak RSS into an exec'd child's `ru_maxrss`, so the spawner must be small: GNU time is well under 1 MiB, the bench itself is not.
   Without GNU time (`apt-get install time`) the RSS columns are empty and `--check` fails.
+  Before any run, every measured program's file is written out and dropped from the page cache (`fsync`, `posix_fadvise(POSIX_FADV_DONTNEED)`), so its pages are read back from disk, as an installed program's are after a reboot: a file just written can sit in the cache in large folios, which Linux 6.18 maps whole at a page fault (the same termsprawlctl, freshly copied, peaked at 3.0 to 3.6 MiB instead of 2.7 in a one-shot call, and at 4.2 MiB instead of 3.8 as a bridge with 32 calls in flight).
 - Percentiles use the nearest-rank method; a median is a measured sample.
 - Part 4 runs the real `termsprawl-headless serve`, built with `cargo build --release --locked -p termsprawl-headless`, on a temporary data directory with its own tmux server, and calls it with the session of an agent node launched there, through the in-process client of part 3; its section says how the `terminal_wait` reaction is taken.
   Without tmux the part is left out, with a note.
