@@ -117,12 +117,8 @@ pub fn run(
         let program = PathBuf::from(&template.invocation(&[]).program);
         program.is_file().then_some(program)
     });
-    let programs: Vec<PathBuf> = [ctl.clone(), helper.clone(), headless.clone(), floor.clone()]
-        .into_iter()
-        .chain(vs_programs)
-        .collect();
-    for program in &programs {
-        read_back_from_disk(program)
+    for program in [&ctl, &helper, &headless, &floor].into_iter().cloned().chain(vs_programs) {
+        read_back_from_disk(&program)
             .with_context(|| format!("cannot drop {} from the page cache", program.display()))?;
     }
     let headless = Some(Binaries { ctl: ctl.clone(), headless });

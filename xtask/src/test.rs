@@ -2,8 +2,8 @@
 //! and npm able to run every test, then runs `cargo test --workspace --locked`.
 //!
 //! 1. The system packages the end-to-end tests use ([`SYSTEM_PROGRAMS`]: tmux, xterm, Xvfb,
-//!    curl, GNU time, fincore, vim, less) are installed with `apt-get` when missing and running as root; otherwise
-//!    the run stops and names the one command to run.
+//!    curl, GNU time, fincore, vim, less) are installed with `apt-get` when missing and running
+//!    as root; otherwise the run stops and names the one command to run.
 //! 2. The pinned third-party peers ([`termsprawl_test_support::peers::peers`]) are provisioned
 //!    into the peers directory (`target/peers/<name>/`): one virtual environment per
 //!    requirements file, and `npm ci` for each npm peer. Each is keyed by a hash of its pinned
