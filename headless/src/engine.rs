@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Map, Value, json};
+use termsprawl_external_term::session_name;
 use termsprawl_protocol::{IntegrationStatus, ToolIdentity};
 use termsprawl_transport::server::ToolServer;
 
@@ -20,7 +21,7 @@ use crate::ops::{HISTORY_LINES, trim_blank_end};
 use crate::queue::Queues;
 use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
-use crate::tmux::{Capture, PaneState, Screen, Tmux, TmuxError};
+use crate::tmux::{Capture, PaneState, Screen, Sessions, Tmux, TmuxError};
 
 /// The canvas and the tasks, behind one lock that is never held across an `await`.
 #[derive(Debug)]
@@ -70,7 +71,7 @@ impl StartedAgent {
             "nodeId": self.node_id,
             "projectId": self.project_id,
             "sessionFile": self.session_file.to_string_lossy(),
-            "tmuxSession": termsprawl_external_term::session_name(&self.node_id),
+            "tmuxSession": session_name(&self.node_id),
             "tmux": {
                 "program": tmux.program().to_string_lossy(),
                 "socket": tmux.socket().to_string_lossy(),
@@ -479,12 +480,16 @@ impl Engine {
     }
 
     /// One round of the run-node sweep: retires every finished run node nobody has looked at
-    /// since it finished (its wrapper wrote the status, or its `pane-died` hook fired).
-    pub(crate) async fn retire_finished_runs(&self) {
+    /// since it finished (its wrapper wrote the status, its `pane-died` hook fired, an answer saw
+    /// it end, or the round's listing `dead` shows its pane dead: tmux 3.3a does not always run
+    /// the hook, and a killed command's wrapper writes no status).
+    pub(crate) async fn retire_finished_runs(&self, dead: &HashSet<String>) {
         let runs = self.node_ids(|node| node.command.is_some());
         for node_id in runs {
             let finished = self.streams.status_file(&node_id).exists()
-                || self.streams.died_file(&node_id).exists();
+                || self.streams.died_file(&node_id).exists()
+                || lock(&self.seen_ended).contains(&node_id)
+                || dead.contains(&session_name(&node_id));
             // A run whose output is still on its way is retired in a later round.
             let output_in = self.recorded_status(&node_id).is_none()
                 || self.streams.get(&node_id).exit_marked()
@@ -705,7 +710,7 @@ impl Engine {
         };
         let mut restored = 0;
         for (identity, status) in agents {
-            let session = termsprawl_external_term::session_name(&identity.node_id);
+            let session = session_name(&identity.node_id);
             if running.as_ref().is_none_or(|running| running.contains(&session)) {
                 server.provision_session(identity, status, true)?;
                 restored += 1;
@@ -725,7 +730,7 @@ impl Engine {
         for node_id in terminals {
             let end = self.streams.end_file(&node_id);
             if end.exists()
-                && running.contains(&termsprawl_external_term::session_name(&node_id))
+                && running.contains(&session_name(&node_id))
                 && self.tmux.has_session(&node_id).await.unwrap_or(false)
                 && std::fs::remove_file(&end).is_ok()
                 && self.tmux.repipe(&node_id).await.is_err()
@@ -737,12 +742,14 @@ impl Engine {
     }
 
     /// One round of the liveness check: revokes the sessions of agents whose tmux session ended.
+    /// Answers the sessions the round's listing shows with a dead pane (for
+    /// [`Engine::retire_finished_runs`]; none when the listing failed).
     ///
     /// The candidates are taken before tmux is asked: an agent whose launch ends while
     /// `list-sessions` runs was still launching then, so a listing made before its tmux session
     /// existed never revokes it. A failed listing revokes nobody.
-    pub(crate) async fn check_liveness(&self) {
-        let Ok(server) = self.tool_server() else { return };
+    pub(crate) async fn check_liveness(&self) -> HashSet<String> {
+        let Ok(server) = self.tool_server() else { return HashSet::new() };
         let candidates: Vec<String> = {
             let launching = lock(&self.launching);
             server
@@ -753,9 +760,11 @@ impl Engine {
                 .filter(|node_id| !launching.contains(node_id))
                 .collect()
         };
-        let Ok(running) = self.tmux.session_names().await else { return };
+        let Ok(Sessions { running, dead }) = self.tmux.sessions().await else {
+            return HashSet::new();
+        };
         for node_id in candidates {
-            let session = termsprawl_external_term::session_name(&node_id);
+            let session = session_name(&node_id);
             if !running.contains(&session) {
                 // Said on stderr (serve's log): an agent that stops working has a reason there.
                 let _ = writeln!(
@@ -766,6 +775,7 @@ impl Engine {
             }
         }
         self.follow_again(&running).await;
+        dead
     }
 
     /// The project of `folder` (made canonical), created if new.

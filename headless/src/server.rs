@@ -136,8 +136,8 @@ impl Server {
                 interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     interval.tick().await;
-                    engine.check_liveness().await;
-                    engine.retire_finished_runs().await;
+                    let dead = engine.check_liveness().await;
+                    engine.retire_finished_runs(&dead).await;
                 }
             })
         };

@@ -424,15 +424,20 @@ impl Tmux {
         }
     }
 
-    /// The names of every running session; empty when no server runs. Any other failure is an
-    /// error, never an empty set: the liveness check revokes the agents that are not listed.
-    /// A tmux process of its own: the start and the liveness round ask once per round, never
-    /// per call.
+    /// The names of every running session; empty when no server runs ([`Tmux::sessions`]).
     pub async fn session_names(&self) -> Result<HashSet<String>, TmuxError> {
-        let args = ["-F".into(), "#{session_name}".into()];
+        self.sessions().await.map(|sessions| sessions.running)
+    }
+
+    /// Every running session, and those whose (active) pane is dead (kept by `remain-on-exit`),
+    /// from one `list-sessions`; empty when no server runs. Any other failure is an error, never
+    /// an empty listing: the liveness check revokes the agents that are not listed. A tmux
+    /// process of its own: the start and the liveness round ask once per round, never per call.
+    pub async fn sessions(&self) -> Result<Sessions, TmuxError> {
+        let args = ["-F".into(), "#{pane_dead} #{session_name}".into()];
         match self.run_process("list-sessions", &args, None, new_deadline()).await {
-            Ok(output) => Ok(output.lines().map(str::to_owned).collect()),
-            Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(HashSet::new()),
+            Ok(output) => Ok(Sessions::parse(&output)),
+            Err(TmuxError::Failed { stderr, .. }) if no_server(&stderr) => Ok(Sessions::default()),
             Err(error) => Err(error),
         }
     }
@@ -757,6 +762,31 @@ pub struct PaneState {
 /// How often, and how far apart, a dead pane without a status is asked again.
 const STATUS_TRIES: u32 = 30;
 const STATUS_RETRY: Duration = Duration::from_millis(10);
+
+/// What [`Tmux::sessions`] lists.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Sessions {
+    /// The name of every running session.
+    pub running: HashSet<String>,
+    /// The sessions whose pane is dead: a finished run node's (a node session has one pane),
+    /// whether or not its `pane-died` hook fired (tmux 3.3a does not always run it).
+    pub dead: HashSet<String>,
+}
+
+impl Sessions {
+    /// Lines of `<pane_dead> <session_name>` (a session name has no line feed).
+    fn parse(listed: &str) -> Sessions {
+        let mut sessions = Sessions::default();
+        for line in listed.lines() {
+            let Some((dead, name)) = line.split_once(' ') else { continue };
+            if dead == "1" {
+                sessions.dead.insert(name.to_owned());
+            }
+            sessions.running.insert(name.to_owned());
+        }
+        sessions
+    }
+}
 
 impl PaneState {
     /// Running, or dead with its status or signal known.

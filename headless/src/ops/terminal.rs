@@ -286,6 +286,11 @@ pub(super) async fn kill(
     }
     let mut value = json!({ "nodeId": args.node_id });
     add_state(&mut value, stream.cursor(), state);
+    if state.dead {
+        // The answer reports the finish: the node lets go of its processes (a keep-false node
+        // stays, §4.6), as it would at a wait's answer.
+        let _ = engine.retire_run(&args.node_id).await;
+    }
     Ok(value)
 }
 

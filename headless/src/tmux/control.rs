@@ -11,7 +11,7 @@
 //! A control client has to be attached to a session, so it attaches to one of the node sessions
 //! (the oldest, the likeliest to outlive the others) and holds no session of its own: the server
 //! still exits with its last session, and nothing a person or an agent lists shows the client. It
-//! ends when its session ends; the next request starts another, and while no session runs
+//! ends when its session ends; the request that finds it gone starts another, and while no session runs
 //! ([`Control::request`] answers `None`) the caller runs its command as a tmux process instead. A
 //! request that is not answered by its deadline drops the client (its process is killed) and
 //! fails; the next starts afresh.
@@ -92,8 +92,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Control {
     /// Sends `line` (`commands` tmux commands separated by ` ; `, already quoted for tmux's
     /// parser, no line feed) and answers one [`Block`] per command, fewer when one failed (tmux
-    /// skips the rest of the line then). `None` when no client can run (no session) or the client
-    /// ended before answering: the caller runs the command as a process.
+    /// skips the rest of the line then). `None` when no client can run (no session) or two clients
+    /// in a row ended before answering: the caller runs the command as a process.
     pub(crate) async fn request(
         &self,
         spawn: impl Fn() -> Command,
@@ -101,21 +101,23 @@ impl Control {
         commands: usize,
         deadline: Instant,
     ) -> Result<Option<Vec<Block>>, Wedged> {
-        let Ok(client) = tokio::time::timeout_at(deadline, self.client(spawn)).await else {
-            return Err(Wedged);
-        };
-        let Some(client) = client else { return Ok(None) };
-        match tokio::time::timeout_at(deadline, client.request(line, commands)).await {
-            Ok(Some(blocks)) => Ok(Some(blocks)),
-            Ok(None) => {
-                self.drop_client(&client);
-                Ok(None)
-            }
-            Err(_) => {
-                self.drop_client(&client);
-                Err(Wedged)
+        // A client that ended unseen (killed, or its session closed) takes the first request
+        // with it: that request goes once more, through a new client.
+        for _ in 0..2 {
+            let Ok(client) = tokio::time::timeout_at(deadline, self.client(&spawn)).await else {
+                return Err(Wedged);
+            };
+            let Some(client) = client else { return Ok(None) };
+            match tokio::time::timeout_at(deadline, client.request(line, commands)).await {
+                Ok(Some(blocks)) => return Ok(Some(blocks)),
+                Ok(None) => self.drop_client(&client),
+                Err(_) => {
+                    self.drop_client(&client);
+                    return Err(Wedged);
+                }
             }
         }
+        Ok(None)
     }
 
     /// Holds off the start of a client while the guard lives: taken by every command that

@@ -220,3 +220,12 @@ fn the_oldest_session_is_the_one_of_the_lowest_id() {
     assert_eq!(super::control::oldest_in("garbage\n\n"), None);
     assert_eq!(super::control::oldest_in(""), None);
 }
+
+#[test]
+fn the_listing_names_every_session_and_those_whose_pane_is_dead() {
+    let sessions = super::Sessions::parse("0 ts-agent-1\n1 ts-terminal-2\n1 odd name\n0 ts-x\n");
+    let set = |names: &[&str]| names.iter().map(|name| (*name).to_owned()).collect();
+    assert_eq!(sessions.running, set(&["ts-agent-1", "ts-terminal-2", "odd name", "ts-x"]));
+    assert_eq!(sessions.dead, set(&["ts-terminal-2", "odd name"]));
+    assert_eq!(super::Sessions::parse(""), super::Sessions::default());
+}

@@ -445,6 +445,65 @@ async fn finished_run_nodes_hold_no_process_and_stay_readable() {
     assert_eq!(node(&agent, &nodes[1]).await, Value::Null);
 }
 
+/// Waits (at most 10 s) until no helper process of `node_id`'s output pipe is left.
+async fn helpers_gone(node_id: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = pipe_processes(&[node_id.to_owned()]);
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: helpers are left: {left:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Regression (a CI run under load): a killed run node kept its pipe's helpers until someone
+/// read it, because only the periodic sweep retired it and tmux 3.3a had not run its
+/// `pane-died` hook. The answer of `terminal_kill` reports the finish, so it retires the node;
+/// here the sweep never runs after the start.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_run_node_lets_go_of_its_processes_at_the_kill() {
+    let fixture =
+        Fixture::start_with(|config| config.liveness_interval = Duration::from_hours(1)).await;
+    let agent = fixture.agent("alpha").await;
+    for round in 0..3 {
+        let long = ok(&agent, "terminal_run", json!({"command": "sleep 30", "timeoutMs": 0})).await;
+        assert_eq!(pipe_processes(&[id(&long)]).len(), 2, "the running node's pipe");
+        let killed = ok(&agent, "terminal_kill", json!({"nodeId": id(&long)})).await;
+        assert_eq!((&killed["running"], &killed["signal"]), (&json!(false), &json!("SIGKILL")));
+        assert!(fixture.agent_tools().join(format!("terminals/{}.final", id(&long))).exists());
+        helpers_gone(&id(&long), &format!("round {round}")).await;
+        let read = ok(&agent, "terminal_read", json!({"nodeId": id(&long), "since": 0})).await;
+        assert_eq!((&read["running"], &read["signal"]), (&json!(false), &json!("SIGKILL")));
+    }
+}
+
+/// A run node whose program ended with no witness file (its wrapper killed with it, so no
+/// status; its `pane-died` hook removed here, as tmux 3.3a sometimes does not run it) is still
+/// retired by the sweep, which lists the dead panes, though nobody looks at it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sweep_retires_a_dead_run_node_without_a_witness() {
+    let fixture =
+        Fixture::start_with(|config| config.liveness_interval = Duration::from_millis(50)).await;
+    let agent = fixture.agent("alpha").await;
+    let gate = fixture.dir.path().join("gate");
+    let command = format!("while [ ! -e '{}' ]; do sleep 0.02; done; kill -KILL 0", gate.display());
+    let run = ok(&agent, "terminal_run", json!({"command": command, "timeoutMs": 0})).await;
+    let session = format!("=ts-{}:", id(&run));
+    let unhooked = fixture.guard.tmux(&["set-hook", "-u", "-t", &session, "pane-died"]);
+    assert!(unhooked.status.success(), "{unhooked:?}");
+    std::fs::write(&gate, b"").unwrap();
+    helpers_gone(&id(&run), "the sweep").await;
+    let files = fixture.agent_tools().join("terminals");
+    for witness in ["status", "died"] {
+        assert!(!files.join(format!("{}.{witness}", id(&run))).exists(), "{witness}");
+    }
+    assert!(files.join(format!("{}.final", id(&run))).exists());
+    let read = ok(&agent, "terminal_read", json!({"nodeId": id(&run)})).await;
+    assert_eq!((&read["running"], &read["signal"]), (&json!(false), &json!("SIGKILL")));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_finished_run_node_reads_without_the_dead_pane_line() {
     let fixture = Fixture::start().await;
