@@ -443,6 +443,7 @@ fn start_agents(
                 ),
                 project: project_index,
                 terminal: String::new(),
+                generation,
             });
         }
         let pair = &agents[agents.len() - AGENTS_PER_PROJECT..];

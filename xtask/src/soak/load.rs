@@ -79,6 +79,8 @@ pub struct Agent {
     pub project: usize,
     /// The terminal it opened at the start.
     pub terminal: String,
+    /// The generation it was launched in (a tmux kill ends it with its terminal).
+    pub generation: u64,
 }
 
 /// What the clients know exists: created nodes per project and acknowledged tasks.
@@ -174,11 +176,14 @@ pub struct Plan {
     pub args: Value,
     /// What its `ok` answer creates.
     pub effect: Effect,
+    /// The oldest generation of the agents it involves (the caller, and the owner of the
+    /// terminal it names).
+    pub generation: u64,
 }
 
 impl Plan {
     fn new(operation: &'static str, args: Value) -> Plan {
-        Plan { operation, args, effect: Effect::None }
+        Plan { operation, args, effect: Effect::None, generation: 0 }
     }
 }
 
@@ -208,11 +213,23 @@ impl Shared {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// The explanation of a tool error of a call sent at `since` that involves agents of
+    /// `generation` (the oldest): a fault it overlapped ([`FaultLog::explains`]), or the tmux kill
+    /// that ended that generation. A call sent just after a kill's span ended can still name the
+    /// agents and terminals it ended: the span ends once the new generation is in place, and a
+    /// load thread may have picked its agents just before.
+    pub fn explains(&self, since: Instant, error: &str, generation: u64) -> Option<&'static str> {
+        self.faults.explains(since, error).or_else(|| {
+            (generation < self.generation())
+                .then(|| faults::explained_by(Fault::TmuxKilled, error))?
+        })
+    }
+
     /// Records the outcome of a planned call sent at `sent` (a tool error is a failure unless a
     /// fault it overlapped explains it, [`FaultLog::explains`]) and what it created.
     pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome, sent: Instant) {
         let expected = match outcome {
-            Outcome::ToolError(error) => self.faults.explains(sent, error),
+            Outcome::ToolError(error) => self.explains(sent, error, plan.generation),
             _ => None,
         };
         lock(&self.ledger).outcome(path, plan.operation, &plan.args, outcome, expected);
@@ -239,12 +256,12 @@ impl Shared {
 /// the stickies of its project, or reads.
 pub fn plan(rng: &mut Rng, shared: &Shared, agent: &Agent) -> Plan {
     let n = shared.marker();
-    let terminals: Vec<String> = lock(&shared.agents)
+    let terminals: Vec<(String, u64)> = lock(&shared.agents)
         .iter()
         .filter(|other| other.project == agent.project)
-        .map(|other| other.terminal.clone())
+        .map(|other| (other.terminal.clone(), other.generation))
         .collect();
-    let terminal = terminals[rng.index(terminals.len())].clone();
+    let (terminal, owner) = terminals[rng.index(terminals.len())].clone();
     let mut world = lock(&shared.world);
     let project = &mut world.projects[agent.project];
     let sticky = (!project.stickies.is_empty())
@@ -267,6 +284,7 @@ pub fn plan(rng: &mut Rng, shared: &Shared, agent: &Agent) -> Plan {
             operation: "sticky_open",
             args: json!({"text": format!("soak-{n}")}),
             effect: Effect::Sticky(agent.project),
+            generation: 0,
         },
         (30..64, Some(node)) => {
             #[expect(clippy::cast_precision_loss, reason = "markers stay far below 2^52")]
@@ -285,6 +303,7 @@ pub fn plan(rng: &mut Rng, shared: &Shared, agent: &Agent) -> Plan {
                 operation: "canvas_group",
                 args: json!({"nodeIds": [first, second], "title": format!("soak-group-{n}")}),
                 effect: Effect::Group(agent.project),
+                generation: 0,
             }
         }
         (0..88, _) => Plan::new("canvas_list", json!({})),
@@ -292,7 +311,12 @@ pub fn plan(rng: &mut Rng, shared: &Shared, agent: &Agent) -> Plan {
         _ => Plan::new("agent_status", json!({})),
     };
     drop(world);
-    plan
+    let generation = if plan.args.get("nodeId") == Some(&Value::from(terminal.as_str())) {
+        agent.generation.min(owner)
+    } else {
+        agent.generation
+    };
+    Plan { generation, ..plan }
 }
 
 /// A JSON number written exactly as `text` (`arbitrary_precision` keeps the digits).
@@ -464,7 +488,7 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     let task = match answer {
         Outcome::Ok(task) => task,
         Outcome::ToolError(error) => {
-            let expected = shared.faults.explains(began, &error);
+            let expected = shared.explains(began, &error, from.generation.min(to.generation));
             record_tool_error(shared, "agent_send", &send, &error, expected);
             return;
         }
@@ -532,7 +556,9 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
                     .then_some(
                         "the task was failed by a server restart before the reply (spec/protocol.md §4.5)",
                     )
-                    .or_else(|| shared.faults.explains(began, &error));
+                    .or_else(|| {
+                        shared.explains(began, &error, from.generation.min(to.generation))
+                    });
                 record_tool_error(shared, "agent_reply", &reply, &error, expected);
                 return;
             }
@@ -571,7 +597,7 @@ fn task_now(
     match until_answered(shared, rng, agent, "agent_task", &args)? {
         Outcome::Ok(task) => Some(task),
         Outcome::ToolError(error) => {
-            let expected = shared.faults.explains(began, &error);
+            let expected = shared.explains(began, &error, agent.generation);
             record_tool_error(shared, "agent_task", &args, &error, expected);
             None
         }
@@ -688,7 +714,7 @@ pub fn follow(shared: &Shared, seed: u64, index: usize) -> Followed {
         let value = match outcome {
             Outcome::Ok(value) => value,
             Outcome::ToolError(error) => {
-                let expected = shared.faults.explains(sent, &error);
+                let expected = shared.explains(sent, &error, agent.generation);
                 record_tool_error(shared, "terminal_wait", &args, &error, expected);
                 pause_after_unavailable(&mut rng);
                 continue;
@@ -764,7 +790,7 @@ fn old_ticker_kept(shared: &Shared, rng: &mut Rng, agent: &Agent, node: &str, se
             }
         }
         Some(Outcome::ToolError(error)) => {
-            let expected = shared.faults.explains(sent, &error);
+            let expected = shared.explains(sent, &error, agent.generation);
             record_tool_error(shared, "terminal_read", &args, &error, expected);
             expected.is_none().then(|| format!("refused: {error}"))
         }

@@ -274,6 +274,7 @@ fn shared() -> Shared {
         session_file: PathBuf::from(format!("/nonexistent/sessions/agent-{index}.json")),
         project,
         terminal: format!("terminal-{index}"),
+        generation: 0,
     };
     Shared {
         ctl: PathBuf::from("/nonexistent/termsprawlctl"),
@@ -427,6 +428,55 @@ fn a_fault_explains_only_the_calls_that_overlapped_it() {
     let after = std::time::Instant::now();
     assert_eq!(log.explains(after, DISK_FULL_CANVAS), None);
     assert!(!log.overlapped(Fault::DiskFull, after));
+}
+
+/// Regression (a CI soak): a bridge whose call had waited on the ledger lock while a tmux kill
+/// launched the new agents sent it just after the kill's span ended, to a terminal the kill had
+/// ended, and its `Terminal is not attached` was counted a failure. A call that involves an
+/// ended generation's agents is explained by the kill that ended it, whenever it was sent; the
+/// current generation's calls are not.
+#[test]
+fn a_call_to_an_ended_generation_is_explained_by_its_tmux_kill_whenever_sent() {
+    use std::sync::atomic::Ordering;
+    use termsprawl_headless::messages::NOT_ATTACHED;
+    let shared = shared();
+    let mut rng = Rng::new(11);
+    let old = shared.agent(0);
+    let submit = std::iter::repeat_with(|| load::plan(&mut rng, &shared, &old))
+        .find(|plan| plan.operation == "terminal_submit")
+        .unwrap();
+    assert_eq!(submit.generation, 0);
+    // The kill's span began and ended before the call was sent.
+    shared.faults.begin(Fault::TmuxKilled);
+    shared.faults.end();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let sent = std::time::Instant::now();
+    assert_eq!(shared.explains(sent, NOT_ATTACHED, submit.generation), None);
+    {
+        let mut agents = shared.agents.lock().unwrap();
+        for agent in agents.iter_mut() {
+            agent.generation = 1;
+        }
+    }
+    shared.generation.store(1, Ordering::Relaxed);
+    assert_eq!(shared.explains(sent, NOT_ATTACHED, submit.generation), Some(faults::TMUX_KILLED));
+    // Only a killed tmux's clear errors, and never for the current generation.
+    assert_eq!(shared.explains(sent, "tmux send-keys failed: lost server", 0), None);
+    assert_eq!(shared.explains(sent, NOT_ATTACHED, 1), None);
+    // A new agent naming an old agent's terminal: the oldest generation counts.
+    let new = shared.agent(1);
+    {
+        let mut agents = shared.agents.lock().unwrap();
+        agents[0].generation = 0;
+    }
+    let mixed = std::iter::repeat_with(|| load::plan(&mut rng, &shared, &new))
+        .find(|plan| plan.args["nodeId"] == "terminal-0")
+        .unwrap();
+    assert_eq!(mixed.generation, 0);
+    let own = std::iter::repeat_with(|| load::plan(&mut rng, &shared, &new))
+        .find(|plan| plan.args["nodeId"] == "terminal-1")
+        .unwrap();
+    assert_eq!(own.generation, 1);
 }
 
 #[test]
