@@ -281,23 +281,27 @@ fn a_mark_past_the_end_of_its_file_is_ignored() {
     assert_eq!(streams.get("n6").after(None), ("fresh\n".to_owned(), false, 6));
 }
 
+/// The watch catches up with a node nobody reads once [`COMPACT_BYTES`] are unread, and the
+/// file is compacted once a catch-up has read a restart point that far past the last one. How
+/// many appends that takes depends on when each catch-up starts (under load, before the next
+/// append lands), so the node prints until it happens: at most 8 appends of half of
+/// [`COMPACT_BYTES`] (three suffice when each catch-up is late, four when each is early).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_watch_compacts_the_file_of_a_node_nobody_reads() {
     let dir = tempfile::TempDir::new().unwrap();
     let streams = std::sync::Arc::new(Streams::new(dir.path().join("terminals")).unwrap());
     let watcher = streams.watch().unwrap();
     let line = "z".repeat(99) + "\n";
-    for _ in 0..3 {
-        append(
-            &streams,
-            "n7",
-            line.repeat(usize::try_from(COMPACT_BYTES).unwrap() / 200).as_bytes(),
-        );
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let half = line.repeat(usize::try_from(COMPACT_BYTES).unwrap() / 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut appended = 0;
     while !streams.mark_file("n7").exists() {
-        assert!(std::time::Instant::now() < deadline, "no restart point after 30 s");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(std::time::Instant::now() < deadline, "no restart point after {appended} appends");
+        if appended < 8 {
+            append(&streams, "n7", half.as_bytes());
+            appended += 1;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     watcher.abort();
 }
