@@ -156,6 +156,13 @@ async fn a_killed_control_client_is_replaced_by_the_next_call() {
     ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
     let before = fixture.server().tmux().control_client_pid().unwrap();
     kill_client(before);
+    // A control client hands its standard input and output to the tmux server, which answers
+    // through them until it has seen the client's socket close: only then does the pipe end.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fixture.server().tmux().control_client_pid() == Some(before) {
+        assert!(Instant::now() < deadline, "the killed client's pipe never ended");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     // Calls go on: the first finds the client gone and starts another.
     ok(&agent, "terminal_submit", json!({"nodeId": shell, "command": "echo again-$((2*3))"})).await;
     wait_for_output(&agent, &shell, "again-6").await;
