@@ -11,10 +11,10 @@
 //! A control client has to be attached to a session, so it attaches to one of the node sessions
 //! (the oldest, the likeliest to outlive the others) and holds no session of its own: the server
 //! still exits with its last session, and nothing a person or an agent lists shows the client. It
-//! ends when its session ends; the request that finds it gone starts another, and while no session runs
-//! ([`Control::request`] answers `None`) the caller runs its command as a tmux process instead. A
-//! request that is not answered by its deadline drops the client (its process is killed) and
-//! fails; the next starts afresh.
+//! ends when its session ends; the request that finds it gone starts another, and while no
+//! session runs ([`Control::request`] answers `None`) the caller runs its command as a tmux
+//! process instead. A request that is not answered by its deadline drops the client (its process
+//! is killed) and fails; the next starts afresh.
 //!
 //! tmux 3.3a (Debian 12's) crashes, with every session in it, when a session is created or closed
 //! while a control client is still introducing itself to the server: it writes the

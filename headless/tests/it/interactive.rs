@@ -468,7 +468,9 @@ async fn a_killed_run_node_lets_go_of_its_processes_at_the_kill() {
         Fixture::start_with(|config| config.liveness_interval = Duration::from_hours(1)).await;
     let agent = fixture.agent("alpha").await;
     for round in 0..3 {
-        let long = ok(&agent, "terminal_run", json!({"command": "sleep 30", "timeoutMs": 0})).await;
+        // The last round's node has `keep: false`: a kill retires it but does not close it.
+        let args = json!({"command": "sleep 30", "timeoutMs": 0, "keep": round != 2});
+        let long = ok(&agent, "terminal_run", args).await;
         assert_eq!(pipe_processes(&[id(&long)]).len(), 2, "the running node's pipe");
         let killed = ok(&agent, "terminal_kill", json!({"nodeId": id(&long)})).await;
         assert_eq!((&killed["running"], &killed["signal"]), (&json!(false), &json!("SIGKILL")));
@@ -476,6 +478,7 @@ async fn a_killed_run_node_lets_go_of_its_processes_at_the_kill() {
         helpers_gone(&id(&long), &format!("round {round}")).await;
         let read = ok(&agent, "terminal_read", json!({"nodeId": id(&long), "since": 0})).await;
         assert_eq!((&read["running"], &read["signal"]), (&json!(false), &json!("SIGKILL")));
+        assert_eq!(node(&agent, &id(&long)).await["kind"], "terminal", "round {round}");
     }
 }
 

@@ -226,7 +226,7 @@ impl Shared {
     }
 
     /// Records the outcome of a planned call sent at `sent` (a tool error is a failure unless a
-    /// fault it overlapped explains it, [`FaultLog::explains`]) and what it created.
+    /// fault explains it, [`Shared::explains`]) and what it created.
     pub fn settle(&self, path: CallPath, plan: &Plan, outcome: &Outcome, sent: Instant) {
         let expected = match outcome {
             Outcome::ToolError(error) => self.explains(sent, error, plan.generation),
