@@ -155,6 +155,10 @@ async fn done(engine: &Engine, caller: &Caller, call: Call) -> Result<Value, Too
         Call::TerminalExternal(args) => terminal::external(engine, caller, &args).await,
         Call::TerminalClose(args) => terminal::close(engine, caller, &args).await,
         Call::TerminalKill(args) => terminal::kill(engine, caller, &args).await,
+        // Protocol 1.5.0's survey: implemented in the following commits.
+        Call::TerminalList(_) | Call::TerminalSearch(_) => {
+            Err(ToolError::new("not yet implemented"))
+        }
         Call::TerminalRun(_) | Call::TerminalWait(_) => unreachable!("waits are run by `run`"),
         Call::AgentLaunch(args) => agents::launch(engine, caller, args).await,
         Call::AgentCards(_) => Ok(agents::cards(engine, caller)),

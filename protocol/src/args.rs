@@ -181,6 +181,10 @@ pub struct TerminalRunArgs {
     /// False: close the node once an answer reports the command finished; true when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<bool>,
+    /// True: when the command ends after this call answered running, one notice line is submitted
+    /// into your own agent node; false when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify: Option<bool>,
 }
 
 /// What `terminal_read` returns, its `view`.
@@ -222,6 +226,8 @@ pub enum WaitUntil {
     Quiet,
     /// Any output arrives after `since` (after the call started when `since` is omitted).
     Change,
+    /// The terminal's foreground program is blocked reading the terminal (protocol 1.5.0).
+    Input,
 }
 
 /// Arguments of `terminal_wait`.
@@ -230,11 +236,18 @@ pub enum WaitUntil {
 pub struct TerminalWaitArgs {
     /// The terminal node to wait on.
     pub node_id: String,
-    /// Wait for the process to exit, a text to appear, the output to go quiet, or any output.
+    /// Wait for the process to exit, a text to appear, the output to go quiet, any output, or a
+    /// program reading the terminal.
     pub until: WaitUntil,
-    /// The literal text to wait for; required with until text.
+    /// The literal text to wait for; with until text, text or anyOf is required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// With until text, instead of text: 1 to 16 texts, reached by the first that appears.
+    #[serde(default, rename = "anyOf", skip_serializing_if = "Option::is_none")]
+    pub any_of: Option<Vec<String>>,
+    /// True: text and every anyOf item are patterns (spec/protocol.md §5.1); false when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<bool>,
     /// A cursor from an earlier answer: only output after it counts; all output when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<f64>,
@@ -244,6 +257,29 @@ pub struct TerminalWaitArgs {
     /// Milliseconds to wait at most; 10000 when omitted, 0 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
+}
+
+/// Arguments of `terminal_search` (protocol 1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TerminalSearchArgs {
+    /// The text to find in each line of output; a pattern with regex true.
+    pub pattern: String,
+    /// True: pattern is a regular expression (spec/protocol.md §5.1); false when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<bool>,
+    /// One terminal to search; every terminal terminal_list shows when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    /// A cursor from an earlier answer: only output after it; only with nodeId.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<f64>,
+    /// Most matches to return; 20 when omitted, 1 to 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<f64>,
+    /// Lines of context before and after each match; 0 when omitted, at most 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<f64>,
 }
 
 /// Arguments of `terminal_submit`.

@@ -26,6 +26,7 @@ pub mod jsonrpc;
 pub mod keys;
 mod node_id;
 mod operations;
+pub mod results;
 mod schema;
 pub mod shell;
 mod types;
@@ -43,12 +44,13 @@ pub use types::{
     ToolResult, ToolSession,
 };
 pub use validate::{
-    MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16,
-    ValidationError, validate,
+    DEFAULT_SEARCH_LIMIT, MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE,
+    MAX_SEARCH_CONTEXT, MAX_SEARCH_LIMIT, MAX_STRING_UTF16, MAX_WAIT_TEXTS, ValidationError,
+    validate,
 };
 
 /// The version of the protocol this crate describes, in semver.
 ///
 /// A major bump marks a breaking change of the operation table (see `cargo xtask protocol-diff`
 /// and `docs/protocol-changelog.md`).
-pub const PROTOCOL_VERSION: &str = "1.4.0";
+pub const PROTOCOL_VERSION: &str = "1.5.0";

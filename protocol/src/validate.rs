@@ -5,6 +5,11 @@
 //! operation's members together or a key's grammar ([`operation_rules`]): `terminal_input` needs
 //! `text` or `keys` (`Invalid text`) and every key in the grammar of [`crate::keys`]
 //! (`Invalid keys`); `terminal_read` with `view: "screen"` takes no `since` (`Invalid view`).
+//! Protocol 1.5.0 adds: `terminal_wait`'s `anyOf` only with `until: "text"`, without `text`, with at
+//! most [`MAX_WAIT_TEXTS`] non-empty items (`Invalid anyOf`), and `regex` only with `until: "text"`
+//! (`Invalid regex`); `terminal_search`'s `pattern` not empty (`Invalid pattern`), `since` only with
+//! `nodeId` (`Invalid since`), `limit` a whole number in 1..=200 (`Invalid limit`) and `context` one
+//! in 0..=5 (`Invalid context`).
 
 use std::fmt;
 
@@ -27,6 +32,16 @@ pub const MAX_NUMBER_MAGNITUDE: f64 = 1_000_000.0;
 /// largest integer every JSON peer reads exactly. A cursor counts every character a terminal has
 /// printed, so it passes 1 000 000 within minutes of a busy build.
 pub const MAX_CURSOR: f64 = 9_007_199_254_740_991.0;
+
+/// Most texts in `terminal_wait`'s `anyOf` (protocol 1.5.0).
+pub const MAX_WAIT_TEXTS: usize = 16;
+/// Most matches one `terminal_search` answers (`limit`, protocol 1.5.0); [`DEFAULT_SEARCH_LIMIT`]
+/// when omitted.
+pub const MAX_SEARCH_LIMIT: f64 = 200.0;
+/// `terminal_search`'s `limit` when omitted.
+pub const DEFAULT_SEARCH_LIMIT: usize = 20;
+/// Most lines of context before and after a `terminal_search` match (`context`, protocol 1.5.0).
+pub const MAX_SEARCH_CONTEXT: f64 = 5.0;
 
 /// Why a request body was refused. `Display` is the exact `error` string the server answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +112,7 @@ pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
     Ok(ToolRequest::new(operation.name(), &Value::Object(Map::clone(args))))
 }
 
-/// The rules of protocol 1.4.0 that step 5's per-member checks cannot express, run once every
+/// The rules of protocols 1.4.0 and 1.5.0 that step 5's per-member checks cannot express, run once every
 /// member passed them.
 fn operation_rules(operation: &str, args: &Map<String, Value>) -> Result<(), ValidationError> {
     let invalid = |name: &str| Err(ValidationError::InvalidArgument(name.to_owned()));
@@ -118,9 +133,44 @@ fn operation_rules(operation: &str, args: &Map<String, Value>) -> Result<(), Val
         {
             return invalid("view");
         }
+        "terminal_wait" => {
+            let until_text = args.get("until").and_then(Value::as_str) == Some("text");
+            if let Some(Value::Array(texts)) = args.get("anyOf")
+                && (!until_text
+                    || args.contains_key("text")
+                    || texts.len() > MAX_WAIT_TEXTS
+                    || texts.iter().any(|text| text.as_str().is_none_or(str::is_empty)))
+            {
+                return invalid("anyOf");
+            }
+            if args.contains_key("regex") && !until_text {
+                return invalid("regex");
+            }
+        }
+        "terminal_search" => {
+            if args.get("pattern").and_then(Value::as_str).is_some_and(str::is_empty) {
+                return invalid("pattern");
+            }
+            if args.contains_key("since") && !args.contains_key("nodeId") {
+                return invalid("since");
+            }
+            if !whole_in(args.get("limit"), 1.0, MAX_SEARCH_LIMIT) {
+                return invalid("limit");
+            }
+            if !whole_in(args.get("context"), 0.0, MAX_SEARCH_CONTEXT) {
+                return invalid("context");
+            }
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// Whether an optional number member is absent or a whole number in `min..=max`.
+fn whole_in(value: Option<&Value>, min: f64, max: f64) -> bool {
+    value
+        .and_then(Value::as_f64)
+        .is_none_or(|number| number.fract() == 0.0 && (min..=max).contains(&number))
 }
 
 fn value_fits(param: &Param, value: &Value) -> bool {

@@ -1,0 +1,262 @@
+//! Typed answers of the terminal operations (`spec/protocol.md` §4.3), with the contract's limits
+//! and defaults beside them.
+//!
+//! A server builds its answers from these types and a client reads them with them, so member names
+//! and order are written once: serde serialises the members in declaration order, which is the
+//! contract's order. Members a version added are optional here (`Option` with
+//! `skip_serializing_if`) where the contract sends them only in some answers.
+//!
+//! [`TerminalWaitResult::follow`] is the one rule for joining the answers of consecutive waits
+//! into the answer one long wait would have given (issue 38: our clients wait up to
+//! [`MAX_CLIENT_WAIT_MS`] in turns of at most [`MAX_WAIT_MS`]).
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The longest wait a server runs in one call (`timeoutMs` of `terminal_run` and `terminal_wait`
+/// is clamped to it), so that every call answers inside a client's 45 s.
+pub const MAX_WAIT_MS: u64 = 30_000;
+/// `timeoutMs` of `terminal_run` and `terminal_wait` when omitted.
+pub const DEFAULT_WAIT_MS: u64 = 10_000;
+/// The longest wait `termsprawlctl` and its MCP bridge run for one call (protocol 1.5.0), in turns
+/// of at most [`MAX_WAIT_MS`].
+pub const MAX_CLIENT_WAIT_MS: u64 = 600_000;
+/// The most UTF-16 units of `output` in a run or wait answer (its tail; `truncated` when cut).
+pub const MAX_OUTPUT_UTF16: usize = 16_000;
+/// `maxChars` of `terminal_read` when omitted.
+pub const DEFAULT_READ_CHARS: usize = 16_000;
+/// The largest `maxChars` of `terminal_read`.
+pub const MAX_READ_CHARS: usize = 100_000;
+
+/// The answer of `terminal_run` (1.3.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalRunResult {
+    /// The new node.
+    pub node_id: String,
+    /// Whether the command still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it (`SIGTERM`), once ended by one.
+    pub signal: Option<String>,
+    /// The tail of the output, at most [`MAX_OUTPUT_UTF16`] UTF-16 units.
+    pub output: String,
+    /// Whether `output` was cut.
+    pub truncated: bool,
+    /// The cursor at the end of `output`.
+    pub cursor: u64,
+}
+
+/// The answer of `terminal_wait` (1.3.0; `matched`, `matchCursor` and `inputBy` 1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalWaitResult {
+    /// The node waited on.
+    pub node_id: String,
+    /// Whether the condition was reached (false: the timeout ran out).
+    pub reached: bool,
+    /// Whether the terminal's program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+    /// The output after `since`, its tail of at most [`MAX_OUTPUT_UTF16`] UTF-16 units.
+    pub output: String,
+    /// Whether `output` was cut.
+    pub truncated: bool,
+    /// The cursor at the end of `output`.
+    pub cursor: u64,
+    /// With `until: "text"`: the index in `anyOf` (0 for `text`) of the text that matched first,
+    /// null when not reached. Absent for the other conditions.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub matched: Option<Option<u32>>,
+    /// With `until: "text"`: the cursor at the start of the match, null when not reached.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub match_cursor: Option<Option<u64>>,
+    /// With `until: "input"`: the foreground program reading the terminal (`bash`, `python3`),
+    /// null when not reached.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub input_by: Option<Option<String>>,
+}
+
+impl TerminalWaitResult {
+    /// The answer one wait from this answer's start to `next`'s end would have given, `next`
+    /// being the answer of a wait that started at this answer's `cursor`: the outputs joined
+    /// (its tail of at most [`MAX_OUTPUT_UTF16`] units, `truncated` when either was cut or the
+    /// join is), and every other member `next`'s.
+    #[must_use]
+    pub fn follow(self, next: TerminalWaitResult) -> TerminalWaitResult {
+        let mut output = self.output;
+        output.push_str(&next.output);
+        let (output, cut) = output_tail(output);
+        TerminalWaitResult { output, truncated: self.truncated || next.truncated || cut, ..next }
+    }
+}
+
+/// `text`'s tail of at most [`MAX_OUTPUT_UTF16`] UTF-16 units (never splitting a character), and
+/// whether anything was cut.
+pub fn output_tail(text: String) -> (String, bool) {
+    let tail = utf16_tail(&text, MAX_OUTPUT_UTF16);
+    if tail.len() == text.len() { (text, false) } else { (tail.to_owned(), true) }
+}
+
+/// The longest end of `text` of at most `limit` UTF-16 units, never splitting a character.
+pub fn utf16_tail(text: &str, limit: usize) -> &str {
+    let mut units = 0;
+    let mut start = text.len();
+    for (index, c) in text.char_indices().rev() {
+        units += c.len_utf16();
+        if units > limit {
+            break;
+        }
+        start = index;
+    }
+    &text[start..]
+}
+
+/// What kind of terminal node a `terminal_list` entry is (1.5.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TerminalKind {
+    /// A shell opened by `terminal_open` (or by the person).
+    Shell,
+    /// A node whose process is a command `terminal_run` started.
+    Run,
+    /// An agent's node.
+    Agent,
+}
+
+/// One terminal of `terminal_list`'s answer (1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalListEntry {
+    /// The node.
+    pub node_id: String,
+    /// Its title on the canvas.
+    pub title: String,
+    /// Shell, run node or agent.
+    pub kind: TerminalKind,
+    /// A run node's command; null for the others.
+    pub command: Option<String>,
+    /// Whether its program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+    /// When its program started, ISO 8601 UTC.
+    pub started_at: String,
+    /// When its program ended, ISO 8601 UTC; null while it runs.
+    pub ended_at: Option<String>,
+    /// Its output cursor now.
+    pub cursor: u64,
+    /// When it last printed, ISO 8601 UTC; null before any output.
+    pub last_output_at: Option<String>,
+    /// Whether its foreground program is blocked reading the terminal.
+    pub waiting_for_input: bool,
+    /// That program's name while `waitingForInput`; null otherwise.
+    pub input_by: Option<String>,
+    /// Whether a notice goes to its caller when its command ends (`terminal_run`'s `notify`).
+    pub notify: bool,
+}
+
+/// One line `terminal_search` found (1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchMatch {
+    /// The terminal it was found in.
+    pub node_id: String,
+    /// The cursor at the start of the matching line: `terminal_read {since: cursor}` reads on
+    /// from it.
+    pub cursor: u64,
+    /// The matching line, without its line feed.
+    pub line: String,
+    /// Up to `context` lines before it, oldest first.
+    pub before: Vec<String>,
+    /// Up to `context` lines after it.
+    pub after: Vec<String>,
+}
+
+/// The answer of `terminal_search` (1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TerminalSearchResult {
+    /// Oldest first per terminal, terminals in `terminal_list` order.
+    pub matches: Vec<SearchMatch>,
+    /// Whether `limit` cut the list.
+    pub truncated: bool,
+}
+
+/// Reads a member that may be present with `null` as `Some(None)` (absent stays `None`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(output: &str, cursor: u64, truncated: bool) -> TerminalWaitResult {
+        TerminalWaitResult {
+            node_id: "terminal-1".to_owned(),
+            reached: false,
+            running: true,
+            exit_code: None,
+            signal: None,
+            output: output.to_owned(),
+            truncated,
+            cursor,
+            matched: None,
+            match_cursor: None,
+            input_by: None,
+        }
+    }
+
+    #[test]
+    fn a_wait_answer_keeps_the_contract_order_and_its_optional_members() {
+        let mut answer = wait("ok\n", 3, false);
+        assert_eq!(
+            serde_json::to_string(&answer).unwrap(),
+            r#"{"nodeId":"terminal-1","reached":false,"running":true,"exitCode":null,"signal":null,"output":"ok\n","truncated":false,"cursor":3}"#
+        );
+        answer.matched = Some(None);
+        answer.match_cursor = Some(None);
+        let text = serde_json::to_string(&answer).unwrap();
+        assert!(text.ends_with(r#""cursor":3,"matched":null,"matchCursor":null}"#), "{text}");
+        let back: TerminalWaitResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, answer);
+    }
+
+    #[test]
+    fn following_waits_join_their_outputs_and_take_the_last_state() {
+        let mut last = wait("b\n", 4, false);
+        last.reached = true;
+        last.running = false;
+        last.exit_code = Some(2);
+        let joined = wait("a\n", 2, false).follow(last);
+        assert_eq!(joined.output, "a\nb\n");
+        assert!(!joined.truncated);
+        assert_eq!((joined.cursor, joined.reached, joined.exit_code), (4, true, Some(2)));
+    }
+
+    #[test]
+    fn a_joined_output_keeps_its_tail_and_says_it_was_cut() {
+        let first = wait(&"x".repeat(MAX_OUTPUT_UTF16), 16_000, false);
+        let joined = first.follow(wait("tail", 16_004, false));
+        assert_eq!(joined.output.encode_utf16().count(), MAX_OUTPUT_UTF16);
+        assert!(joined.output.ends_with("xtail"));
+        assert!(joined.truncated);
+        assert!(wait("a", 1, true).follow(wait("b", 2, false)).truncated);
+    }
+
+    #[test]
+    fn a_tail_never_splits_a_character() {
+        assert_eq!(utf16_tail("hello", 3), "llo");
+        assert_eq!(utf16_tail("a😀", 2), "😀");
+        assert_eq!(utf16_tail("a😀", 1), "");
+    }
+}
