@@ -107,6 +107,7 @@ impl CanvasTerminals {
             timeout_ms: Some(0.0),
             // Omitted, so that a 1.3.0 server takes the call too: the node stays until release.
             keep: None,
+            notify: None,
         };
         let value = self.call("terminal_run", &args).await?;
         let node_id = value
@@ -162,6 +163,8 @@ impl CanvasTerminals {
                 node_id: entry.node_id,
                 until: WaitUntil::Exit,
                 text: None,
+                any_of: None,
+                regex: None,
                 since: None,
                 quiet_ms: None,
                 timeout_ms: Some(WAIT_SLICE_MS),

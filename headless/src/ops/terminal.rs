@@ -125,6 +125,8 @@ pub(super) async fn wait(
             MAX_TIMEOUT_MS,
         )),
         WaitUntil::Change => Condition::Change,
+        // Protocol 1.5.0: implemented in the following commits.
+        WaitUntil::Input => return Err(ToolError::new("not yet implemented")),
     };
     // A node whose pane is already gone cannot be waited on (tmux is asked when its files
     // show an end).
