@@ -26,6 +26,7 @@ pub mod jsonrpc;
 pub mod keys;
 mod node_id;
 mod operations;
+pub mod pattern;
 pub mod results;
 mod schema;
 pub mod shell;
