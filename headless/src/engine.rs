@@ -448,7 +448,8 @@ impl Engine {
                 std::fs::metadata(self.final_file(node_id)).and_then(|m| m.modified()).ok()
             });
             let at = at.unwrap_or_else(SystemTime::now);
-            return Some(Ended { at, state: record.state() });
+            let last_output = record.last_output_at.map(from_millis);
+            return Some(Ended { at, state: record.state(), last_output });
         }
         let at = match self.end_evidence(node_id) {
             Some(at) => at,
@@ -456,7 +457,7 @@ impl Engine {
             None => return None,
         };
         let state = PaneState { dead: true, ..PaneState::default() };
-        Some(Ended { at, state: self.with_recorded_status(node_id, state) })
+        Some(Ended { at, state: self.with_recorded_status(node_id, state), last_output: None })
     }
 
     /// The time of the earliest file that shows the node's program ended: the status its run
@@ -529,10 +530,12 @@ impl Engine {
         let (screen, _) = self.tmux.capture_screen(node_id).await?;
         let state = self.with_recorded_status(node_id, state);
         let ended_at = self.end_evidence(node_id).unwrap_or_else(SystemTime::now);
+        let last_output = self.streams.get(node_id).look().last_output;
         let record = FinalRecord {
             exit_code: state.exit_code,
             signal: state.signal,
             ended_at: Some(millis(ended_at)),
+            last_output_at: last_output.map(millis),
             history: trim_dead_notice(trim_blank_end(&history)).to_owned(),
             screen,
         };
@@ -875,6 +878,8 @@ pub(crate) struct Ended {
     pub(crate) at: SystemTime,
     /// Dead, with the exit status or signal when known.
     pub(crate) state: PaneState,
+    /// When it last printed, as recorded when it was retired.
+    pub(crate) last_output: Option<SystemTime>,
 }
 
 /// `time` in milliseconds since 1970.
@@ -898,6 +903,9 @@ pub(crate) struct FinalRecord {
     /// written before, whose file's time stands in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ended_at: Option<u64>,
+    /// When it last printed, in milliseconds since 1970, as this server saw it (1.5.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last_output_at: Option<u64>,
     /// The screen and scrollback, as `terminal_read` without `since` shows them.
     pub(crate) history: String,
     /// The visible screen, as `terminal_read` with `view: "screen"` shows it.

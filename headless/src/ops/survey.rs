@@ -101,6 +101,13 @@ fn entry(engine: &Engine, node: &Node) -> TerminalListEntry {
         (_, None) => TerminalKind::Shell,
     };
     let input_by = waiting_for_input(engine, node);
+    // The time the stream's file last grew with text (a retired run's as recorded then); the
+    // pipe may write it a moment after the program's end, never later than that end.
+    let recorded = ended.and_then(|ended| ended.last_output);
+    let last_output = recorded.or(look.last_output).map(|at| match ended {
+        Some(ended) => at.min(ended.at),
+        None => at,
+    });
     TerminalListEntry {
         node_id: node.id.clone(),
         title: node.title.clone(),
@@ -112,8 +119,7 @@ fn entry(engine: &Engine, node: &Node) -> TerminalListEntry {
         started_at: iso_utc(engine.started(node)),
         ended_at: ended.map(|ended| iso_utc(ended.at)),
         cursor: look.cursor,
-        // Before any output the cursor is 0; the time is the file's until this server saw it grow.
-        last_output_at: look.last_change.filter(|_| look.cursor > 0).map(iso_utc),
+        last_output_at: last_output.map(iso_utc),
         waiting_for_input: input_by.is_some(),
         input_by,
         notify: notifies(engine, node),
