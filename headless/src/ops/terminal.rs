@@ -14,6 +14,7 @@ use termsprawl_protocol::args::{
     NodeArgs, ReadView, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
     TerminalSubmitArgs, TerminalWaitArgs, WaitUntil,
 };
+use termsprawl_protocol::results::signal_name;
 use termsprawl_transport::server::Caller;
 use tokio::time::Instant;
 
@@ -689,47 +690,6 @@ fn default_title(command: &str) -> String {
         title.push('…');
     }
     title
-}
-
-/// The name of a Linux signal number (`SIGTERM`), or `SIG<number>` for one without a name.
-pub(crate) fn signal_name(number: i32) -> String {
-    const NAMES: [&str; 31] = [
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    ];
-    usize::try_from(number - 1)
-        .ok()
-        .and_then(|index| NAMES.get(index))
-        .map_or_else(|| format!("SIG{number}"), |name| (*name).to_owned())
 }
 
 /// `min(max(maxChars, 1), 100000)`, fractions cut off (§4.5).
