@@ -7,10 +7,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    CRATE_RULES, CrateRule, cargo_metadata, dependency_violations, files_with_extensions,
-    forbidden_attributes, heading_numbers, missing_module_doc, spec_citation_violations,
-    spec_citations, trailing_whitespace, unpublished_packages, unversioned_path_dependencies,
-    unversioned_workspace_dependencies,
+    CRATE_RULES, CrateRule, cargo_metadata, crate_table_violations, dependency_violations,
+    files_with_extensions, forbidden_attributes, heading_numbers, missing_module_doc,
+    spec_citation_violations, spec_citations, trailing_whitespace, unpublished_packages,
+    unversioned_path_dependencies, unversioned_workspace_dependencies,
 };
 use crate::project_root;
 
@@ -47,6 +47,46 @@ fn dependency_rules_hold() {
     let metadata = cargo_metadata(&project_root()).unwrap();
     let violations = dependency_violations(&metadata, CRATE_RULES);
     assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn the_crate_table_of_architecture_md_is_crate_rules() {
+    let text = fs::read_to_string(project_root().join("ARCHITECTURE.md")).unwrap();
+    let violations = crate_table_violations(&text, CRATE_RULES);
+    assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn a_planted_difference_in_the_crate_table_fails_the_check() {
+    let text = fs::read_to_string(project_root().join("ARCHITECTURE.md")).unwrap();
+    // An edge CRATE_RULES has, dropped from a row; a note in parentheses is not an edge.
+    let planted = text.replacen(
+        "| `mcp` | `protocol`, `transport` |",
+        "| `mcp` | `protocol` (not `transport`) |",
+        1,
+    );
+    assert_ne!(planted, text, "the fixture's row is gone from ARCHITECTURE.md");
+    assert_eq!(
+        crate_table_violations(&planted, CRATE_RULES),
+        ["ARCHITECTURE.md: crate table row `mcp` lacks termsprawl-transport (CRATE_RULES has it)"]
+    );
+    // An edge CRATE_RULES does not have, and a row removed.
+    let planted = text.replacen(
+        "| `protocol` | nothing in the workspace |",
+        "| `protocol` | `transport` |",
+        1,
+    );
+    assert_eq!(
+        crate_table_violations(&planted, CRATE_RULES),
+        [
+            "ARCHITECTURE.md: crate table row `protocol` names termsprawl-transport, which CRATE_RULES does not"
+        ]
+    );
+    let planted = text.replacen("  | `transport` | `protocol` |\n", "", 1);
+    assert_eq!(
+        crate_table_violations(&planted, CRATE_RULES),
+        ["ARCHITECTURE.md: crate table has no row for termsprawl-transport"]
+    );
 }
 
 #[test]
