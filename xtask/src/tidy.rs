@@ -185,14 +185,14 @@ pub fn crate_table_violations(architecture: &str, rules: &[CrateRule]) -> Vec<St
             continue;
         };
         let listed: BTreeSet<String> = deps.iter().map(|dep| package_of(dep)).collect();
-        let ruled: BTreeSet<String> =
+        let required: BTreeSet<String> =
             rule.workspace_deps.iter().map(|dep| (*dep).to_owned()).collect();
-        for missing in ruled.difference(&listed) {
+        for missing in required.difference(&listed) {
             violations.push(format!(
                 "ARCHITECTURE.md: crate table row `{folder}` lacks {missing} (CRATE_RULES has it)"
             ));
         }
-        for extra in listed.difference(&ruled) {
+        for extra in listed.difference(&required) {
             violations.push(format!(
                 "ARCHITECTURE.md: crate table row `{folder}` names {extra}, which CRATE_RULES does not"
             ));
