@@ -257,6 +257,31 @@ pub fn missing_module_doc(path: &Path, text: &str) -> Option<String> {
         .then(|| format!("{}: does not start with a `//!` comment", path.display()))
 }
 
+/// The parts every crate's doc (the `//!` lines of its `lib.rs`) has, each found by a phrase in
+/// it (any case): what the crate owns, what it must never do, and where to start reading.
+pub const CRATE_DOC_PARTS: &[(&str, &str)] = &[
+    ("owns", "what it owns"),
+    ("must never", "what it must never do"),
+    ("start reading", "where to start reading"),
+];
+
+/// The parts of [`CRATE_DOC_PARTS`] that the crate doc at the start of `text` lacks, one line each.
+pub fn missing_crate_doc_parts(path: &Path, text: &str) -> Vec<String> {
+    let doc: String = text
+        .lines()
+        .take_while(|line| line.starts_with("//!"))
+        .map(|line| line.trim_start_matches("//!").to_lowercase() + " ")
+        .collect();
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    CRATE_DOC_PARTS
+        .iter()
+        .filter(|(phrase, _)| !doc.contains(phrase))
+        .map(|(phrase, part)| {
+            format!("{}: the crate doc does not say {part} (no \"{phrase}\")", path.display())
+        })
+        .collect()
+}
+
 /// The attributes that no test may carry: assert the `Err` instead of expecting a panic, and
 /// fix or delete a test instead of skipping it. Spelled in pieces so this file does not match.
 const FORBIDDEN_ATTRIBUTES: &[&str] = &[concat!("#[should", "_panic"), concat!("#[ig", "nore")];

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use super::{
     CRATE_RULES, CrateRule, cargo_metadata, crate_table_violations, dependency_violations,
-    files_with_extensions, forbidden_attributes, heading_numbers, missing_module_doc,
-    spec_citation_violations, spec_citations, trailing_whitespace, unpublished_packages,
-    unversioned_path_dependencies, unversioned_workspace_dependencies,
+    files_with_extensions, forbidden_attributes, heading_numbers, missing_crate_doc_parts,
+    missing_module_doc, spec_citation_violations, spec_citations, trailing_whitespace,
+    unpublished_packages, unversioned_path_dependencies, unversioned_workspace_dependencies,
 };
 use crate::project_root;
 
@@ -54,6 +54,38 @@ fn the_crate_table_of_architecture_md_is_crate_rules() {
     let text = fs::read_to_string(project_root().join("ARCHITECTURE.md")).unwrap();
     let violations = crate_table_violations(&text, CRATE_RULES);
     assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn every_crate_doc_says_what_it_owns_must_never_do_and_where_to_start() {
+    let root = project_root();
+    let metadata = cargo_metadata(&root).unwrap();
+    let mut violations = Vec::new();
+    let mut docs = 0;
+    for package in metadata["packages"].as_array().unwrap() {
+        let manifest = Path::new(package["manifest_path"].as_str().unwrap());
+        let lib = manifest.parent().unwrap().join("src/lib.rs");
+        if let Ok(text) = fs::read_to_string(&lib) {
+            docs += 1;
+            violations.extend(missing_crate_doc_parts(lib.strip_prefix(&root).unwrap(), &text));
+        }
+    }
+    assert_eq!(docs, CRATE_RULES.len(), "a crate without a lib.rs");
+    assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn a_crate_doc_missing_a_part_is_found() {
+    let path = Path::new("x/src/lib.rs");
+    let whole = "//! What it is.\n//! This crate owns the thing.\n//!\n//! It must\n//! never lie.\n//! Start\n//! reading at [`f`].\nfn f() {}\n";
+    assert!(missing_crate_doc_parts(path, whole).is_empty());
+    assert_eq!(
+        missing_crate_doc_parts(path, "//! This crate owns x.\n// Start reading at f.\n"),
+        [
+            "x/src/lib.rs: the crate doc does not say what it must never do (no \"must never\")",
+            "x/src/lib.rs: the crate doc does not say where to start reading (no \"start reading\")",
+        ]
+    );
 }
 
 #[test]
