@@ -51,7 +51,7 @@ pub(crate) struct Engine {
     seen_ended: Mutex<HashSet<String>>,
     /// [`Engine::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
-    ends: Mutex<HashMap<String, (u64, bool, Option<Ended>)>>,
+    ends: Mutex<HashMap<String, EndLook>>,
 }
 
 /// An agent node that was just started.
@@ -431,14 +431,14 @@ impl Engine {
     /// change of them moves it), so a list of many quiet terminals costs no file system call.
     pub(crate) fn ended(&self, node_id: &str, signal: u64) -> Option<Ended> {
         let seen = lock(&self.seen_ended).contains(node_id);
-        if let Some((at, seen_then, ended)) = lock(&self.ends).get(node_id)
-            && *at == signal
-            && *seen_then == seen
+        if let Some(last) = lock(&self.ends).get(node_id)
+            && last.signal == signal
+            && last.seen == seen
         {
-            return *ended;
+            return last.ended;
         }
         let ended = self.ended_by_files(node_id, seen);
-        lock(&self.ends).insert(node_id.to_owned(), (signal, seen, ended));
+        lock(&self.ends).insert(node_id.to_owned(), EndLook { signal, seen, ended });
         ended
     }
 
@@ -880,6 +880,17 @@ pub(crate) struct Ended {
     pub(crate) state: PaneState,
     /// When it last printed, as recorded when it was retired.
     pub(crate) last_output: Option<SystemTime>,
+}
+
+/// One look of [`Engine::ended`] at a node's files.
+#[derive(Debug, Clone, Copy)]
+struct EndLook {
+    /// The node's stream's change signal then.
+    signal: u64,
+    /// Whether an answer had seen the node ended then.
+    seen: bool,
+    /// What the files showed.
+    ended: Option<Ended>,
 }
 
 /// `time` in milliseconds since 1970.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use termsprawl_protocol::DEFAULT_SEARCH_LIMIT;
 use termsprawl_protocol::args::TerminalSearchArgs;
 use termsprawl_protocol::results::{
-    SearchMatch, TerminalKind, TerminalListEntry, TerminalSearchResult, iso_utc,
+    SearchMatch, TerminalKind, TerminalListEntry, TerminalSearchResult, iso_utc, signal_name,
 };
 use termsprawl_transport::server::Caller;
 
@@ -19,7 +19,7 @@ use crate::engine::Engine;
 use crate::error::ToolError;
 use crate::matcher::Matcher;
 use crate::ops::access::{self, Access};
-use crate::ops::terminal::{cursor_of, signal_name};
+use crate::ops::terminal::cursor_of;
 
 /// `terminal_list`: every terminal node the caller may read, in canvas order.
 pub(super) fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
@@ -45,19 +45,19 @@ pub(super) fn search(
     let limit = args.limit.map_or(DEFAULT_SEARCH_LIMIT, whole);
     let context = args.context.map_or(0, whole);
     let since = args.since.map(cursor_of);
-    let mut matches: Vec<SearchMatch> = Vec::new();
+    let mut hits: Vec<SearchMatch> = Vec::new();
     let mut truncated = false;
     for node in &nodes {
         let (stream, _, _) = engine.streams.current(&node.id);
-        let left = limit - matches.len();
+        let left = limit - hits.len();
         let (found, more) = stream.matching_lines(&node.id, since, &matcher, context, left);
-        matches.extend(found);
+        hits.extend(found);
         if more {
             truncated = true;
             break;
         }
     }
-    serde_json::to_value(TerminalSearchResult { matches, truncated })
+    serde_json::to_value(TerminalSearchResult { matches: hits, truncated })
         .map_err(|error| ToolError::new(error.to_string()))
 }
 

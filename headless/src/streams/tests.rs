@@ -341,7 +341,7 @@ fn a_search_for_several_texts_or_a_pattern_answers_which_and_where() {
     assert!(stream.search(Some(22), &line_start).is_err());
 }
 
-/// terminal_search in one stream: matching lines with their cursors and context, oldest first,
+/// `terminal_search` in one stream: matching lines with their cursors and context, oldest first,
 /// at most the limit, the rest said.
 #[test]
 fn matching_lines_have_their_cursor_context_and_limit() {
