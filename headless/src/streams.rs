@@ -573,8 +573,15 @@ impl Stream {
             return Ok((index, state.cursor_at(byte)));
         }
         // A match found later ends after the text searched now, so it starts at most the
-        // overlap before its end; never before `from`, which may be a cursor still to come.
-        Err(state.cursor.saturating_sub(matcher.overlap()).max(from))
+        // overlap before its end, and a pattern's not before the line still being printed;
+        // never before `from`, which may be a cursor still to come.
+        let mut resume = state.cursor.saturating_sub(matcher.overlap()).max(from);
+        if matcher.is_pattern()
+            && let Some(line_feed) = state.text.rfind('\n')
+        {
+            resume = resume.max(state.cursor_at(line_feed + 1));
+        }
+        Err(resume)
     }
 
     /// `terminal_search` in this stream (protocol 1.5.0): the lines of the retained text after
