@@ -527,7 +527,11 @@ impl Report {
              warm-up rounds, round-robin, reading the run node above.\n\
              `guide_read` is answered at once; `terminal_read` takes a turn in the project queue and \
              runs tmux: `capture-pane` of the screen and scrollback without `since`, the pane's \
-             state with it (the text after `since` comes from the node's stream).\n\n",
+             state with it (the text after `since` comes from the node's stream).\n\
+             The survey rows (protocol 1.5.0) come last, as many calls of each, once the server also \
+             holds 64 finished run nodes that each printed 1 050 000 characters (the last one then \
+             `FAILED test_needle`, the one line the search finds) and 190 short ones: 256 terminals. \
+             Their targets: `terminal_list` well under 5 ms, `terminal_search` within 50 ms.\n\n",
             terminals.reads, terminals.warmup_reads,
         );
         out.push_str(

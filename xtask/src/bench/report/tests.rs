@@ -112,6 +112,8 @@ fn terminals() -> Terminals {
             read("`guide_read` `{\"topic\":\"canvas\"}`", 250_000),
             read("`terminal_read` `{\"nodeId\":…}`", 400_000),
             read("`terminal_read` `{\"nodeId\":…,\"since\":0}`", 350_000),
+            read(crate::bench::survey::TERMINAL_LIST, 1_800_000),
+            read(crate::bench::survey::TERMINAL_SEARCH, 3_700_000),
         ],
     }
 }
