@@ -467,3 +467,68 @@ fn resources_templates_list_is_an_empty_list_in_both_eras() {
     assert!(closed.status.success());
     assert_eq!(closed.stderr, "");
 }
+
+/// The startup mistakes a real host is tried with: a name, the arguments, and a `sessions/`
+/// folder to put session files in (the removed node's, a malformed one).
+fn startup_mistakes(sessions: &std::path::Path) -> Vec<(&'static str, Vec<String>)> {
+    std::fs::create_dir_all(sessions).unwrap();
+    let broken = sessions.join("broken.json");
+    std::fs::write(&broken, "{\"token\":").unwrap();
+    let session = |path: std::path::PathBuf| {
+        vec!["--session".to_owned(), path.display().to_string(), "mcp".to_owned()]
+    };
+    let words = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect::<Vec<_>>();
+    vec![
+        ("misspelt option", words(&["mcp", "--readonly"])),
+        ("tools name", words(&["mcp", "--tools", "terminal_raed"])),
+        ("no session", words(&["mcp"])),
+        ("closed node", session(sessions.join("closed-node.json"))),
+        ("missing file", session(sessions.join("../../nowhere/agent-1.json"))),
+        ("unreadable file", session(sessions.to_path_buf())),
+        ("malformed file", session(broken)),
+    ]
+}
+
+/// The message the bridge answers an `initialize` with, read over a raw pipe.
+fn refusal_message(args: &[String]) -> String {
+    let (status, answer, _) = one_line(
+        Command::new(BIN).args(args).env_remove("TERMSPRAWL_SESSION_FILE"),
+        &initialize(json!(1), "2025-11-25"),
+    );
+    assert_eq!(status, Some(2), "{args:?}");
+    let message = answer["error"]["message"].as_str().expect("a refusal").to_owned();
+    assert!(message.starts_with("termsprawlctl mcp"), "{message}");
+    message
+}
+
+#[test]
+fn the_official_python_sdk_shows_each_startup_mistake_in_both_eras() {
+    let temp = tempfile::tempdir().unwrap();
+    let mistakes = startup_mistakes(&temp.path().join("data/sessions"));
+    let python = termsprawl_test_support::peers::python("mcp-sdk");
+    let mut command = Command::new(python);
+    command
+        .arg(termsprawl_test_support::workspace_root().join("tests/python/mcp_startup.py"))
+        .arg("--binary")
+        .arg(BIN);
+    for (name, args) in &mistakes {
+        command.arg("--case").arg(name).arg(json!(args).to_string());
+    }
+    let output = command.output().expect("the venv's python runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for (name, args) in &mistakes {
+        let message = refusal_message(args);
+        let runs = report[name].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{report}");
+        for (run, era) in runs.iter().zip(["2026-07-28", "handshake"]) {
+            // What the SDK raises, as a host shows it: the error's code and message.
+            assert_eq!(run["era"], era);
+            assert_eq!(run["code"], -32603, "{name} {era}: {run}");
+            assert_eq!(run["message"], json!(message), "{name} {era}");
+            let stderr: Vec<&str> =
+                run["stderr"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+            assert_eq!(stderr.last(), Some(&message.as_str()), "{name} {era}: the same on stderr");
+        }
+    }
+}
