@@ -13,7 +13,8 @@
 //! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
 //! This file is only the entry and the module list. Start reading at [`run`], which assigns a
-//! command line to one of the two forms. Then: `compat` for the compatibility forms; `direct` for
+//! command line to one of the two forms. Then: `compat` for the compatibility forms (with
+//! `refusal`, the startup mistakes `mcp` answers to its host); `direct` for
 //! the direct form's dispatch, which reads operations through [`describe`] and parses an
 //! operation's words in `operation_args`: flags scanned with `flags` (Go `flag` rules, values
 //! converted by `convert`), combined with the JSON argument in `json_arg`; it prints through
