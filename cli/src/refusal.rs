@@ -55,7 +55,7 @@ impl Refusal {
     /// `data.problem`.
     pub(crate) fn command_line(kind: &str, problem: &str) -> Refusal {
         let separator = if problem.starts_with("--") { " " } else { ": " };
-        let stop = if problem.ends_with('?') { "" } else { "." };
+        let stop = if problem.ends_with(['?', '.', '…']) { "" } else { "." };
         let message = format!(
             "termsprawlctl mcp{separator}{problem}{stop} Fix the command the host runs for this server: {USAGE} ({GUIDE})"
         );

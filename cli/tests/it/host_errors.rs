@@ -84,12 +84,12 @@ const COMMAND_LINE_CASES: [(&[&str], &str, &str); 16] = [
     (&["---read-only"], ": bad flag syntax: ---read-only.", "option"),
     (
         &["--read-only", "extra"],
-        ": unexpected argument \"extra\": mcp takes only --read-only and --tools NAME,....",
+        ": unexpected argument \"extra\": mcp takes only --read-only and --tools NAME,...",
         "unexpected-argument",
     ),
     (
         &["--read-only", "--", "--readonly"],
-        ": unexpected argument \"--readonly\": mcp takes only --read-only and --tools NAME,....",
+        ": unexpected argument \"--readonly\": mcp takes only --read-only and --tools NAME,...",
         "unexpected-argument",
     ),
     (
