@@ -13,7 +13,8 @@
 //! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
 //! This file is only the entry and the module list. Start reading at [`run`], which assigns a
-//! command line to one of the two forms. Then: `compat` for the compatibility forms; `direct` for
+//! command line to one of the two forms. Then: `compat` for the compatibility forms (with
+//! `refusal`, the startup mistakes `mcp` answers to its host); `direct` for
 //! the direct form's dispatch, which reads operations through [`describe`] and parses an
 //! operation's words in `operation_args`: flags scanned with `flags` (Go `flag` rules, values
 //! converted by `convert`), combined with the JSON argument in `json_arg`; it prints through
@@ -35,6 +36,7 @@ mod mode_help;
 mod operation_args;
 mod output;
 mod quote;
+mod refusal;
 mod session;
 mod skills;
 mod streams;
@@ -47,7 +49,8 @@ use std::process::ExitCode;
 pub use catalog::{clap_command, help_markdown, skill_documents, usage_markdown};
 pub use direct::VERSION;
 pub use operation_args::{OperationArgs, operation_args};
-pub use session::{MCP_MISSING_SESSION, MISSING_SESSION, SESSION_ENV};
+pub use refusal::MCP_MISSING_SESSION;
+pub use session::{MISSING_SESSION, SESSION_ENV};
 pub use streams::Streams;
 pub use termsprawl_protocol::ExitStatus;
 
@@ -81,10 +84,10 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
                 acp_command::mark_bridge_started();
                 termsprawl_mcp::run_stdio(&session, tools)
             }
-            compat::Outcome::BridgeWithoutSession => termsprawl_mcp::run_stdio_refusing(
-                MCP_MISSING_SESSION,
-                &session::mcp_missing_session_data(),
-            ),
+            compat::Outcome::Refuse(refusal) => {
+                streams.error_line(refusal.message());
+                termsprawl_mcp::run_stdio_refusing(refusal.message(), refusal.data())
+            }
         };
     }
     direct::run(args, session_env, streams).into()

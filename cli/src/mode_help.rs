@@ -15,9 +15,11 @@ Options:
 
 Register it in an MCP host as the command `termsprawlctl` with the arguments
 `--session FILE mcp`; inside a termsprawl node TERMSPRAWL_SESSION_FILE names the session.
-The session file belongs to one node and stops working when that node closes. Without a session
-the bridge answers every request with an error that says what to pass, then exits 2; an unknown
-option exits 2 at once. Each host's exact line: docs/hosts.md in the repository.
+The session file belongs to one node and stops working when that node closes. A mistake found at
+start (an unknown option or --tools name, no session, a session file that is missing, unreadable,
+malformed or whose node is gone) serves nothing: every request gets an error that says what is
+wrong and what to change, the same line goes to stderr, and the exit status is 2. Each host's
+exact line: docs/hosts.md in the repository.
 `termsprawlctl acp` hands it to ACP agents on its own.
 ";
 

@@ -449,7 +449,8 @@ fn name_list(names: &[&str]) -> String {
     distinct.join(", ")
 }
 
-/// Serves a bridge that cannot work, `termsprawlctl mcp` without a session: every request (any
+/// Serves a bridge that cannot work, `termsprawlctl mcp` with a startup mistake (no session, an
+/// unknown option, a session file that cannot serve): every request (any
 /// line [`classify`] would answer, `initialize` and `server/discover` included) is answered with
 /// the error `-32603` `message` and `data`, so that the host shows why instead of "connection
 /// closed"; notifications and stray responses are not answered, and what is not a request is

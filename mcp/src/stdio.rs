@@ -61,10 +61,12 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
     ExitStatus::OK.into()
 }
 
-/// Runs a bridge without a session on stdin and stdout until end of input: every request is
-/// answered with the error `-32603` `message` and `data` ([`crate::serve_refusing`]), then the
-/// process exits 2, the status of a missing session (`spec/protocol.md` §8.1). 1 only when the
-/// process cannot be set up.
+/// Runs a bridge that cannot serve on stdin and stdout until end of input: `termsprawlctl mcp`
+/// with a startup mistake (no session, an unknown option, a session file that cannot serve;
+/// `spec/mcp.md` §3.13, §3.15). Every request is answered with the error `-32603` `message` and
+/// `data` ([`crate::serve_refusing`]) and no tool is served, then the process exits 2, the status
+/// of a usage error (`spec/protocol.md` §8.1). 1 only when the process cannot be set up. The
+/// caller prints `message` on stderr.
 pub fn run_stdio_refusing(message: &str, data: &serde_json::Value) -> ExitCode {
     let output = match private_stdout() {
         Ok(output) => output,

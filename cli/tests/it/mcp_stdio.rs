@@ -154,24 +154,6 @@ fn read_only_and_tools_narrow_what_the_bridge_serves() {
 }
 
 #[test]
-fn a_bad_tools_flag_is_a_usage_error_before_any_output() {
-    let app = App::start();
-    for (flags, message) in [
-        (
-            &["--tools", "terminal_read,terminal_sumbit"][..],
-            "Error: mcp --tools: unknown tool \"terminal_sumbit\"\n",
-        ),
-        (&["--tools"][..], "Error: mcp --tools needs a value: NAME,NAME…\n"),
-        (&["--tools=,"][..], "Error: mcp --tools needs at least one tool name\n"),
-    ] {
-        let closed = app.mcp_with(flags).close_unchecked();
-        assert_eq!(closed.status.code(), Some(2), "{flags:?}");
-        assert!(closed.rest.is_empty(), "{flags:?}");
-        assert_eq!(closed.stderr, message, "{flags:?}");
-    }
-}
-
-#[test]
 fn notifications_are_never_answered() {
     let app = App::start();
     let mut mcp = app.mcp();

@@ -73,6 +73,11 @@ impl App {
         &self.token
     }
 
+    /// How many requests reached the app since the last look.
+    pub(crate) fn calls(&self) -> usize {
+        self.app.take_received().len()
+    }
+
     /// Waits until a `terminal_read` of node `slow` has reached the app.
     pub(crate) fn wait_for_slow_call(&self) {
         self.app.wait_held(PATIENCE).expect("the slow call did not reach the app");
