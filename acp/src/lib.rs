@@ -29,6 +29,7 @@
 //! `messages.rs` (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
+mod change;
 mod chat;
 mod client;
 mod connection;
