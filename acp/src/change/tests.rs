@@ -8,7 +8,7 @@ fn text(disk: &str) -> OnDisk {
 
 /// The drawing as plain text, one line each.
 fn drawn(change: &Change) -> String {
-    change.lines().iter().map(|line| format!("{}\n", line.text)).collect()
+    change.lines().iter().map(|line| line.text.clone() + "\n").collect()
 }
 
 #[test]
@@ -103,10 +103,10 @@ fn a_missing_newline_is_marked_only_where_it_is_missing() {
 
 #[test]
 fn far_apart_changes_get_a_header_each_and_a_gap() {
-    let old: String = (1..=20).map(|n| format!("{n}\n")).collect();
+    let old: String = (1..=20).map(|n| n.to_string() + "\n").collect();
     let new: String = (1..=20)
         .filter(|&n| n != 18)
-        .map(|n| if n == 2 { "two\n".to_owned() } else { format!("{n}\n") })
+        .map(|n| if n == 2 { "two\n".to_owned() } else { n.to_string() + "\n" })
         .collect();
     let change = resolve("/p/n", None, &new, &text(&old));
     let lines = change.lines();
