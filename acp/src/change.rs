@@ -145,21 +145,15 @@ impl Change {
 
     /// Lines removed and added.
     pub(crate) fn counts(&self) -> (usize, usize) {
-        let diff = self.diff();
-        let mut counts = (0, 0);
-        for change in diff.iter_all_changes() {
-            match change.tag() {
-                ChangeTag::Delete => counts.0 += 1,
-                ChangeTag::Insert => counts.1 += 1,
-                ChangeTag::Equal => {}
-            }
-        }
-        counts
+        counts(&rows(&self.diff()))
     }
 
     /// `new file, 3 lines`, `2 lines removed, 3 added`, `no changes`.
     pub(crate) fn summary(&self) -> String {
-        let (removed, added) = self.counts();
+        self.summary_of(self.counts())
+    }
+
+    fn summary_of(&self, (removed, added): (usize, usize)) -> String {
         let lines = |count: usize| if count == 1 { "line" } else { "lines" };
         if self.new_file {
             return format!("new file, {added} {}", lines(added));
@@ -269,6 +263,23 @@ impl Row {
         }
         lines
     }
+}
+
+fn rows(diff: &TextDiff<'_, '_, str>) -> Vec<Row> {
+    diff.iter_all_changes()
+        .map(|change| Row {
+            tag: change.tag(),
+            old: change.old_index(),
+            new: change.new_index(),
+            text: change.value().to_owned(),
+        })
+        .collect()
+}
+
+/// Rows removed and added.
+fn counts(rows: &[Row]) -> (usize, usize) {
+    let count = |tag| rows.iter().filter(|row| row.tag == tag).count();
+    (count(ChangeTag::Delete), count(ChangeTag::Insert))
 }
 
 /// The maximal runs of changed rows, as `(start, end)` indexes.
