@@ -308,7 +308,7 @@ fn content_pieces(
     let Some(content) = content else {
         return Vec::new();
     };
-    if state.content.as_ref() == Some(content) {
+    if state.content.as_ref().is_some_and(|shown| same_content(shown, content)) {
         return Vec::new();
     }
     state.content = Some(content.clone());
@@ -332,6 +332,22 @@ fn content_pieces(
         }
     }
     pieces
+}
+
+/// Whether two contents say the same, whatever the files their `diff` items name held when each
+/// arrived (a repeated patch after a write is still the same).
+fn same_content(shown: &[ToolCallContent], content: &[ToolCallContent]) -> bool {
+    let claim = |item: &ToolCallContent| match item {
+        ToolCallContent::Diff { path, old_text, new_text, .. } => {
+            Some((path.clone(), old_text.clone(), new_text.clone()))
+        }
+        _ => None,
+    };
+    shown.len() == content.len()
+        && shown.iter().zip(content).all(|(before, now)| match (claim(before), claim(now)) {
+            (None, None) => before == now,
+            (claim_before, claim_now) => claim_before == claim_now,
+        })
 }
 
 /// A plan as a checklist with its progress: `[x]` completed, `[~]` in progress, `[ ]` pending.

@@ -289,3 +289,19 @@ fn a_long_result_is_shortened_and_kept_whole_for_last() {
     assert_eq!(pieces[2], line("  (shortened; /last shows the whole result)"));
     assert_eq!(renderer.last_result(), Some(wide.as_str()));
 }
+
+/// A patch repeating a tool call's content after its file changed is still the same content: its
+/// text result is not shown again.
+#[test]
+fn repeated_content_is_not_shown_again_when_only_the_file_changed() {
+    let mut renderer = Renderer::default();
+    let attach = |_: &str| None;
+    let patch = json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": [
+        {"type": "diff", "path": "/w/a", "oldText": "a", "newText": "b"},
+        {"type": "content", "content": {"type": "text", "text": "edited"}}
+    ]});
+    let first = renderer.update(&with_disk(&patch, &OnDisk::Text("a\n".to_owned())), &attach);
+    assert!(first.contains(&line("  edited")), "{first:?}");
+    let again = renderer.update(&with_disk(&patch, &OnDisk::Text("b\n".to_owned())), &attach);
+    assert_eq!(again, vec![]);
+}
