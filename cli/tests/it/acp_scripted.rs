@@ -183,6 +183,8 @@ fn files_are_confined_to_the_session_root() {
     assert_eq!(content("read_limit1"), "one\n");
     assert_eq!(content("read_after_overwrite"), "replaced");
     assert_eq!(code("missing"), -32002);
+    let missing = place.root().join("no-such-file.txt");
+    assert_eq!(report["missing"]["message"], format!("Resource not found: {}", missing.display()));
     assert_eq!(code("relative"), -32602);
     assert_eq!(code("dotdot"), -32602);
     assert_eq!(code("symlink_read"), -32602);
@@ -295,9 +297,9 @@ fn odd_updates_leave_the_client_working_and_every_variant_renders() {
         "thinking about updates".to_owned(),
         "[plan] 1/2 done\n  [x] Read the code (high)\n  [~] Write the fix (medium)\n".to_owned(),
         "[tool] Edit notes.txt (edit, pending)".to_owned(),
-        format!("--- a{}", notes.display()),
-        format!("+++ b{}", notes.display()),
-        "-beta\n+beta changed".to_owned(),
+        // The agent claims notes.txt held two lines; it does not exist: a new file.
+        format!("[diff] {} (new file, 2 lines)\n  @@ -0,0 +1,2 @@\n", notes.display()),
+        "    1 + alpha\n    2 + beta changed\n".to_owned(),
         "[tool] Edit notes.txt (edit, completed)".to_owned(),
         "  edited 1 line".to_owned(),
         "still alive".to_owned(),

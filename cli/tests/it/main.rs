@@ -7,6 +7,7 @@
 
 mod acp;
 mod acp_agent_orders;
+mod acp_asks;
 mod acp_canvas;
 mod acp_discovery;
 mod acp_fast_agent;
