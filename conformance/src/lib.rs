@@ -26,6 +26,7 @@
 //! sends. Start reading at [`run`], then `validation`.
 
 mod calls;
+mod catalog;
 pub mod cli;
 mod ctx;
 mod files;
@@ -33,6 +34,7 @@ mod http;
 mod info;
 pub mod isolation;
 pub mod levels;
+mod operation_rules;
 mod raw;
 pub mod report;
 mod run;
