@@ -10,7 +10,9 @@
 //! - **Required arguments**: `{guard}` is answered `Missing argument: <first required>` (step 4
 //!   comes before step 5); adding that argument with a passing value gives the next, until the
 //!   answer is the guard's `Unknown argument`. A 1.2.0 server answers `terminal_input` with
-//!   `Missing argument: text`, which 1.4.0 made optional.
+//!   `Missing argument: text`, which 1.4.0 made optional. The table's required arguments are
+//!   added after them (no member of the table became required later), so a server that checks
+//!   unknown members first still meets every missing-argument rule.
 //! - **Members**: the required arguments, the member with a passing value and the guard:
 //!   `Unknown argument: <member>` means the catalog lacks it (a 1.2.0 `terminal_read.since`).
 //! - **Enum values**: each value of the table, alone with the required arguments and the guard:
@@ -208,13 +210,13 @@ async fn read_one(ctx: &mut Ctx, operation: &Operation) -> Served {
             }
         }
     }
-    if !served.read {
-        served.required = operation
-            .params()
-            .iter()
-            .filter(|param| param.required())
-            .map(|param| param.name().to_owned())
-            .collect();
+    // A required argument of the table stays required even when the server's answers do not show
+    // it: a server that checks unknown members before missing ones answers the guard first, and
+    // the missing-argument rules must still catch it.
+    for param in operation.params().iter().filter(|param| param.required()) {
+        if !served.required.iter().any(|required| required == param.name()) {
+            served.required.push(param.name().to_owned());
+        }
     }
     for param in operation.params() {
         let member = param.name();

@@ -210,20 +210,6 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
         )
         .await;
     }
-    for param in operation.params().iter().filter(|param| param.required()) {
-        if served.read && !served.required.iter().any(|required| required == param.name()) {
-            ctx.skip(
-                &format!("validate.missing:{name}.{}", param.name()),
-                &step(4),
-                "each required argument that is absent is `Missing argument: <name>`, in table order",
-                &format!(
-                    "the server's catalog does not require {name}.{}: it answers `Unknown argument: {GUARD}` without it",
-                    param.name()
-                ),
-            );
-        }
-    }
-
     // Step 5: unknown members, in document order, each followed by a known argument of the wrong
     // type so that a server without the check still refuses.
     let has = |param: &&Param| served.has(param.name());
