@@ -144,7 +144,7 @@ pub(crate) const TERMINAL_13: [&str; 3] = ["terminal_run", "terminal_wait", "ter
 const AGENT_NOT_YOURS: &str = "Another agent's terminal is driven only by the user: no agent may type into, interrupt, kill or attach to it; send it a request with agent_send over an enabled link instead";
 
 #[expect(clippy::too_many_lines, reason = "one short arm per operation")]
-async fn answer(
+pub(crate) async fn answer(
     caller: &Caller,
     request: &ToolRequest,
     terminals: &Mutex<Terminals>,
