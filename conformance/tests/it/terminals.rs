@@ -614,7 +614,9 @@ async fn fake(defects: Defects) -> (FakeApp, Arc<Fake>) {
 }
 
 /// The rules of 1.4.0 and 1.5.0 this file is about.
-const LATER: [&str; 12] = [
+const LATER: [&str; 14] = [
+    "result.terminal_list",
+    "result.terminal_search",
     "wait.read-screen",
     "wait.until-change",
     "wait.keep-false",
