@@ -32,6 +32,7 @@ mod engine;
 mod error;
 pub mod launch;
 mod layout;
+mod notices;
 mod ops;
 pub mod queue;
 mod server;
