@@ -392,7 +392,11 @@ async fn caller_present(engine: &Engine, notice: &Notice) -> bool {
 /// (tmux's `client_activity` of the clients attached to it, ours left out).
 async fn busy_for(engine: &Engine, caller: &str) -> Duration {
     let now = SystemTime::now();
-    let output = engine.streams.get(caller).look().last_change.map_or(Duration::ZERO, |at| {
+    // The stream file's modification time: when the pane last printed (its `cat` appends).
+    let printed = std::fs::metadata(engine.streams.out_file(caller))
+        .and_then(|metadata| metadata.modified())
+        .ok();
+    let output = printed.map_or(Duration::ZERO, |at| {
         now.duration_since(at).map_or(OUTPUT_QUIET, |quiet| OUTPUT_QUIET.saturating_sub(quiet))
     });
     let keys = match engine.tmux.last_key_input(caller).await {

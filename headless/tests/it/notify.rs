@@ -364,3 +364,68 @@ async fn a_notice_waits_until_the_callers_node_is_quiet() {
     let (before, _) = pane.split_once(&found[0]).unwrap();
     assert!(before.contains("busy-done"), "{pane}");
 }
+
+/// A person types into the caller's node through a real tmux client (on a pseudo-terminal of
+/// `script`): the notice waits until no key has come for 2 s, and goes on a line of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notice_waits_until_a_person_stops_typing() {
+    use std::io::Write as _;
+
+    let fixture = Fixture::start().await;
+    let (alpha, received) = listener(&fixture, "alpha").await;
+    let tmux = fixture.server().tmux();
+    let mut attach = vec![tmux.program().to_string_lossy().into_owned()];
+    attach.extend(tmux.base_args().iter().map(|arg| arg.to_string_lossy().into_owned()));
+    attach.extend(["attach-session".to_owned(), "-t".to_owned(), format!("=ts-{}", alpha.node_id)]);
+    let attach: Vec<String> =
+        attach.iter().map(|word| termsprawl_protocol::shell::single_quoted(word)).collect();
+    let mut person = Command::new("script")
+        .args(["-qfc", &attach.join(" "), "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut keyboard = person.stdin.take().unwrap();
+    // Attached once tmux lists a client that is not ours (control mode).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let clients = Command::new(tmux.program())
+            .args(tmux.base_args())
+            .args(["list-clients", "-F", "#{client_control_mode}"])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&clients.stdout).lines().any(|line| line == "0") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the person's tmux client never attached");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    ok(
+        &alpha,
+        "terminal_run",
+        json!({"command": "sleep 0.3; exit 0", "timeoutMs": 100, "notify": true}),
+    )
+    .await;
+    // Typing for 4 s, a key every 0.4 s, then Enter.
+    for _ in 0..10 {
+        keyboard.write_all(b"x").unwrap();
+        keyboard.flush().unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(notices(&received).is_empty(), "a notice came while the person typed");
+    }
+    keyboard.write_all(b"\r").unwrap();
+    keyboard.flush().unwrap();
+    let last_key = Instant::now();
+    let found = first_notice(&received, Duration::from_secs(10)).await;
+    let waited = last_key.elapsed();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(waited >= Duration::from_secs(2), "typed {waited:?} after the last key");
+    let lines: Vec<String> =
+        std::fs::read_to_string(&received).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(lines, ["x".repeat(10), found[0].clone()]);
+    let _ = person.kill();
+    let _ = person.wait();
+}
