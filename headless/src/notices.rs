@@ -157,13 +157,21 @@ impl Notices {
         termsprawl_transport::server::write_atomic(&self.file(node_id), &bytes)
     }
 
-    /// `terminal_run` with `notify: true` by the agent node `caller` started `node_id`.
-    pub(crate) fn arm(&self, node_id: &str, caller: &str, project_id: &str, command: &str) {
+    /// `terminal_run` with `notify: true`, called by the agent node `caller` at `started`,
+    /// started `node_id`.
+    pub(crate) fn arm(
+        &self,
+        node_id: &str,
+        caller: &str,
+        project_id: &str,
+        command: &str,
+        started: SystemTime,
+    ) {
         let notice = Notice {
             caller: caller.to_owned(),
             project_id: project_id.to_owned(),
             command: command.to_owned(),
-            started_at: millis(SystemTime::now()),
+            started_at: millis(started),
             since: 0,
             state: NoticeState::Armed,
             answering: 0,

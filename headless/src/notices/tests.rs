@@ -1,7 +1,7 @@
 //! The notice line and the states of a notice, without tmux (the delivery itself is tested over
 //! real tmux in `tests/it/notify.rs`).
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::{NoticeState, Notices, duration_text, notice_line, quoted_command};
 use crate::tmux::PaneState;
@@ -60,7 +60,7 @@ fn record(dir: &std::path::Path, node_id: &str) -> Option<serde_json::Value> {
 fn only_the_callers_answers_count_and_a_due_notice_outlives_a_restart() {
     let dir = tempfile::TempDir::new().unwrap();
     let notices = Notices::load(dir.path());
-    notices.arm("run1", "agent1", "p1", "make");
+    notices.arm("run1", "agent1", "p1", "make", SystemTime::now());
     assert!(notices.notifies("run1"));
     assert_eq!(record(dir.path(), "run1"), None, "armed is never on disk");
 
@@ -98,18 +98,18 @@ fn an_answer_that_reports_the_end_first_means_no_notice() {
     let dir = tempfile::TempDir::new().unwrap();
     let notices = Notices::load(dir.path());
     // The run's own answer saw the end: nothing at all.
-    notices.arm("run1", "agent1", "p1", "true");
+    notices.arm("run1", "agent1", "p1", "true", SystemTime::now());
     notices.answered("run1", "agent1", 3, false);
     assert!(!notices.notifies("run1"));
     assert_eq!(record(dir.path(), "run1"), None);
     // A later answer to the caller saw it: reported, durably.
-    notices.arm("run2", "agent1", "p1", "sleep 1");
+    notices.arm("run2", "agent1", "p1", "sleep 1", SystemTime::now());
     notices.answered("run2", "agent1", 0, true);
     notices.answered("run2", "agent1", 0, false);
     assert_eq!(record(dir.path(), "run2").unwrap()["state"], "reported");
     assert_eq!(notices.settle("run2", NoticeState::Delivered), None);
     // A run whose call failed before answering has none.
-    notices.arm("run3", "agent1", "p1", "x");
+    notices.arm("run3", "agent1", "p1", "x", SystemTime::now());
     notices.disarm("run3");
     assert!(!notices.notifies("run3"));
 }
@@ -118,7 +118,7 @@ fn an_answer_that_reports_the_end_first_means_no_notice() {
 fn a_notice_that_cannot_be_recorded_stays_due_and_is_not_delivered() {
     let dir = tempfile::TempDir::new().unwrap();
     let notices = Notices::load(dir.path());
-    notices.arm("run1", "agent1", "p1", "x");
+    notices.arm("run1", "agent1", "p1", "x", SystemTime::now());
     notices.answered("run1", "agent1", 0, true);
     // A directory in the record's place: the write fails.
     std::fs::remove_file(dir.path().join("run1.notify")).unwrap();

@@ -72,6 +72,7 @@ pub(super) async fn run(
     caller: &Caller,
     args: TerminalRunArgs,
 ) -> Result<Wait, ToolError> {
+    let started = SystemTime::now();
     if args.command.trim().is_empty() {
         return Err(messages::RUN_COMMAND_EMPTY.into());
     }
@@ -98,7 +99,7 @@ pub(super) async fn run(
         })
         .unwrap_or(false);
     if args.notify == Some(true) && caller_is_agent {
-        engine.notices.arm(&node_id, caller.node_id(), caller.project_id(), &args.command);
+        engine.notices.arm(&node_id, caller.node_id(), caller.project_id(), &args.command, started);
     }
     let stream = engine.streams.get(&node_id);
     Ok(Wait {

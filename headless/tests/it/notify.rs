@@ -53,12 +53,12 @@ fn notices(received: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Waits (at most `limit`) until `received` holds a notice; answers the notices then.
-async fn first_notice(received: &Path, limit: Duration) -> Vec<String> {
+/// Waits (at most `limit`) until `received` holds `count` notices; answers the notices then.
+async fn wait_for_notices(received: &Path, count: usize, limit: Duration) -> Vec<String> {
     let deadline = Instant::now() + limit;
     loop {
         let found = notices(received);
-        if !found.is_empty() || Instant::now() >= deadline {
+        if found.len() >= count || Instant::now() >= deadline {
             return found;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -114,7 +114,7 @@ async fn a_run_that_ends_after_its_answer_tells_its_caller_once() {
     let run = node_id(&answer);
     let cursor = answer["cursor"].as_u64().unwrap();
 
-    let found = first_notice(&received, Duration::from_secs(5)).await;
+    let found = wait_for_notices(&received, 1, Duration::from_secs(5)).await;
     assert!(started.elapsed() < Duration::from_secs(5) + Duration::from_millis(500));
     assert_eq!(found.len(), 1, "{found:?}");
     let (head, tail) = without_duration(&found[0]);
@@ -160,7 +160,7 @@ async fn a_notice_survives_a_restart_and_is_never_repeated() {
 
     // Restarted while the command runs: the new server delivers.
     fixture.restart().await;
-    let found = first_notice(&received, Duration::from_secs(5)).await;
+    let found = wait_for_notices(&received, 1, Duration::from_secs(5)).await;
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
         found[0].starts_with(&format!("[termsprawl] {run} \"sleep 3; exit 4\" exited 4 after "))
@@ -182,11 +182,7 @@ async fn a_notice_survives_a_restart_and_is_never_repeated() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(fixture.agent_tools().join("terminals").join(format!("{run}.status")).exists());
     fixture.restart().await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while notices(&received).len() < 2 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let found = notices(&received);
+    let found = wait_for_notices(&received, 2, Duration::from_secs(5)).await;
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(
         found[1].starts_with(&format!(
@@ -250,13 +246,10 @@ async fn an_end_the_caller_was_answered_gets_no_notice_and_only_the_caller_is_to
     .await;
     assert_eq!(read["running"], true);
 
-    let found = first_notice(&alpha_received, Duration::from_secs(5)).await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while notices(&alpha_received).len() < 2 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_notices(&alpha_received, 2, Duration::from_secs(5)).await;
+    // Time for a third, which must not come.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let found = if found.len() < 2 { notices(&alpha_received) } else { found };
+    let found = notices(&alpha_received);
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(
         found.iter().any(|notice| notice.starts_with(&format!(
@@ -291,7 +284,7 @@ async fn a_killed_run_names_the_signal_and_a_gone_caller_gets_nothing() {
     .await;
     let killed = ok(&beta, "terminal_kill", json!({"nodeId": node_id(&long)})).await;
     assert_eq!(killed["signal"], "SIGKILL");
-    let found = first_notice(&alpha_received, Duration::from_secs(5)).await;
+    let found = wait_for_notices(&alpha_received, 1, Duration::from_secs(5)).await;
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
         found[0].starts_with(&format!(
@@ -356,7 +349,7 @@ async fn a_notice_waits_until_the_callers_node_is_quiet() {
         json!({"command": "sleep 0.5; exit 0", "timeoutMs": 100, "notify": true}),
     )
     .await;
-    let found = first_notice(&received, Duration::from_secs(10)).await;
+    let found = wait_for_notices(&received, 1, Duration::from_secs(10)).await;
     assert_eq!(found.len(), 1, "{found:?}");
     // Not before the node had been quiet for a second after its last line.
     assert!(started.elapsed() >= Duration::from_secs(4), "{:?}", started.elapsed());
@@ -419,7 +412,7 @@ async fn a_notice_waits_until_a_person_stops_typing() {
     keyboard.write_all(b"\r").unwrap();
     keyboard.flush().unwrap();
     let last_key = Instant::now();
-    let found = first_notice(&received, Duration::from_secs(10)).await;
+    let found = wait_for_notices(&received, 1, Duration::from_secs(10)).await;
     let waited = last_key.elapsed();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(waited >= Duration::from_secs(2), "typed {waited:?} after the last key");
