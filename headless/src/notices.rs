@@ -12,9 +12,11 @@
 //! between loses that notice rather than typing it twice).
 //!
 //! The one background task of [`run`] watches each due run node's files (woken by the stream
-//! watch, never polling) until the command has ended, then waits for the caller's node to be
-//! idle ([`OUTPUT_QUIET`] and [`KEY_QUIET_SECS`], [`IDLE_LIMIT`] at most) and submits the line with [`Engine::submit_line`], the way `agent_send`
-//! delivers a request.
+//! watch, never polling) until the command has ended, waits for the answers to the caller about
+//! the node being made ([`Answering`]) and for the caller's node to be idle ([`OUTPUT_QUIET`] and
+//! [`KEY_QUIET_SECS`], [`IDLE_LIMIT`] at most: the only timed re-check, and only while that node
+//! is busy), then submits the line with [`Engine::submit_line`], the way `agent_send` delivers a
+//! request.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -236,7 +238,7 @@ impl Notices {
     /// asked for one, and it has been neither delivered nor made unnecessary.
     #[allow(
         dead_code,
-        reason = "read by terminal_list's `notify` member, built on another branch; remove this once it is merged"
+        reason = "terminal_list's `notify` reads it (another branch); remove once merged"
     )]
     pub(crate) fn notifies(&self, node_id: &str) -> bool {
         lock(&self.entries)
@@ -417,8 +419,8 @@ async fn busy_for(engine: &Engine, caller: &str) -> Duration {
     output.max(keys)
 }
 
-/// The line a notice submits (`spec/protocol.md` §4.9):
-/// `[termsprawl] NODE COMMAND ENDING after DURATION; read it with terminal_read {"nodeId":NODE,"since":CURSOR}`.
+/// The line a notice submits (`spec/protocol.md` §4.9): `[termsprawl] NODE COMMAND ENDING after
+/// DURATION; read it with terminal_read {"nodeId":"NODE","since":CURSOR}`.
 pub(crate) fn notice_line(
     node_id: &str,
     command: &str,
