@@ -14,7 +14,7 @@
 //! The one background task of [`run`] watches each due run node's files (woken by the stream
 //! watch, never polling) until the command has ended, waits for the answers to the caller about
 //! the node being made ([`Answering`]) and for the caller's node to be idle ([`OUTPUT_QUIET`] and
-//! [`KEY_QUIET_SECS`], [`IDLE_LIMIT`] at most: the only timed re-check, and only while that node
+//! [`KEY_QUIET_SECS`], `Config::notice_idle_limit` at most: the only timed re-check, and only while that node
 //! is busy), then submits the line with [`Engine::submit_line`], the way `agent_send` delivers a
 //! request.
 
@@ -39,8 +39,6 @@ pub(crate) const OUTPUT_QUIET: Duration = Duration::from_secs(1);
 /// How many whole seconds (tmux's `client_activity` resolution) must have passed since a
 /// person's last key in the caller's node: 3 means at least 2 s of quiet.
 pub(crate) const KEY_QUIET_SECS: u64 = 3;
-/// How long a notice waits at most for the caller's node to be idle; then it is typed anyway.
-pub(crate) const IDLE_LIMIT: Duration = Duration::from_mins(2);
 /// The longest command a notice quotes, in characters; a longer one is cut and ends in `…`.
 pub(crate) const COMMAND_CHARS: usize = 80;
 
@@ -351,12 +349,12 @@ fn ended_at(engine: &Engine, node_id: &str) -> SystemTime {
         .unwrap_or_else(SystemTime::now)
 }
 
-/// Waits for the caller's node to be idle (at most [`IDLE_LIMIT`]), then records the notice
+/// Waits for the caller's node to be idle (at most `Config::notice_idle_limit`), then records the notice
 /// delivered and submits its line. A caller whose agent node is gone gets nothing.
 async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     let ended_at = ended_at(engine, node_id);
     let Some(notice) = engine.notices.due(node_id) else { return };
-    let deadline = tokio::time::Instant::now() + IDLE_LIMIT;
+    let deadline = tokio::time::Instant::now() + engine.config.notice_idle_limit;
     loop {
         if !caller_present(engine, &notice).await {
             engine.notices.settle(node_id, NoticeState::Dropped);

@@ -422,3 +422,20 @@ async fn a_notice_waits_until_a_person_stops_typing() {
     let _ = person.kill();
     let _ = person.wait();
 }
+
+/// A caller's node that never goes quiet (an agent in a long turn) gets the notice anyway once
+/// the idle limit has passed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notice_to_a_node_that_never_goes_quiet_is_typed_after_the_limit() {
+    let fixture =
+        Fixture::start_with(|config| config.notice_idle_limit = Duration::from_secs(3)).await;
+    let (alpha, received) =
+        listener_printing(&fixture, "alpha", "(while :; do echo tick; sleep 0.2; done) &").await;
+    let started = Instant::now();
+    ok(&alpha, "terminal_run", json!({"command": "sleep 0.5", "timeoutMs": 0, "notify": true}))
+        .await;
+    let found = wait_for_notices(&received, 1, Duration::from_secs(10)).await;
+    let waited = started.elapsed();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(Duration::from_secs(3) <= waited && waited < Duration::from_secs(8), "{waited:?}");
+}
