@@ -31,8 +31,8 @@ use tokio::task::JoinSet;
 
 use crate::canvas::NodeKind;
 use crate::engine::Engine;
-use crate::ops::signal_name;
 use crate::tmux::PaneState;
+use termsprawl_protocol::results::{RUN_NOTICE_READ, RUN_NOTICE_START, signal_name};
 
 /// How long the caller's node must have printed nothing before a notice is typed into it.
 pub(crate) const OUTPUT_QUIET: Duration = Duration::from_secs(1);
@@ -433,7 +433,7 @@ pub(crate) fn notice_line(
     };
     let read = json!({ "nodeId": node_id, "since": since });
     format!(
-        "[termsprawl] {node_id} {} {ending} after {}; read it with terminal_read {read}",
+        "{RUN_NOTICE_START}{node_id} {} {ending} after {}{RUN_NOTICE_READ}{read}",
         quoted_command(command),
         duration_text(took)
     )

@@ -31,8 +31,8 @@ use crate::error::{ToolError, messages};
 pub use agents::delivery_text;
 #[cfg(test)]
 use canvas::artifact_path;
+pub(crate) use terminal::trim_blank_end;
 pub use terminal::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, tail};
-pub(crate) use terminal::{signal_name, trim_blank_end};
 
 /// The [`ToolHandler`] of the headless server.
 pub(crate) struct Handler {

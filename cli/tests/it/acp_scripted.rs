@@ -470,3 +470,51 @@ fn agent_failures_exit_1_and_start_failures_exit_2() {
     assert_eq!(output.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&output.stdout).contains("--permission-timeout SECONDS"));
 }
+
+/// Issue 38 item 4: a run notice that termsprawl types into the node (`spec/acp.md` §2.16) goes
+/// to the agent as a prompt of its own, marked as termsprawl's, after the turn under way; what the
+/// person had typed before it on the same line is not sent.
+#[test]
+fn a_run_notice_typed_into_the_node_is_the_next_prompt_marked_as_termsprawls() {
+    use std::io::Write as _;
+    let peer = peer();
+    let place = Place::new();
+    let mut command = place.command(&peer, &[], &[]);
+    command.stdin(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let notice = r#"[termsprawl] terminal-1a2b "sleep 3; exit 4" exited 4 after 3s; read it with terminal_read {"nodeId":"terminal-1a2b","since":17}"#;
+    let mut stdin = child.stdin.take().unwrap();
+    write!(stdin, "echo one\nhalf typed{notice}\necho two\n").unwrap();
+    drop(stdin);
+    let finished = finish(child, Duration::from_mins(1));
+    assert_eq!(finished.code(), Some(0), "{}", finished.stderr);
+    let prompts: Vec<String> = place
+        .traced("out")
+        .into_iter()
+        .filter(|message| message["method"] == "session/prompt")
+        .map(|message| message["params"]["prompt"][0]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "echo one".to_owned(),
+            format!(
+                "termsprawl notice, not typed by the person: a command you started with notify \
+                 has ended.\n{notice}"
+            ),
+            "echo two".to_owned(),
+        ]
+    );
+    assert!(
+        finished.stdout.contains(&format!("[termsprawl notice] {notice}\n")),
+        "{}",
+        finished.stdout
+    );
+    assert!(
+        finished.stdout.contains(
+            "[termsprawl] a notice arrived while you typed; not sent, type it again: half typed\n"
+        ),
+        "{}",
+        finished.stdout
+    );
+}
