@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use termsprawl_mcp::ToolFilter;
+use termsprawl_protocol::results::MAX_CLIENT_WAIT_MS;
 use termsprawl_protocol::{ExitStatus, ToolRequest, ToolResult};
+use termsprawl_transport::long_wait::{WaitOptions, call_waiting_blocking};
 
 use crate::convert::convert;
 use crate::describe::Scalar;
@@ -54,8 +56,8 @@ pub(crate) enum Outcome {
     /// The run is over with this status; everything was printed.
     Done(ExitStatus),
     /// The `mcp` mode was chosen with this session file: the caller runs the bridge on the
-    /// process's own stdio, serving what the filter keeps.
-    Bridge(PathBuf, ToolFilter),
+    /// process's own stdio, serving what the filter keeps, waiting at most this many ms.
+    Bridge(PathBuf, ToolFilter, u64),
     /// The `mcp` mode was chosen without a session; the missing-session line is printed. The
     /// caller answers every request on the process's own stdio with an error that says what to
     /// pass, and exits 2 at end of input (issue 24: a host shows the error, not "connection
@@ -74,9 +76,9 @@ pub(crate) fn run(
     session: Option<PathBuf>,
     streams: &mut Streams<'_>,
 ) -> Outcome {
-    let filter = match mode {
-        Mode::Mcp => match mcp_filter(&rest[1..]) {
-            Ok(filter) => Some(filter),
+    let bridge = match mode {
+        Mode::Mcp => match mcp_options(&rest[1..]) {
+            Ok(options) => Some(options),
             Err(line) => {
                 streams.error_line(&line);
                 return Outcome::Done(ExitStatus::USAGE);
@@ -91,8 +93,8 @@ pub(crate) fn run(
         }
         return Outcome::Done(ExitStatus::USAGE);
     };
-    if let Some(filter) = filter {
-        return Outcome::Bridge(session, filter);
+    if let Some((filter, max_wait_ms)) = bridge {
+        return Outcome::Bridge(session, filter, max_wait_ms);
     }
     match plan(mode, &rest[1..]) {
         Ok(request) => Outcome::Done(send(&session, &request, streams)),
@@ -128,14 +130,16 @@ fn plan(mode: Mode, arguments: &[OsString]) -> Result<ToolRequest, String> {
 }
 
 /// The options of `mcp`, read with the one scanner of the workspace (`flags`, Go rules):
-/// `--read-only` (a boolean: `--read-only=false` is allowed), and `--tools NAME,NAME…` (also
-/// `--tools=…`, repeatable, names accumulate). `--tools` without a value, with no name, or with a
-/// name the table does not have, any other option (`--readonly`, `--tool`: issue 24, a typo must
-/// never widen access) and any word after the options are usage errors, checked before the bridge
-/// writes anything.
-fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, String> {
+/// `--read-only` (a boolean: `--read-only=false` is allowed), `--tools NAME,NAME…` (also
+/// `--tools=…`, repeatable, names accumulate) and `--max-wait-ms MS` (the longest wait, 0 to
+/// 600000; [`termsprawl_mcp::DEFAULT_MAX_WAIT_MS`] without it). `--tools` without a value, with no
+/// name, or with a name the table does not have, a `--max-wait-ms` that is not such a number, any
+/// other option (`--readonly`, `--tool`: issue 24, a typo must never widen access) and any word
+/// after the options are usage errors, checked before the bridge writes anything.
+fn mcp_options(arguments: &[OsString]) -> Result<(ToolFilter, u64), String> {
     let mut read_only = false;
     let mut names: Option<Vec<String>> = None;
+    let mut max_wait_ms = termsprawl_mcp::DEFAULT_MAX_WAIT_MS;
     let mut scanner = Scanner::new(arguments);
     loop {
         let (name, inline) = match scanner.step().map_err(|error| format!("Error: mcp: {error}"))? {
@@ -152,6 +156,22 @@ fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, String> {
                     )
                 })?;
                 read_only = value == "true";
+                continue;
+            }
+            b"max-wait-ms" => {
+                let Some(raw) = inline.or_else(|| scanner.value()) else {
+                    return Err("Error: mcp --max-wait-ms needs a value: MILLISECONDS".to_owned());
+                };
+                max_wait_ms = std::str::from_utf8(raw)
+                    .ok()
+                    .and_then(|text| text.parse::<u64>().ok())
+                    .filter(|ms| *ms <= MAX_CLIENT_WAIT_MS)
+                    .ok_or_else(|| {
+                        format!(
+                            "Error: mcp --max-wait-ms: {} is not a whole number of milliseconds from 0 to {MAX_CLIENT_WAIT_MS}",
+                            go_quote(raw)
+                        )
+                    })?;
                 continue;
             }
             b"tools" => {}
@@ -173,25 +193,27 @@ fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, String> {
     }
     if let Some(word) = scanner.rest().first() {
         return Err(format!(
-            "Error: mcp: unexpected argument {}: mcp takes only --read-only and --tools NAME,...",
+            "Error: mcp: unexpected argument {}: mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS",
             go_quote(word.as_bytes())
         ));
     }
-    ToolFilter::new(read_only, names.as_deref())
-        .map_err(|unknown| format!("Error: mcp --tools: {unknown}"))
+    let filter = ToolFilter::new(read_only, names.as_deref())
+        .map_err(|unknown| format!("Error: mcp --tools: {unknown}"))?;
+    Ok((filter, max_wait_ms))
 }
 
 /// The options of `mcp`, without dashes.
-const MCP_OPTIONS: [&str; 2] = ["read-only", "tools"];
+const MCP_OPTIONS: [&str; 3] = ["read-only", "tools", "max-wait-ms"];
 
 /// `JSON_ARGS` parsed as any JSON value; the error line starts with `SyntaxError: `.
 fn parse_json_args(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| format!("SyntaxError: {error}"))
 }
 
-/// One call, printed as the indented `ToolResult`.
+/// One call, printed as the indented `ToolResult`; a `terminal_wait` or `terminal_run` longer than
+/// a server's turn is chained (`spec/protocol.md` §7.3), without progress lines.
 fn send(session: &Path, request: &ToolRequest, streams: &mut Streams<'_>) -> ExitStatus {
-    let result = termsprawl_transport::call_blocking(session, request);
+    let result = call_waiting_blocking(session, request, &WaitOptions::default(), None);
     let mut text = envelope_json(&result);
     text.push('\n');
     // Output that cannot be written changes nothing: the status reports the call.

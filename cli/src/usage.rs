@@ -119,7 +119,8 @@ The exit status says what happened:
 
 Images are saved as files, and their paths are printed in place of the data.
 `termsprawlctl help OPERATION` describes one operation and `termsprawlctl schema OPERATION` prints its JSON Schema.
-`--session FILE` and `--out DIR` go before the operation name.
+`--session FILE`, `--out DIR` and `--progress` go before the operation name.
+`terminal_wait` and `terminal_run` wait up to 600000 ms here (a server alone 30000), showing their progress on stderr when it is a terminal or with `--progress`.
 `termsprawlctl doctor` checks the connection to termsprawl.
 "#;
 

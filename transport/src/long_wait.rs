@@ -140,6 +140,41 @@ pub async fn call_waiting(
     options: &WaitOptions,
     progress: Option<ProgressSink<'_>>,
 ) -> ToolResult {
+    chained(client, session_file, request, options, progress).await
+}
+
+/// [`call_waiting`] from synchronous code, on a current-thread runtime of its own, with the
+/// default client; the progress sink need not be `Send`.
+///
+/// Must not be called from inside a tokio runtime.
+pub fn call_waiting_blocking(
+    session_file: &Path,
+    request: &ToolRequest,
+    options: &WaitOptions,
+    progress: Option<&mut dyn FnMut(&WaitProgress)>,
+) -> ToolResult {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build();
+    match runtime {
+        Ok(runtime) => runtime.block_on(chained(
+            &Client::default(),
+            session_file,
+            request,
+            options,
+            progress,
+        )),
+        Err(error) => {
+            crate::connection_unavailable(&format!("cannot start the I/O runtime: {error}"))
+        }
+    }
+}
+
+async fn chained<P: FnMut(&WaitProgress) + ?Sized>(
+    client: &Client,
+    session_file: &Path,
+    request: &ToolRequest,
+    options: &WaitOptions,
+    progress: Option<&mut P>,
+) -> ToolResult {
     let turn_ms = u64::try_from(options.turn.as_millis()).unwrap_or(MAX_WAIT_MS);
     let plan = plan(request, options.max_wait_ms, turn_ms);
     let mut chain = Chain {
@@ -225,18 +260,18 @@ fn plan(request: &ToolRequest, max_wait_ms: u64, turn_ms: u64) -> Plan {
 }
 
 /// One chain in progress.
-struct Chain<'a, 'p> {
+struct Chain<'a, 'p, P: ?Sized> {
     client: &'a Client,
     session_file: &'a Path,
     options: WaitOptions,
     start: Instant,
     total: Duration,
-    progress: Option<ProgressSink<'p>>,
+    progress: Option<&'p mut P>,
     report: WaitProgress,
     last_report: Instant,
 }
 
-impl Chain<'_, '_> {
+impl<P: FnMut(&WaitProgress) + ?Sized> Chain<'_, '_, P> {
     fn begin(&mut self, label: String, total: Duration) {
         self.start = Instant::now();
         self.last_report = self.start;

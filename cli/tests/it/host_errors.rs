@@ -158,11 +158,11 @@ const MCP_CASES: [(&[&str], &str); 9] = [
     (&["--read-only", "--zzqx"], "Error: mcp: unknown option --zzqx\n"),
     (
         &["--read-only", "extra"],
-        "Error: mcp: unexpected argument \"extra\": mcp takes only --read-only and --tools NAME,...\n",
+        "Error: mcp: unexpected argument \"extra\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS\n",
     ),
     (
         &["--read-only", "--", "--readonly"],
-        "Error: mcp: unexpected argument \"--readonly\": mcp takes only --read-only and --tools NAME,...\n",
+        "Error: mcp: unexpected argument \"--readonly\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS\n",
     ),
 ];
 

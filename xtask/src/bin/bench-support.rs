@@ -113,6 +113,11 @@ fn termsprawlctl(args: &[OsString]) -> ExitCode {
     let (mut stdin, mut stdout, mut stderr) =
         (std::io::stdin(), std::io::stdout(), std::io::stderr());
     let mut streams =
-        termsprawl_cli::Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+        termsprawl_cli::Streams {
+            stdin: &mut stdin,
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+            stderr_is_terminal: false,
+        };
     termsprawl_cli::run(args, session_env.as_deref(), &mut streams)
 }
