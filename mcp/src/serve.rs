@@ -24,8 +24,8 @@ use tokio::task::{AbortHandle, Id, JoinError, JoinSet};
 use crate::caller::ToolCaller;
 use crate::dispatch::{Action, State, classify, listed_by};
 use crate::framing::{Frame, LineReader, MAX_LINE_BYTES};
-use crate::progress::Notifier;
 use crate::jsonrpc::{ErrorCode, RequestId, Response};
+use crate::progress::Notifier;
 use crate::tools::{ToolFilter, call_response_line, modern_call_response_line};
 
 /// The bridge's longest wait when `--max-wait-ms` is not given: a `terminal_wait` or

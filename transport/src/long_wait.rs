@@ -155,13 +155,9 @@ pub fn call_waiting_blocking(
 ) -> ToolResult {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build();
     match runtime {
-        Ok(runtime) => runtime.block_on(chained(
-            &Client::default(),
-            session_file,
-            request,
-            options,
-            progress,
-        )),
+        Ok(runtime) => {
+            runtime.block_on(chained(&Client::default(), session_file, request, options, progress))
+        }
         Err(error) => {
             crate::connection_unavailable(&format!("cannot start the I/O runtime: {error}"))
         }

@@ -79,3 +79,10 @@ impl Headless {
         PathBuf::from(self.launch(name)["sessionFile"].as_str().unwrap())
     }
 }
+
+impl Headless {
+    /// Kills the server (SIGKILL), leaving its tmux server and files: a server gone mid-call.
+    pub(crate) fn kill_server(&mut self) {
+        self._serve.kill();
+    }
+}
