@@ -56,7 +56,7 @@ mod tests {
         WaitProgress {
             label: "make test".to_owned(),
             waited: Duration::from_millis(waited_ms),
-            total: Duration::from_secs(600),
+            total: Duration::from_mins(10),
             cursor: Some(9),
             lines: 2,
             lines_cut: false,

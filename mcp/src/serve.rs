@@ -213,6 +213,9 @@ enum Done {
     Answer(String, Option<String>),
 }
 
+/// A progress notification line and the task whose request it is about.
+type Notice = (Id, String);
+
 /// A running task and the request it answers.
 struct Pending {
     id: RequestId,
@@ -256,7 +259,7 @@ struct Bridge {
     wait: WaitOptions,
     /// The progress notifications of calls, by task: written while the task's request is
     /// pending (never after its answer, never after its cancellation).
-    notices: (mpsc::UnboundedSender<(Id, String)>, mpsc::UnboundedReceiver<(Id, String)>),
+    notices: (mpsc::UnboundedSender<Notice>, mpsc::UnboundedReceiver<Notice>),
 }
 
 impl Bridge {

@@ -196,12 +196,12 @@ async fn chained<P: FnMut(&WaitProgress) + ?Sized>(
         Plan::Single(None) => client.call(session_file, request).await,
         Plan::Single(Some(rewritten)) => client.call(session_file, &rewritten).await,
         Plan::Wait(args, total) => {
-            chain.begin(args.node_id.clone(), total);
+            chain.begin(&args.node_id, total);
             let first = args.since.and_then(as_cursor);
             chain.waits(args, None, first).await
         }
         Plan::Run(args, total) => {
-            chain.begin(args.command.clone(), total);
+            chain.begin(&args.command, total);
             chain.run(args).await
         }
     }
@@ -268,7 +268,7 @@ struct Chain<'a, 'p, P: ?Sized> {
 }
 
 impl<P: FnMut(&WaitProgress) + ?Sized> Chain<'_, '_, P> {
-    fn begin(&mut self, label: String, total: Duration) {
+    fn begin(&mut self, label: &str, total: Duration) {
         self.start = Instant::now();
         self.last_report = self.start;
         self.total = total;
@@ -507,7 +507,7 @@ fn grouped(number: u64) -> String {
     let digits = number.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push(' ');
         }
         out.push(digit);

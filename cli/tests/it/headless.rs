@@ -30,7 +30,7 @@ pub(crate) fn binary() -> PathBuf {
 
 /// A running server. Dropped: the server is killed, then its tmux server.
 pub(crate) struct Headless {
-    _serve: Serve,
+    serve: Serve,
     program: PathBuf,
     data: PathBuf,
     _tmux: TmuxGuard,
@@ -51,7 +51,7 @@ impl Headless {
         let tmux = TmuxGuard::new(data);
         let serve =
             Serve::start(&mut command, PATIENCE, |_| {}).unwrap_or_else(|error| panic!("{error}"));
-        Headless { _serve: serve, program, data: data.to_path_buf(), _tmux: tmux }
+        Headless { serve, program, data: data.to_path_buf(), _tmux: tmux }
     }
 
     /// `termsprawl-headless --data D ARGS…`, to completion.
@@ -83,6 +83,6 @@ impl Headless {
 impl Headless {
     /// Kills the server (SIGKILL), leaving its tmux server and files: a server gone mid-call.
     pub(crate) fn kill_server(&mut self) {
-        self._serve.kill();
+        self.serve.kill();
     }
 }

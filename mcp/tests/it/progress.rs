@@ -42,7 +42,7 @@ impl ToolCaller for Reporting {
                     progress(&WaitProgress {
                         label: "make test".to_owned(),
                         waited: Duration::from_millis(u64::from(turn) * 50),
-                        total: Duration::from_secs(120),
+                        total: Duration::from_mins(2),
                         cursor: Some(u64::from(turn)),
                         lines: u64::from(turn),
                         lines_cut: false,
@@ -60,9 +60,9 @@ fn reporting(reports: u32) -> Arc<Reporting> {
     Arc::new(Reporting { reports, ..Reporting::default() })
 }
 
-fn with_token(id: Value, token: Value) -> Value {
+fn with_token(id: Value, token: &Value) -> Value {
     let mut message = call(id, "terminal_wait", json!({"nodeId": "t", "until": "exit"}));
-    message["params"]["_meta"] = json!({"progressToken": token});
+    message["params"]["_meta"] = json!({"progressToken": token.clone()});
     message
 }
 
@@ -120,7 +120,7 @@ async fn initialized(caller: Arc<Reporting>, version: &str) -> Bridge {
 async fn a_call_with_a_token_gets_growing_progress_then_one_answer() {
     let caller = reporting(4);
     let mut bridge = initialized(Arc::clone(&caller), "2025-11-25").await;
-    bridge.send_json(&with_token(json!(1), json!("tok-1"))).await;
+    bridge.send_json(&with_token(json!(1), &json!("tok-1"))).await;
     let (notifications, answer) = until_answer(&mut bridge, &json!(1)).await;
     assert_eq!(notifications.len(), 4, "{notifications:?}");
     assert_eq!(
@@ -138,7 +138,7 @@ async fn a_call_with_a_token_gets_growing_progress_then_one_answer() {
 #[tokio::test]
 async fn revision_2024_11_05_gets_progress_without_message() {
     let mut bridge = initialized(reporting(2), "2024-11-05").await;
-    bridge.send_json(&with_token(json!("c"), json!(7))).await;
+    bridge.send_json(&with_token(json!("c"), &json!(7))).await;
     let (notifications, _) = until_answer(&mut bridge, &json!("c")).await;
     assert_eq!(notifications.len(), 2);
     assert_eq!(notifications[1], json!({"progressToken": 7, "progress": 0.1, "total": 120.0}));
@@ -147,7 +147,7 @@ async fn revision_2024_11_05_gets_progress_without_message() {
 #[tokio::test]
 async fn the_modern_era_gets_progress_with_message() {
     let mut bridge = Bridge::start(reporting(2));
-    let mut message = with_token(json!(3), json!("m"));
+    let mut message = with_token(json!(3), &json!("m"));
     message["params"]["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -165,7 +165,7 @@ async fn without_a_usable_token_no_progress_is_asked_for() {
     let caller = reporting(3);
     let mut bridge = initialized(Arc::clone(&caller), "2025-06-18").await;
     let plain = call(json!(1), "terminal_wait", json!({"nodeId": "t", "until": "exit"}));
-    let mut odd = with_token(json!(2), json!({"not": "a token"}));
+    let mut odd = with_token(json!(2), &json!({"not": "a token"}));
     odd["params"]["_meta"]["other"] = json!(1);
     for message in [plain, odd] {
         let id = message["id"].clone();
@@ -186,7 +186,7 @@ async fn a_cancelled_call_gets_no_more_progress_and_no_answer() {
         Arc::clone(&caller) as Arc<dyn ToolCaller>,
         Options::default().wait(WaitOptions::new(120_000)),
     );
-    bridge.send_json(&with_token(json!(5), json!("c-5"))).await;
+    bridge.send_json(&with_token(json!(5), &json!("c-5"))).await;
     let first: Value = serde_json::from_str(&bridge.raw_line().await.unwrap()).unwrap();
     assert_eq!(first["params"]["progressToken"], "c-5");
     bridge.send_json(&cancel(json!(5))).await;

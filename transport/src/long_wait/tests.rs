@@ -9,15 +9,15 @@ use termsprawl_protocol::results::TerminalWaitResult;
 
 use super::{Plan, WaitProgress, cut_repeated, grouped, plan};
 
-fn wait_request(args: serde_json::Value) -> ToolRequest {
-    ToolRequest::new("terminal_wait", &args)
+fn wait_request(args: &serde_json::Value) -> ToolRequest {
+    ToolRequest::new("terminal_wait", args)
 }
 
 #[test]
 fn only_whole_timeouts_above_a_turn_are_chained() {
-    let long = wait_request(json!({"nodeId": "t", "until": "exit", "timeoutMs": 120_000}));
+    let long = wait_request(&json!({"nodeId": "t", "until": "exit", "timeoutMs": 120_000}));
     assert!(
-        matches!(plan(&long, 600_000, 30_000), Plan::Wait(_, total) if total == Duration::from_secs(120))
+        matches!(plan(&long, 600_000, 30_000), Plan::Wait(_, total) if total == Duration::from_mins(2))
     );
     // Clamped to the caller's longest wait.
     assert!(
@@ -32,7 +32,7 @@ fn only_whole_timeouts_above_a_turn_are_chained() {
         json!({"nodeId": "t", "until": "exit", "timeoutMs": "45000"}),
     ] {
         assert!(
-            matches!(plan(&wait_request(args.clone()), 600_000, 30_000), Plan::Single(None)),
+            matches!(plan(&wait_request(&args), 600_000, 30_000), Plan::Single(None)),
             "{args}"
         );
     }
@@ -55,7 +55,7 @@ fn the_progress_line_reads_naturally() {
     let mut progress = WaitProgress {
         label: "make test".to_owned(),
         waited: Duration::from_millis(42_500),
-        total: Duration::from_secs(600),
+        total: Duration::from_mins(10),
         cursor: Some(10),
         lines: 1234,
         lines_cut: false,
