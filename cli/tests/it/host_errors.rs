@@ -148,7 +148,7 @@ fn a_session_whose_node_is_gone_says_so_beside_the_contracts_text() {
 }
 
 /// Each unknown option of `mcp`, as typed, the message, with and without a session.
-const MCP_CASES: [(&[&str], &str); 9] = [
+const MCP_CASES: [(&[&str], &str); 13] = [
     (&["--readonly"], "Error: mcp: unknown option --readonly: did you mean --read-only?\n"),
     (&["--read_only"], "Error: mcp: unknown option --read_only: did you mean --read-only?\n"),
     (&["-readonly"], "Error: mcp: unknown option -readonly: did you mean --read-only?\n"),
@@ -156,6 +156,16 @@ const MCP_CASES: [(&[&str], &str); 9] = [
     (&["--tool", "terminal_read"], "Error: mcp: unknown option --tool: did you mean --tools?\n"),
     (&["--mcp-readonly"], "Error: mcp: unknown option --mcp-readonly: did you mean --read-only?\n"),
     (&["--read-only", "--zzqx"], "Error: mcp: unknown option --zzqx\n"),
+    (&["--max-wait"], "Error: mcp: unknown option --max-wait: did you mean --max-wait-ms?\n"),
+    (&["--max-wait-ms"], "Error: mcp --max-wait-ms needs a value: MILLISECONDS\n"),
+    (
+        &["--max-wait-ms", "600001"],
+        "Error: mcp --max-wait-ms: \"600001\" is not a whole number of milliseconds from 0 to 600000\n",
+    ),
+    (
+        &["--max-wait-ms=1.5"],
+        "Error: mcp --max-wait-ms: \"1.5\" is not a whole number of milliseconds from 0 to 600000\n",
+    ),
     (
         &["--read-only", "extra"],
         "Error: mcp: unexpected argument \"extra\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS\n",
