@@ -9,7 +9,8 @@
 //!
 //! It must never speak HTTP itself (every call goes through `termsprawl_transport`), never build
 //! the operation table for a compatibility `call` or `doctor`, never start an async runtime of
-//! its own (a call runs on the one current-thread runtime of `call_blocking`), and never print
+//! its own (a call runs on the one current-thread runtime of
+//! `termsprawl_transport::long_wait::call_waiting_blocking`), and never print
 //! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
 //! This file is only the entry and the module list. Start reading at [`run`], which assigns a
