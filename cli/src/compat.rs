@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use termsprawl_mcp::{ToolFilter, UnknownToolName};
+use termsprawl_protocol::results::MAX_CLIENT_WAIT_MS;
 use termsprawl_protocol::{ExitStatus, ToolRequest, ToolResult};
 use termsprawl_transport::discovery::session_file_problem;
+use termsprawl_transport::long_wait::{WaitOptions, call_waiting_blocking};
 
 use crate::convert::convert;
 use crate::describe::Scalar;
@@ -57,8 +59,8 @@ pub(crate) enum Outcome {
     /// The run is over with this status; everything was printed.
     Done(ExitStatus),
     /// The `mcp` mode was chosen with this session file: the caller runs the bridge on the
-    /// process's own stdio, serving what the filter keeps.
-    Bridge(PathBuf, ToolFilter),
+    /// process's own stdio, serving what the filter keeps, waiting at most this many ms.
+    Bridge(PathBuf, ToolFilter, u64),
     /// The `mcp` mode was chosen with a mistake found before it can serve (issue 39): the caller
     /// prints the refusal's message on stderr, answers every request on the process's own stdio
     /// with it, serving nothing, and exits 2 at end of input (a host shows the error, not
@@ -77,9 +79,9 @@ pub(crate) fn run(
     session: Option<PathBuf>,
     streams: &mut Streams<'_>,
 ) -> Outcome {
-    let filter = match mode {
-        Mode::Mcp => match mcp_filter(&rest[1..]) {
-            Ok(filter) => Some(filter),
+    let bridge = match mode {
+        Mode::Mcp => match mcp_options(&rest[1..]) {
+            Ok(options) => Some(options),
             Err(refusal) => return Outcome::Refuse(refusal),
         },
         Mode::Doctor | Mode::Call => None,
@@ -91,11 +93,11 @@ pub(crate) fn run(
         }
         return Outcome::Done(ExitStatus::USAGE);
     };
-    if let Some(filter) = filter {
+    if let Some((filter, max_wait_ms)) = bridge {
         if let Some(problem) = session_file_problem(&session) {
             return Outcome::Refuse(Refusal::session_file(&session, &problem));
         }
-        return Outcome::Bridge(session, filter);
+        return Outcome::Bridge(session, filter, max_wait_ms);
     }
     match plan(mode, &rest[1..]) {
         Ok(request) => Outcome::Done(send(&session, &request, streams)),
@@ -131,14 +133,17 @@ fn plan(mode: Mode, arguments: &[OsString]) -> Result<ToolRequest, String> {
 }
 
 /// The options of `mcp`, read with the one scanner of the workspace (`flags`, Go rules):
-/// `--read-only` (a boolean: `--read-only=false` is allowed), and `--tools NAME,NAME…` (also
-/// `--tools=…`, repeatable, names accumulate). `--tools` without a value, with no name, or with a
-/// name the table does not have (the closest one suggested), any other option (`--readonly`,
-/// `--tool`: issue 24, a typo must never widen access) and any word after the options are
-/// refused, checked before the bridge serves anything.
-fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, Refusal> {
+/// `--read-only` (a boolean: `--read-only=false` is allowed), `--tools NAME,NAME…` (also
+/// `--tools=…`, repeatable, names accumulate) and `--max-wait-ms MS` (the longest wait, 0 to
+/// 600000; [`termsprawl_mcp::DEFAULT_MAX_WAIT_MS`] without it). `--tools` without a value, with no
+/// name, or with a name the table does not have (the closest one suggested), a `--max-wait-ms`
+/// that is not such a number, any other option (`--readonly`, `--tool`: issue 24, a typo must
+/// never widen access) and any word after the options are refused, checked before the bridge
+/// serves anything.
+fn mcp_options(arguments: &[OsString]) -> Result<(ToolFilter, u64), Refusal> {
     let mut read_only = false;
     let mut names: Option<Vec<String>> = None;
+    let mut max_wait_ms = termsprawl_mcp::DEFAULT_MAX_WAIT_MS;
     let mut scanner = Scanner::new(arguments);
     loop {
         let step = scanner.step().map_err(|error| Refusal::command_line("option", &error))?;
@@ -157,6 +162,25 @@ fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, Refusal> {
                     Refusal::command_line("option-value", &problem)
                 })?;
                 read_only = value == "true";
+                continue;
+            }
+            b"max-wait-ms" => {
+                let Some(raw) = inline.or_else(|| scanner.value()) else {
+                    let problem = "--max-wait-ms needs a value (MILLISECONDS)";
+                    return Err(Refusal::command_line("option-value", problem));
+                };
+                max_wait_ms = std::str::from_utf8(raw)
+                    .ok()
+                    .and_then(|text| text.parse::<u64>().ok())
+                    .filter(|ms| *ms <= MAX_CLIENT_WAIT_MS)
+                    .ok_or_else(|| {
+                        let problem = format!(
+                            "--max-wait-ms: {} is not a whole number of milliseconds from 0 to \
+                             {MAX_CLIENT_WAIT_MS}",
+                            go_quote(raw)
+                        );
+                        Refusal::command_line("option-value", &problem)
+                    })?;
                 continue;
             }
             b"tools" => {}
@@ -185,41 +209,46 @@ fn mcp_filter(arguments: &[OsString]) -> Result<ToolFilter, Refusal> {
     }
     if let Some(word) = scanner.rest().first() {
         let problem = format!(
-            "unexpected argument {}: mcp takes only --read-only and --tools NAME,...",
+            "unexpected argument {}: mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS",
             go_quote(word.as_bytes())
         );
         return Err(Refusal::command_line("unexpected-argument", &problem));
     }
-    ToolFilter::new(read_only, names.as_deref()).map_err(|UnknownToolName(name)| {
-        // Only this mistake reads the table: a bridge that serves reads it anyway.
-        let known: Vec<&str> = termsprawl_protocol::operations()
-            .iter()
-            .map(termsprawl_protocol::Operation::name)
-            .collect();
-        let problem = match closest(&name, &known) {
-            Some(known) => {
-                format!(
-                    "--tools: {} is no termsprawl operation: did you mean {known}?",
-                    go_quote(name.as_bytes())
-                )
-            }
-            None => format!("--tools: {} is no termsprawl operation", go_quote(name.as_bytes())),
-        };
-        Refusal::command_line("unknown-tool", &problem)
-    })
+    let filter =
+        ToolFilter::new(read_only, names.as_deref()).map_err(|UnknownToolName(name)| {
+            // Only this mistake reads the table: a bridge that serves reads it anyway.
+            let known: Vec<&str> = termsprawl_protocol::operations()
+                .iter()
+                .map(termsprawl_protocol::Operation::name)
+                .collect();
+            let problem = match closest(&name, &known) {
+                Some(known) => {
+                    format!(
+                        "--tools: {} is no termsprawl operation: did you mean {known}?",
+                        go_quote(name.as_bytes())
+                    )
+                }
+                None => {
+                    format!("--tools: {} is no termsprawl operation", go_quote(name.as_bytes()))
+                }
+            };
+            Refusal::command_line("unknown-tool", &problem)
+        })?;
+    Ok((filter, max_wait_ms))
 }
 
 /// The options of `mcp`, without dashes.
-const MCP_OPTIONS: [&str; 2] = ["read-only", "tools"];
+const MCP_OPTIONS: [&str; 3] = ["read-only", "tools", "max-wait-ms"];
 
 /// `JSON_ARGS` parsed as any JSON value; the error line starts with `SyntaxError: `.
 fn parse_json_args(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|error| format!("SyntaxError: {error}"))
 }
 
-/// One call, printed as the indented `ToolResult`.
+/// One call, printed as the indented `ToolResult`; a `terminal_wait` or `terminal_run` longer than
+/// a server's turn is chained (`spec/protocol.md` §7.3), without progress lines.
 fn send(session: &Path, request: &ToolRequest, streams: &mut Streams<'_>) -> ExitStatus {
-    let result = termsprawl_transport::call_blocking(session, request);
+    let result = call_waiting_blocking(session, request, &WaitOptions::default(), None);
     let mut text = envelope_json(&result);
     text.push('\n');
     // Output that cannot be written changes nothing: the status reports the call.

@@ -3,13 +3,14 @@
 //! This crate owns the program's two surfaces:
 //! - the compatibility forms `doctor`, `call OPERATION [JSON_ARGS]` and `mcp` that the app's
 //!   launch files and guides use (`spec/protocol.md` §8, module `compat`);
-//! - the direct form `termsprawlctl [--session F] [--out DIR] OP [--flag value]... [JSON | -]`,
+//! - the direct form `termsprawlctl [--session F] [--out DIR] [--progress] OP [--flag value]... [JSON | -]`,
 //!   whose flags, help and usage Markdown are derived from each operation's JSON Schema
 //!   (`spec/shell-conventions.md`).
 //!
 //! It must never speak HTTP itself (every call goes through `termsprawl_transport`), never build
 //! the operation table for a compatibility `call` or `doctor`, never start an async runtime of
-//! its own (a call runs on the one current-thread runtime of `call_blocking`), and never print
+//! its own (a call runs on the one current-thread runtime of
+//! `termsprawl_transport::long_wait::call_waiting_blocking`), and never print
 //! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
 //! This file is only the entry and the module list. Start reading at [`run`], which assigns a
@@ -43,7 +44,7 @@ mod streams;
 mod usage;
 
 use std::ffi::{OsStr, OsString};
-use std::io;
+use std::io::{self, IsTerminal as _};
 use std::process::ExitCode;
 
 pub use catalog::{clap_command, help_markdown, skill_documents, usage_markdown};
@@ -61,7 +62,9 @@ pub fn main() -> ExitCode {
     let mut stdin = io::stdin();
     let mut stdout = io::stdout();
     let mut stderr = io::stderr();
-    let mut streams = Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+    let stderr_is_terminal = stderr.is_terminal();
+    let mut streams =
+        Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal };
     run(&args, session_env.as_deref(), &mut streams)
 }
 
@@ -80,9 +83,9 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
             compat::Outcome::Done(status) => status.into(),
-            compat::Outcome::Bridge(session, tools) => {
+            compat::Outcome::Bridge(session, tools, max_wait_ms) => {
                 acp_command::mark_bridge_started();
-                termsprawl_mcp::run_stdio(&session, tools)
+                termsprawl_mcp::run_stdio(&session, tools, max_wait_ms)
             }
             compat::Outcome::Refuse(refusal) => {
                 streams.error_line(refusal.message());

@@ -4,7 +4,7 @@
 
 /// The help of `termsprawlctl mcp`.
 pub(crate) const MCP: &str = "\
-Usage: termsprawlctl [--session FILE] mcp [--read-only] [--tools NAME,...]
+Usage: termsprawlctl [--session FILE] mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS]
 
 Serves termsprawl's operations to an MCP host over stdin and stdout (JSON-RPC, one message a line).
 stdout carries protocol messages only; diagnostics go to stderr.
@@ -12,6 +12,9 @@ stdout carries protocol messages only; diagnostics go to stderr.
 Options:
   --read-only        list and serve only the operations that change nothing
   --tools NAME,...   list and serve only these operations
+  --max-wait-ms MS   the longest terminal_wait or terminal_run, 0 to 600000 (default 50000,
+                     inside the 60 s most hosts allow a tool call; raise it with the host's own
+                     tool timeout: docs/hosts.md)
 
 Register it in an MCP host as the command `termsprawlctl` with the arguments
 `--session FILE mcp`; inside a termsprawl node TERMSPRAWL_SESSION_FILE names the session.

@@ -21,8 +21,7 @@ use crate::session::SESSION_ENV;
 pub const MCP_MISSING_SESSION: &str = "termsprawlctl mcp has no session: register it as `termsprawlctl --session /absolute/path/to/session.json mcp` (the session file of a termsprawl node), or set TERMSPRAWL_SESSION_FILE in its environment";
 
 /// The command line the option mistakes point to.
-const USAGE: &str =
-    "termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...]";
+const USAGE: &str = "termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS]";
 
 /// Where the hosts' setup is explained.
 const GUIDE: &str = "docs/hosts.md";

@@ -192,7 +192,7 @@ const TERMINAL: &str = r#"# Terminals
 ## Run a command and learn how it ended
 
 - Prefer `terminal_run` for a command whose end you care about (a build, a test run, a script): it runs the command as the process of a new terminal node and answers with `running`, `exitCode` (or `signal`), the tail of its `output` and a `cursor`.
-- It waits up to `timeoutMs` (10 s by default, 30 s at most). If the command still runs, call `terminal_wait` with `until: exit` again; each wait is bounded, so repeat it for longer commands.
+- It waits up to `timeoutMs` (10 s by default). A tool server waits 30 s at most per call; through `termsprawlctl` or its MCP bridge one call waits up to 600 s (the bridge up to its `--max-wait-ms`, 50 s unless the host allows more) and answers once with all the output. If the command still runs, call `terminal_wait` with `until: exit` and the `cursor` again.
 - `terminal_wait` with `until: text` waits for a literal text, and `until: quiet` for the output to stop changing (`quietMs`). A timeout is not an error: the answer says `reached: false`.
 - Every answer carries a `cursor`, a count of the characters the terminal has printed. Pass it as `since` to `terminal_wait` or `terminal_read` to see only what came after it, so you never miss output and never read the same output twice.
 - `terminal_kill` ends a run node's command that ignores Ctrl+C. The node and its output stay until `terminal_close`.

@@ -55,13 +55,13 @@ fn ctl(args: &[&str]) -> Mcp {
 }
 
 /// The fix every command-line mistake of `mcp` points to.
-const FIX: &str = "Fix the command the host runs for this server: termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] (docs/hosts.md)";
+const FIX: &str = "Fix the command the host runs for this server: termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS] (docs/hosts.md)";
 
 /// What a session file's mistakes ask for.
 const REGISTER: &str = "register the session file of an open termsprawl node (the TERMSPRAWL_SESSION_FILE its agents get, <userData>/agent-tools/sessions/<nodeId>.json) with --session or TERMSPRAWL_SESSION_FILE (docs/hosts.md)";
 
 /// Each mistake of `mcp`'s command line, after `mcp`: the message's problem and `data.problem`.
-const COMMAND_LINE_CASES: [(&[&str], &str, &str); 16] = [
+const COMMAND_LINE_CASES: [(&[&str], &str, &str); 20] = [
     (&["--readonly"], ": unknown option --readonly: did you mean --read-only?", "unknown-option"),
     (&["--read_only"], ": unknown option --read_only: did you mean --read-only?", "unknown-option"),
     (&["-readonly"], ": unknown option -readonly: did you mean --read-only?", "unknown-option"),
@@ -84,12 +84,12 @@ const COMMAND_LINE_CASES: [(&[&str], &str, &str); 16] = [
     (&["---read-only"], ": bad flag syntax: ---read-only.", "option"),
     (
         &["--read-only", "extra"],
-        ": unexpected argument \"extra\": mcp takes only --read-only and --tools NAME,...",
+        ": unexpected argument \"extra\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS",
         "unexpected-argument",
     ),
     (
         &["--read-only", "--", "--readonly"],
-        ": unexpected argument \"--readonly\": mcp takes only --read-only and --tools NAME,...",
+        ": unexpected argument \"--readonly\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS",
         "unexpected-argument",
     ),
     (
@@ -110,6 +110,18 @@ const COMMAND_LINE_CASES: [(&[&str], &str, &str); 16] = [
         "unknown-tool",
     ),
     (&["--tools", "zzqx"], " --tools: \"zzqx\" is no termsprawl operation.", "unknown-tool"),
+    (&["--max-wait"], ": unknown option --max-wait: did you mean --max-wait-ms?", "unknown-option"),
+    (&["--max-wait-ms"], " --max-wait-ms needs a value (MILLISECONDS).", "option-value"),
+    (
+        &["--max-wait-ms", "600001"],
+        " --max-wait-ms: \"600001\" is not a whole number of milliseconds from 0 to 600000.",
+        "option-value",
+    ),
+    (
+        &["--max-wait-ms=1.5"],
+        " --max-wait-ms: \"1.5\" is not a whole number of milliseconds from 0 to 600000.",
+        "option-value",
+    ),
 ];
 
 /// Drives a bridge that refuses through every request of both eras: each is answered with

@@ -168,7 +168,8 @@ fn launch_in(document: &Value, host: &str, at: &str) -> Launch {
 }
 
 /// The bridge's own rules: the program is `termsprawlctl`; the arguments are `--session FILE mcp`
-/// followed by `mcp`'s options only, or just `mcp` when the host passes the variable on.
+/// followed by `mcp`'s options only (`--max-wait-ms` with a value in range), or just `mcp` when
+/// the host passes the variable on.
 #[track_caller]
 fn check_shape(launch: &Launch, at: &str) {
     assert_eq!(Path::new(&launch.command).file_name().unwrap(), "termsprawlctl", "{at}");
@@ -179,7 +180,13 @@ fn check_shape(launch: &Launch, at: &str) {
     } else {
         assert_eq!(before, ["--session", PLACEHOLDER], "{at}: the session goes before mcp");
     }
-    for option in &launch.args[mcp + 1..] {
+    let mut options = launch.args[mcp + 1..].iter();
+    while let Some(option) = options.next() {
+        if option == "--max-wait-ms" {
+            let value = options.next().unwrap_or_else(|| panic!("{at}: --max-wait-ms needs MS"));
+            assert!(value.parse::<u64>().is_ok_and(|ms| ms <= 600_000), "{at}: {value}");
+            continue;
+        }
         assert!(
             option == "--read-only" || option.starts_with("--tools"),
             "{at}: {option} is not an option of mcp"
@@ -244,8 +251,9 @@ fn every_config_snippet_parses_and_starts_the_bridge_as_written() {
         start_as_written(&launch, &app, &at);
         configs += 1;
     }
-    // Claude Code, Codex twice, Gemini, opencode, Copilot CLI, VS Code, Cursor, Zed, the Inspector.
-    assert_eq!(configs, 10);
+    // Claude Code, Codex twice, Gemini, opencode, Copilot CLI, VS Code, Cursor, Zed, the
+    // Inspector, and the long-wait entries of Claude Code, Codex, Gemini and opencode.
+    assert_eq!(configs, 14);
 }
 
 /// Shell words: whitespace-separated, single quotes kept together (what the guide's lines use).

@@ -22,6 +22,7 @@ mod fuzz_regressions;
 mod headless;
 mod host_errors;
 mod hosts_doc;
+mod long_wait;
 mod mcp_inspector;
 mod mcp_interop;
 mod mcp_stdio;

@@ -378,3 +378,30 @@ fn sockets_and_a_file_on_stdin_are_served_like_pipes() {
         .collect();
     check(&answers);
 }
+
+/// `--max-wait-ms` is the bridge's longest wait: a longer `timeoutMs` reaches the tool server
+/// lowered to it (the fake app echoes the arguments it got); without the option, 50 s.
+#[test]
+fn the_longest_wait_is_the_bridges_option() {
+    let app = App::start();
+    let wait = |id: i64, timeout: u64| {
+        call(
+            json!(id),
+            "terminal_wait",
+            json!({"nodeId": "t", "until": "exit", "timeoutMs": timeout}),
+        )
+    };
+    let mut mcp = app.mcp_with(&["--max-wait-ms", "2000"]);
+    let answer = mcp.request(&wait(1, 90_000));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""timeoutMs":2000"#), "{text}");
+    let answer = mcp.request(&wait(2, 1_500));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""timeoutMs":1500"#), "a shorter wait is sent as it came: {text}");
+    assert!(mcp.close().status.success());
+    let mut mcp = app.mcp_with(&["--max-wait-ms=45000"]);
+    let answer = mcp.request(&wait(3, 40_000));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""timeoutMs":30000"#), "chained in turns of 30 s: {text}");
+    assert!(mcp.close().status.success());
+}
