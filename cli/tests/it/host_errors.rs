@@ -84,12 +84,12 @@ const COMMAND_LINE_CASES: [(&[&str], &str, &str); 20] = [
     (&["---read-only"], ": bad flag syntax: ---read-only.", "option"),
     (
         &["--read-only", "extra"],
-        ": unexpected argument \"extra\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS",
+        ": unexpected argument \"extra\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS.",
         "unexpected-argument",
     ),
     (
         &["--read-only", "--", "--readonly"],
-        ": unexpected argument \"--readonly\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS",
+        ": unexpected argument \"--readonly\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS.",
         "unexpected-argument",
     ),
     (
@@ -172,7 +172,7 @@ fn every_command_line_mistake_is_answered_in_both_eras_with_its_fix() {
         let message = format!("termsprawlctl mcp{problem} {FIX}");
         let data = json!({
             "problem": kind,
-            "usage": "termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...]",
+            "usage": "termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS]",
             "guide": "docs/hosts.md"
         });
         // With a working session it serves nothing: a typo must never widen access.
