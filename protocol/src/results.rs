@@ -188,6 +188,7 @@ pub struct TerminalSearchResult {
 }
 
 /// Reads a member that may be present with `null` as `Some(None)` (absent stays `None`).
+#[expect(clippy::option_option, reason = "absent, null and a value are three answers")]
 fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,

@@ -15,9 +15,11 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use termsprawl_protocol::keys::{MAX_KEYS, MODIFIERS, NAMED_KEYS};
+use termsprawl_protocol::pattern::{MAX_GROUP_DEPTH, MAX_PATTERN_SIZE, MAX_REPEAT};
 use termsprawl_protocol::{
-    MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16, Operation,
-    PROTOCOL_VERSION, ParamKind, Topic, ValidationError, guide, instructions, operations,
+    MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_SEARCH_CONTEXT,
+    MAX_SEARCH_LIMIT, MAX_STRING_UTF16, MAX_WAIT_TEXTS, Operation, PROTOCOL_VERSION, ParamKind,
+    Topic, ValidationError, guide, instructions, operations,
 };
 
 use super::{GeneratedFile, MARKER, markdown, wire_types};
@@ -30,6 +32,9 @@ pub const PACKAGE: &str = "@termsprawl/agent-tools-protocol";
 
 /// The validator's algorithm, emitted as it is (see the module doc).
 const VALIDATE_TEMPLATE: &str = include_str!("typescript/validate.ts");
+/// The pattern dialect's checker (`spec/protocol.md` §5.1), emitted as it is: a hand-written
+/// mirror of `protocol/src/pattern.rs`, held to it by the shared cases.
+const PATTERN_TEMPLATE: &str = include_str!("typescript/pattern.ts");
 
 /// Every file of the package.
 pub(super) fn files() -> Vec<GeneratedFile> {
@@ -43,6 +48,7 @@ pub(super) fn files() -> Vec<GeneratedFile> {
         source("operations.ts", &operations_ts()),
         source("guides.ts", &guides()),
         source("validation-data.ts", &validation_data()),
+        source("pattern.ts", PATTERN_TEMPLATE),
         source("validate.ts", VALIDATE_TEMPLATE),
     ]
 }
@@ -116,7 +122,10 @@ fn readme() -> String {
         "| `src/guides.ts` | `GuideTopic`, `GUIDES` (the text `guide_read` returns for each topic) and `INSTRUCTIONS` |\n",
     );
     out.push_str(
-        "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n\n",
+        "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n",
+    );
+    out.push_str(
+        "| `src/pattern.ts` | `checkPattern`: the pattern dialect of `spec/protocol.md` §5.1 (`terminal_search` and `terminal_wait` with `regex: true`), the reason of a refusal as the Rust checker gives it; an accepted pattern means what `new RegExp(pattern, \"u\")` means, tested against one line of output at a time |\n\n",
     );
     out.push_str("```ts\n");
     out.push_str(
@@ -137,7 +146,9 @@ fn readme() -> String {
 
 fn index() -> String {
     let mut out = String::from("// The package's entry: everything, re-exported.\n\n");
-    for module in ["version", "types", "operations", "guides", "validation-data", "validate"] {
+    for module in
+        ["version", "types", "operations", "guides", "validation-data", "pattern", "validate"]
+    {
         let _ = writeln!(out, "export * from \"./{module}.js\";");
     }
     out
@@ -323,7 +334,7 @@ fn validation_data() -> String {
         "// The data of the validator (validate.ts): spec/protocol.md §5 as the protocol crate states it.\n\n",
     );
     out.push_str("import type { OperationName } from \"./operations.js\";\n\n");
-    let constants: [(&str, &str, String); 6] = [
+    let constants: [(&str, &str, String); 12] = [
         (
             "MAX_ARRAY_ITEMS",
             "Most items in a `string[]` argument (`terminal_input`'s `keys` excepted).",
@@ -350,6 +361,28 @@ fn validation_data() -> String {
             number(MAX_CURSOR),
         ),
         ("MAX_KEYS", "Most keys in one `terminal_input` call.", MAX_KEYS.to_string()),
+        ("MAX_WAIT_TEXTS", "Most texts in `terminal_wait`'s `anyOf`.", MAX_WAIT_TEXTS.to_string()),
+        ("MAX_SEARCH_LIMIT", "The largest `limit` of `terminal_search`.", number(MAX_SEARCH_LIMIT)),
+        (
+            "MAX_SEARCH_CONTEXT",
+            "The largest `context` of `terminal_search`.",
+            number(MAX_SEARCH_CONTEXT),
+        ),
+        (
+            "MAX_REPEAT",
+            "The largest count of a repetition in a pattern (`{n}`, `{n,}`, `{n,m}`).",
+            MAX_REPEAT.to_string(),
+        ),
+        (
+            "MAX_PATTERN_SIZE",
+            "The largest size of a pattern, a repeated part counted as often as it may repeat.",
+            MAX_PATTERN_SIZE.to_string(),
+        ),
+        (
+            "MAX_GROUP_DEPTH",
+            "The deepest nesting of groups in a pattern.",
+            MAX_GROUP_DEPTH.to_string(),
+        ),
     ];
     for (name, text, value) in constants {
         out.push_str(&doc(text, ""));
@@ -375,6 +408,7 @@ fn validation_data() -> String {
         ("missingArgument", prefix(&ValidationError::MissingArgument)),
         ("unknownArgument", prefix(&ValidationError::UnknownArgument)),
         ("invalidArgument", prefix(&ValidationError::InvalidArgument)),
+        ("patternReason", pattern_separator()),
     ];
     for (name, text) in messages {
         let _ = writeln!(out, "  {name}: {},", string(&text));
@@ -417,6 +451,13 @@ fn validation_data() -> String {
     }
     out.push_str("};\n");
     out
+}
+
+/// The text an `Invalid <name>: <reason>` message puts between the name and the reason.
+fn pattern_separator() -> String {
+    let text = ValidationError::InvalidPattern("\u{1}".to_owned(), "\u{2}".to_owned()).to_string();
+    let (_, after) = text.split_once('\u{1}').expect("the message holds the name");
+    after.strip_suffix('\u{2}').expect("a message ends with the reason").to_owned()
 }
 
 /// The text a message with an argument name puts before the name.
