@@ -364,3 +364,34 @@ fn the_answers_to_the_generated_patterns_have_the_fingerprint_the_typescript_che
 /// The fingerprint of [`the_answers_to_the_generated_patterns_have_the_fingerprint_the_typescript_checker_finds`],
 /// written in `tests/typescript/pattern.test.ts` too.
 const GENERATED_FINGERPRINT: &str = "6d72c4fccdf03359";
+
+/// The examples of `spec/protocol.md` §5.1: (pattern, lines it matches, lines it does not).
+const SPEC_EXAMPLES: &[(&str, &[&str], &[&str])] = &[
+    (r"FAIL(ED)?\b", &["test_x FAILED", "FAIL: x"], &["FAILURE"]),
+    (
+        r"^error(\[E\d{4}\])?: ",
+        &["error[E0308]: mismatched types", "error: aborting"],
+        &["  error: x", "an error: x"],
+    ),
+    (r"listening on port 8\d+", &["listening on port 8080"], &["listening on port 3000"]),
+    (
+        r"(?:PASSED|FAILED) in \d+(\.\d+)?s$",
+        &["12 PASSED in 3.5s"],
+        &["12 PASSED in 3.5s (cached)"],
+    ),
+    (r"\bfoo\b", &["éfooé"], &["foobar"]),
+    (r"\[Y/n\] ?$", &["Continue? [Y/n] "], &["[Y/n] later"]),
+];
+
+#[test]
+fn the_examples_of_the_spec_match_as_it_says() {
+    for (pattern, matching, other) in SPEC_EXAMPLES {
+        let regex = compiled(pattern);
+        for line in *matching {
+            assert!(regex.is_match(line), "{pattern:?} must match {line:?}");
+        }
+        for line in *other {
+            assert!(!regex.is_match(line), "{pattern:?} must not match {line:?}");
+        }
+    }
+}
