@@ -329,12 +329,9 @@ fn guides() -> String {
     out
 }
 
-fn validation_data() -> String {
-    let mut out = String::from(
-        "// The data of the validator (validate.ts): spec/protocol.md §5 as the protocol crate states it.\n\n",
-    );
-    out.push_str("import type { OperationName } from \"./operations.js\";\n\n");
-    let constants: [(&str, &str, String); 12] = [
+/// The limits of §5 and §5.1 the validator reads: (name, doc, value).
+fn validation_constants() -> Vec<(&'static str, &'static str, String)> {
+    vec![
         (
             "MAX_ARRAY_ITEMS",
             "Most items in a `string[]` argument (`terminal_input`'s `keys` excepted).",
@@ -383,8 +380,15 @@ fn validation_data() -> String {
             "The deepest nesting of groups in a pattern.",
             MAX_GROUP_DEPTH.to_string(),
         ),
-    ];
-    for (name, text, value) in constants {
+    ]
+}
+
+fn validation_data() -> String {
+    let mut out = String::from(
+        "// The data of the validator (validate.ts): spec/protocol.md §5 as the protocol crate states it.\n\n",
+    );
+    out.push_str("import type { OperationName } from \"./operations.js\";\n\n");
+    for (name, text, value) in validation_constants() {
         out.push_str(&doc(text, ""));
         let _ = writeln!(out, "export const {name} = {value};");
     }
