@@ -90,7 +90,7 @@ fn render(operation: &str, args: &Map<String, Value>, style: u8) -> (Vec<OsStrin
             }
             // A boolean flag takes its value only after `=` (Go's rules): `--keep=false`.
             (Some(Kind::Boolean), Value::Bool(set)) if !separate => flag(name, set.to_string()),
-            (Some(Kind::Strings | Kind::Keys), Value::Array(items))
+            (Some(Kind::Strings | Kind::Keys | Kind::Texts), Value::Array(items))
                 if !items.is_empty() && items.iter().all(Value::is_string) =>
             {
                 for item in items {
