@@ -48,7 +48,7 @@ fn output_members(properties: &mut serde_json::Map<String, Value>, output: &str)
 
 fn object(
     description: &str,
-    properties: serde_json::Map<String, Value>,
+    properties: &serde_json::Map<String, Value>,
     optional: &[&str],
 ) -> Value {
     let required: Vec<&String> =
@@ -66,7 +66,7 @@ fn terminal_run() -> Value {
     properties.insert("nodeId".into(), plain("string", "The new run node."));
     exit_members(&mut properties);
     output_members(&mut properties, "The tail of the output, at most 16000 UTF-16 units.");
-    object("The answer of `terminal_run` (1.3.0).", properties, &[])
+    object("The answer of `terminal_run` (1.3.0).", &properties, &[])
 }
 
 fn terminal_wait() -> Value {
@@ -104,7 +104,7 @@ fn terminal_wait() -> Value {
     );
     object(
         "The answer of `terminal_wait` (1.3.0; `matched`, `matchCursor` and `inputBy` 1.5.0, present only with their `until`).",
-        properties,
+        &properties,
         &["matched", "matchCursor", "inputBy"],
     )
 }
@@ -151,7 +151,7 @@ fn terminal_list_entry() -> Value {
         "notify".into(),
         plain("boolean", "Whether its caller gets a notice when its command ends."),
     );
-    object("One terminal of `terminal_list`'s answer (1.5.0).", properties, &[])
+    object("One terminal of `terminal_list`'s answer (1.5.0).", &properties, &[])
 }
 
 fn search_match() -> Value {
@@ -168,7 +168,7 @@ fn search_match() -> Value {
     properties.insert("line".into(), plain("string", "The matching line, without its line feed."));
     properties.insert("before".into(), lines("Up to `context` lines before it, oldest first."));
     properties.insert("after".into(), lines("Up to `context` lines after it."));
-    object("One line `terminal_search` found (1.5.0).", properties, &[])
+    object("One line `terminal_search` found (1.5.0).", &properties, &[])
 }
 
 fn terminal_search() -> Value {
@@ -182,5 +182,5 @@ fn terminal_search() -> Value {
         }),
     );
     properties.insert("truncated".into(), plain("boolean", "Whether `limit` cut the list."));
-    object("The answer of `terminal_search` (1.5.0).", properties, &[])
+    object("The answer of `terminal_search` (1.5.0).", &properties, &[])
 }
