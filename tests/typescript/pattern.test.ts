@@ -1,8 +1,9 @@
 // (d) The pattern dialect (spec/protocol.md §5.1) in TypeScript: every pattern the generated
 // checker accepts is a valid `RegExp` with the `u` flag and means there what the spec says (ASCII
-// `\d`, `\w`, `\b`, ECMAScript's `\s`, one line at a time); and the checker gives the Rust checker's
+// `\d`, `\w`, `\b`, ECMAScript's `\s`, one line at a time); the checker gives the Rust checker's
 // answers to 20 000 generated patterns (the same generator and pieces as
-// protocol/src/pattern/tests.rs, whose fingerprint both tests require).
+// protocol/src/pattern/tests.rs, whose fingerprint both tests require); and every accepted one
+// matches each of a set of lines where the Rust translation matches it (a second fingerprint).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -13,6 +14,21 @@ import { checkPattern } from "../../bindings/typescript/src/index.js";
 
 /** The fingerprint protocol/src/pattern/tests.rs requires of the same patterns. */
 const GENERATED_FINGERPRINT = "6d72c4fccdf03359";
+
+/** The fingerprint of the matches of the same patterns that protocol/src/pattern/tests.rs requires. */
+const MATCHES_FINGERPRINT = "451486005f99e596";
+
+/** The lines of protocol/src/pattern/tests.rs, in its order. */
+const LINES = [
+  "",
+  "a",
+  "aZ0é😀 -&~/#,:<=!.^$|(?:)[]{}*+?",
+  "Zaa00 - é-é_x",
+  "\t\u000b\u000c\r a\u00a0\u0085\ufeff\u2028b\u2029",
+  "A\u00e9\u{1F600}AA\\q]-[",
+  "FAILED test_x-call listening on port 8080",
+  "{2}{1,3}{2,}{0}{1000}",
+];
 
 /** The pieces of protocol/src/pattern/tests.rs, in its order. */
 const PIECES = [
@@ -62,6 +78,25 @@ test("the checker gives the Rust checker's answers to the generated patterns", (
     }
   }
   assert.equal(hash.toString(16).padStart(16, "0"), GENERATED_FINGERPRINT);
+});
+
+test("the accepted generated patterns match where the Rust translation matches", () => {
+  let hash = 0xcbf29ce484222325n;
+  let matched = 0;
+  for (const pattern of generated(20_000).filter((pattern) => checkPattern(pattern) === undefined)) {
+    const regex = new RegExp(pattern, "u");
+    for (const line of LINES) {
+      const index = line.search(regex);
+      matched += index < 0 ? 0 : 1;
+      const at = index < 0 ? "-" : String(Array.from(line.slice(0, index)).length);
+      for (const byte of new TextEncoder().encode(`${pattern}\u0000${at}\n`)) {
+        hash ^= BigInt(byte);
+        hash = (hash * 0x100000001b3n) & MASK;
+      }
+    }
+  }
+  assert.ok(matched > 1_000, `only ${matched} matches`);
+  assert.equal(hash.toString(16).padStart(16, "0"), MATCHES_FINGERPRINT);
 });
 
 test("every pattern the checker accepts is a RegExp with the u flag", () => {

@@ -108,5 +108,5 @@ fn the_client_and_the_server_type_check_and_nodes_test_runner_passes_their_tests
         String::from_utf8_lossy(&output.stderr)
     );
     // Every test of the four files ran and passed.
-    assert!(stdout.contains("\n# pass 11\n") && stdout.contains("\n# fail 0\n"), "{stdout}");
+    assert!(stdout.contains("\n# pass 12\n") && stdout.contains("\n# fail 0\n"), "{stdout}");
 }

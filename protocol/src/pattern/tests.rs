@@ -1,6 +1,9 @@
 //! The dialect's checker and its translation: what it refuses and why, what the translation
 //! means to the `regex` crate (ECMAScript's meaning, one line at a time), and that the crate
-//! compiles every pattern the checker accepts, hand-picked and generated.
+//! compiles every pattern the checker accepts, hand-picked and generated. Two fingerprints over
+//! the generated patterns are shared with `tests/typescript/pattern.test.ts`: the checker's
+//! answers, and where each accepted pattern matches a set of lines, so the TypeScript checker and
+//! ECMAScript's `RegExp` are held to this crate pattern by pattern.
 
 use regex::Regex;
 
@@ -395,3 +398,43 @@ fn the_examples_of_the_spec_match_as_it_says() {
         }
     }
 }
+
+/// Lines the generated patterns are matched against: the pieces' characters, ASCII and not,
+/// white space of both engines' kinds, line terminators other than the line feed.
+const LINES: &[&str] = &[
+    "",
+    "a",
+    "aZ0é😀 -&~/#,:<=!.^$|(?:)[]{}*+?",
+    "Zaa00 - é-é_x",
+    "\t\u{b}\u{c}\r a\u{a0}\u{85}\u{feff}\u{2028}b\u{2029}",
+    "A\u{e9}\u{1F600}AA\\q]-[",
+    "FAILED test_x-call listening on port 8080",
+    "{2}{1,3}{2,}{0}{1000}",
+];
+
+/// Where each accepted generated pattern first matches each of [`LINES`] (in characters, or
+/// none), as one FNV-1a hash. `tests/typescript/pattern.test.ts` finds the same hash with
+/// `RegExp(pattern, "u")`: the translation means in Rust what the pattern means in ECMAScript.
+#[test]
+fn the_matches_of_the_generated_patterns_have_the_fingerprint_ecmascript_finds() {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut matched = 0;
+    for pattern in generated(20_000).iter().filter(|pattern| check(pattern).is_ok()) {
+        let regex = compiled(pattern);
+        for line in LINES {
+            let at = regex.find(line).map(|found| line[..found.start()].chars().count());
+            matched += usize::from(at.is_some());
+            let at = at.map_or_else(|| "-".to_owned(), |at| at.to_string());
+            for byte in format!("{pattern}\0{at}\n").bytes() {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    assert!(matched > 1_000, "only {matched} matches");
+    assert_eq!(format!("{hash:016x}"), MATCHES_FINGERPRINT);
+}
+
+/// The fingerprint of [`the_matches_of_the_generated_patterns_have_the_fingerprint_ecmascript_finds`],
+/// written in `tests/typescript/pattern.test.ts` too.
+const MATCHES_FINGERPRINT: &str = "451486005f99e596";
