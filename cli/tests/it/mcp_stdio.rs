@@ -88,7 +88,7 @@ fn a_modern_session_over_the_pipe() {
     let list = mcp.request(&modern(json!(1), "tools/list", json!({})));
     assert_eq!(list["result"]["resultType"], "complete");
     assert_eq!(list["result"]["cacheScope"], "private");
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 35);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 37);
     assert!(
         list["result"]["tools"].as_array().unwrap().iter().all(|tool| tool["title"].is_string())
     );
