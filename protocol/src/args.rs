@@ -175,8 +175,7 @@ pub struct TerminalRunArgs {
     /// Extra environment variables, each NAME=value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<String>>,
-    /// Milliseconds to wait for the exit; 10000 when omitted; a server waits at most 30000,
-    /// termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms).
+    /// Milliseconds to wait for the exit; 10000 when omitted; a server waits at most 30000, termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
     /// False: close the node once an answer reports the command finished; true when omitted.
@@ -253,8 +252,7 @@ pub struct TerminalWaitArgs {
     /// With until quiet, milliseconds without output; 1000 when omitted, 100 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<f64>,
-    /// Milliseconds to wait at most; 10000 when omitted; a server waits at most 30000,
-    /// termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms).
+    /// Milliseconds to wait at most; 10000 when omitted; a server waits at most 30000, termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
 }

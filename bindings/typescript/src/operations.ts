@@ -135,7 +135,7 @@ export interface TerminalRunArgs {
   cwd?: string;
   /** Extra environment variables, each NAME=value. */
   env?: string[];
-  /** Milliseconds to wait for the exit; 10000 when omitted, 0 to 30000. */
+  /** Milliseconds to wait for the exit; 10000 when omitted; a server waits at most 30000, termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms). */
   timeoutMs?: number;
   /** False: close the node once an answer reports the command finished; true when omitted. */
   keep?: boolean;
@@ -178,7 +178,7 @@ export interface TerminalSearchArgs {
 
 /** The values of `terminal_wait`'s `until`. */
 export type TerminalWaitUntil = "exit" | "text" | "quiet" | "change" | "input";
-/** The arguments of `terminal_wait`: Wait up to timeoutMs until a terminal's process exits, one of several texts or patterns appears after a cursor, its output goes quiet, any output changes, or a program waits for input; a timeout answers reached false. */
+/** The arguments of `terminal_wait`: Wait up to timeoutMs (server 30 s, termsprawlctl and its MCP bridge 600 s) until a terminal's process exits, one of its texts or patterns appears after a cursor, output goes quiet or changes, or a program waits for input; a timeout answers reached false. */
 export interface TerminalWaitArgs {
   /** The terminal node to wait on. */
   nodeId: string;
@@ -194,7 +194,7 @@ export interface TerminalWaitArgs {
   since?: number;
   /** With until quiet, milliseconds without output; 1000 when omitted, 100 to 30000. */
   quietMs?: number;
-  /** Milliseconds to wait at most; 10000 when omitted, 0 to 30000. */
+  /** Milliseconds to wait at most; 10000 when omitted; a server waits at most 30000, termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms). */
   timeoutMs?: number;
 }
 
@@ -885,7 +885,7 @@ export const OPERATIONS: readonly ToolEntry[] = [
         },
         "timeoutMs": {
           "type": "number",
-          "description": "Milliseconds to wait for the exit; 10000 when omitted, 0 to 30000."
+          "description": "Milliseconds to wait for the exit; 10000 when omitted; a server waits at most 30000, termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms)."
         },
         "keep": {
           "type": "boolean",
@@ -1012,7 +1012,7 @@ export const OPERATIONS: readonly ToolEntry[] = [
   {
     "name": "terminal_wait",
     "title": "Wait for terminal",
-    "description": "Wait up to timeoutMs until a terminal's process exits, one of several texts or patterns appears after a cursor, its output goes quiet, any output changes, or a program waits for input; a timeout answers reached false.",
+    "description": "Wait up to timeoutMs (server 30 s, termsprawlctl and its MCP bridge 600 s) until a terminal's process exits, one of its texts or patterns appears after a cursor, output goes quiet or changes, or a program waits for input; a timeout answers reached false.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -1056,7 +1056,7 @@ export const OPERATIONS: readonly ToolEntry[] = [
         },
         "timeoutMs": {
           "type": "number",
-          "description": "Milliseconds to wait at most; 10000 when omitted, 0 to 30000."
+          "description": "Milliseconds to wait at most; 10000 when omitted; a server waits at most 30000, termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms)."
         }
       },
       "required": [
