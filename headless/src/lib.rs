@@ -30,6 +30,7 @@ mod config;
 pub mod control;
 mod engine;
 mod error;
+mod foreground;
 pub mod launch;
 mod layout;
 mod ops;

@@ -380,6 +380,14 @@ impl Tmux {
         }
     }
 
+    /// The pid of the process the node's pane runs now (`#{pane_pid}`), without waiting for a
+    /// dead pane's status as [`Tmux::pane_state`] does; `None` when tmux shows none.
+    pub async fn pane_pid(&self, node_id: &str) -> Result<Option<i32>, TmuxError> {
+        let args = ["-p".into(), "-t".into(), pane(node_id), "#{pane_pid}".into()];
+        let output = self.run_on(node_id, "display-message", &args, None).await?;
+        Ok(output.lines().last().and_then(|line| line.trim().parse().ok()))
+    }
+
     /// [`Tmux::capture`] and [`Tmux::pane_state`] in one tmux command list.
     pub async fn capture_with_state(
         &self,

@@ -1,0 +1,399 @@
+//! Whether a terminal's foreground program is blocked reading the terminal, from the kernel's
+//! view in `/proc` (protocol 1.5.0: `terminal_wait`'s `until: "input"`, `waitingForInput` and
+//! `inputBy`; `spec/protocol.md` §4.8).
+//!
+//! Everything here reads files of `/proc`: no process is spawned and tmux is not asked, so one
+//! look costs a few file reads and a `terminal_list` of many terminals can afford one per node.
+//!
+//! A look starts from the pane's own process (its pid is known from tmux at the node's start,
+//! [`Pane`]): its `/proc/<pid>/stat` names the pane's terminal (`tty_nr`) and the terminal's
+//! foreground process group (`tpgid`). The group's leader is looked at first; when it is not
+//! reading (a run node's wrapper waits for its command, a shell for its pipeline) every process
+//! of that group in the pane's session is, from one scan of `/proc` shared by the looks of one
+//! answer ([`Processes`]). A process reads the terminal when one of its threads sleeps in a
+//! system call (`/proc/<pid>/task/<tid>/syscall`) that waits for input on a descriptor that is
+//! the pane's terminal (`/proc/<pid>/fd/<fd>` is that character device, or `/dev/tty` of a
+//! process whose controlling terminal it is):
+//!
+//! - `read`, `readv`, `pread64`, `preadv`, `preadv2` on it (a canonical-mode `read`, Python's
+//!   `input` and `getpass`, `cat`, the shell's `read` builtin);
+//! - `select`/`pselect6` with it in the read set, `poll`/`ppoll` with it asking `POLLIN`, the
+//!   sets read from `/proc/<pid>/mem` at the addresses the call was given (bash's readline at its
+//!   prompt is a `pselect6`);
+//! - `epoll_wait`/`epoll_pwait`/`epoll_pwait2` on an epoll instance whose `fdinfo` lists it with
+//!   `EPOLLIN` (event loops such as Node's).
+//!
+//! A group in which any thread runs (`running` in `syscall`) is busy, not waiting. The system call
+//! numbers are those of x86_64 and aarch64; elsewhere no program is ever seen reading. Reading
+//! `syscall` and `mem` needs ptrace access to the process (`PTRACE_MODE_ATTACH`): a process of
+//! another user (sudo's own password prompt), or any process where Yama's `ptrace_scope` is 1 or
+//! more and the server is not its ancestor, is never seen reading.
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::time::Duration;
+
+/// How long a terminal must have printed nothing before its reading program counts as waiting
+/// for input: a program that prints steadily never does.
+pub(crate) const INPUT_QUIET: Duration = Duration::from_millis(250);
+/// How often `terminal_wait {until: "input"}` looks again while the terminal is quiet, and how
+/// long a reading program must go on reading, unchanged and silent, before the wait is reached.
+pub(crate) const INPUT_RECHECK: Duration = Duration::from_millis(100);
+
+/// The most threads of one process, and processes of one group, a look examines.
+const MAX_EXAMINED: usize = 256;
+/// The most descriptors of one `select` or `poll` a look reads.
+const MAX_WAITED_FDS: u64 = 1024;
+/// `/dev/tty`: the controlling terminal of whoever opens it (major 5, minor 0).
+const DEV_TTY: u64 = 5 << 8;
+/// `POLLIN | POLLPRI | POLLRDNORM`: a `poll` that waits for input.
+const POLL_INPUT: i16 = 0x1 | 0x2 | 0x40;
+/// `EPOLLIN | EPOLLPRI | EPOLLRDNORM`.
+const EPOLL_INPUT: u32 = 0x1 | 0x2 | 0x40;
+
+/// The process a terminal node's pane runs (a shell, or a run node's wrapper): its pid and its
+/// start time, so a pid the kernel has since given to another process is not mistaken for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pane {
+    pid: i32,
+    start_time: u64,
+}
+
+impl Pane {
+    /// The pane whose process is `pid` now; `None` when no such process runs.
+    pub(crate) fn of(pid: i32) -> Option<Pane> {
+        let stat = Stat::read(pid)?;
+        (!stat.ended()).then_some(Pane { pid, start_time: stat.start_time })
+    }
+
+    pub(crate) fn pid(self) -> i32 {
+        self.pid
+    }
+}
+
+/// What one look saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Foreground {
+    /// The foreground program (its `comm`, `bash`, `python3`) sleeps reading the terminal.
+    Reading(String),
+    /// Nothing in the foreground reads the terminal now.
+    NotReading,
+    /// The pane's process has ended (or its pid now belongs to another process).
+    Gone,
+}
+
+/// The processes of the machine, scanned from `/proc` once when a look first needs them and
+/// shared by the looks of one answer.
+#[derive(Debug, Default)]
+pub(crate) struct Processes {
+    /// Process group → its members, each with its `stat`.
+    groups: Option<HashMap<i32, Vec<(i32, Stat)>>>,
+}
+
+impl Processes {
+    fn group(&mut self, pgrp: i32) -> &[(i32, Stat)] {
+        let groups = self.groups.get_or_insert_with(scan);
+        groups.get(&pgrp).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Whether the foreground program of `pane`'s terminal sleeps reading it.
+pub(crate) fn look(pane: Pane, processes: &mut Processes) -> Foreground {
+    let Some(stat) = Stat::read(pane.pid) else { return Foreground::Gone };
+    if stat.ended() || stat.start_time != pane.start_time {
+        return Foreground::Gone;
+    }
+    let terminal = Terminal { device: stat.tty, session: stat.session };
+    if stat.tty == 0 || stat.tpgid <= 0 {
+        return Foreground::NotReading;
+    }
+    // The leader alone answers most looks: a shell at its prompt, a program a shell started.
+    let leader = if stat.tpgid == pane.pid { Some(stat.clone()) } else { Stat::read(stat.tpgid) };
+    if let Some(leader) = leader.filter(|leader| terminal.holds(leader, stat.tpgid)) {
+        match examine(stat.tpgid, &leader, terminal) {
+            Examined::Reading => return Foreground::Reading(leader.comm),
+            Examined::Busy => return Foreground::NotReading,
+            Examined::Other => {}
+        }
+    }
+    let mut reader = None;
+    for (pid, member) in processes.group(stat.tpgid).iter().take(MAX_EXAMINED) {
+        if *pid == stat.tpgid || !terminal.holds(member, stat.tpgid) {
+            continue;
+        }
+        match examine(*pid, member, terminal) {
+            Examined::Busy => return Foreground::NotReading,
+            Examined::Reading if reader.is_none() => reader = Some(member.comm.clone()),
+            Examined::Reading | Examined::Other => {}
+        }
+    }
+    reader.map_or(Foreground::NotReading, Foreground::Reading)
+}
+
+/// The pane's terminal device and session.
+#[derive(Debug, Clone, Copy)]
+struct Terminal {
+    device: u64,
+    session: i32,
+}
+
+impl Terminal {
+    /// Whether `stat` is a live process of group `pgrp` in this terminal's session.
+    fn holds(self, stat: &Stat, pgrp: i32) -> bool {
+        !stat.ended() && stat.pgrp == pgrp && stat.session == self.session
+    }
+}
+
+/// What one process of the foreground group is doing.
+enum Examined {
+    /// A thread of it sleeps waiting for input from the terminal.
+    Reading,
+    /// A thread of it runs.
+    Busy,
+    /// Anything else: sleeping otherwise, stopped, or not ours to look at.
+    Other,
+}
+
+fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
+    let tasks: Vec<i32> = if stat.threads <= 1 {
+        vec![pid]
+    } else {
+        let Ok(entries) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            return Examined::Other;
+        };
+        entries
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+            .take(MAX_EXAMINED)
+            .collect()
+    };
+    let mut reading = false;
+    for tid in tasks {
+        let Ok(text) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")) else {
+            continue;
+        };
+        match Syscall::parse(&text) {
+            Some(Syscall::Running) => return Examined::Busy,
+            Some(Syscall::Blocked(call)) => {
+                reading = reading || waits_for_terminal(pid, stat, &call, terminal);
+            }
+            None => {}
+        }
+    }
+    if reading { Examined::Reading } else { Examined::Other }
+}
+
+/// Whether the blocked system call `call` of process `pid` waits for input from the terminal.
+fn waits_for_terminal(pid: i32, stat: &Stat, call: &[u64], terminal: Terminal) -> bool {
+    let is_terminal = |fd: u64| is_terminal_fd(pid, stat, fd, terminal);
+    let arg = |index: usize| call.get(index + 1).copied().unwrap_or_default();
+    match numbers::kind(call[0]) {
+        Some(Wait::Read) => is_terminal(arg(0)),
+        Some(Wait::Select) => {
+            let nfds = arg(0).min(MAX_WAITED_FDS);
+            read_memory(pid, arg(1), usize::try_from(nfds.div_ceil(8)).unwrap_or_default())
+                .is_some_and(|set| {
+                    (0..nfds).any(|fd| {
+                        let byte = set[usize::try_from(fd / 8).unwrap_or_default()];
+                        byte & (1 << (fd % 8)) != 0 && is_terminal(fd)
+                    })
+                })
+        }
+        Some(Wait::Poll) => {
+            let count = arg(1).min(MAX_WAITED_FDS);
+            read_memory(pid, arg(0), usize::try_from(count * 8).unwrap_or_default()).is_some_and(
+                |fds| {
+                    fds.chunks_exact(8).any(|pollfd| {
+                        let fd = i32::from_ne_bytes([pollfd[0], pollfd[1], pollfd[2], pollfd[3]]);
+                        let events = i16::from_ne_bytes([pollfd[4], pollfd[5]]);
+                        events & POLL_INPUT != 0
+                            && u64::try_from(fd).is_ok_and(|fd| is_terminal(fd))
+                    })
+                },
+            )
+        }
+        Some(Wait::Epoll) => {
+            let Ok(info) = fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", arg(0))) else {
+                return false;
+            };
+            epoll_targets(&info).any(|(fd, events)| events & EPOLL_INPUT != 0 && is_terminal(fd))
+        }
+        None => false,
+    }
+}
+
+/// The `(tfd, events)` of every watch an epoll instance's `fdinfo` lists
+/// (`tfd:        0 events:       19 data: …`).
+fn epoll_targets(info: &str) -> impl Iterator<Item = (u64, u32)> + '_ {
+    info.lines().filter_map(|line| {
+        let mut words = line.split_whitespace();
+        if words.next()? != "tfd:" {
+            return None;
+        }
+        let fd = words.next()?.parse().ok()?;
+        if words.next()? != "events:" {
+            return None;
+        }
+        let events = u32::from_str_radix(words.next()?, 16).ok()?;
+        Some((fd, events))
+    })
+}
+
+/// Whether descriptor `fd` of process `pid` is the terminal: its character device, or
+/// `/dev/tty` in a process whose controlling terminal it is.
+fn is_terminal_fd(pid: i32, stat: &Stat, fd: u64, terminal: Terminal) -> bool {
+    let Ok(metadata) = fs::metadata(format!("/proc/{pid}/fd/{fd}")) else { return false };
+    if !metadata.file_type().is_char_device() {
+        return false;
+    }
+    let device = metadata.rdev();
+    device == terminal.device || (device == DEV_TTY && stat.tty == terminal.device)
+}
+
+/// `len` bytes of process `pid`'s memory at `address` (`None` when refused or unmapped).
+fn read_memory(pid: i32, address: u64, len: usize) -> Option<Vec<u8>> {
+    if address == 0 || len == 0 {
+        return None;
+    }
+    let file = File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut bytes = vec![0; len];
+    file.read_exact_at(&mut bytes, address).ok()?;
+    Some(bytes)
+}
+
+/// Every process's `stat`, by process group.
+fn scan() -> HashMap<i32, Vec<(i32, Stat)>> {
+    let mut groups: HashMap<i32, Vec<(i32, Stat)>> = HashMap::new();
+    let Ok(entries) = fs::read_dir("/proc") else { return groups };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if let Some(stat) = Stat::read(pid) {
+            groups.entry(stat.pgrp).or_default().push((pid, stat));
+        }
+    }
+    groups
+}
+
+/// The members of `/proc/<pid>/stat` a look needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stat {
+    comm: String,
+    state: char,
+    pgrp: i32,
+    session: i32,
+    /// The controlling terminal's device number (0: none).
+    tty: u64,
+    /// The foreground process group of that terminal.
+    tpgid: i32,
+    threads: u64,
+    start_time: u64,
+}
+
+impl Stat {
+    fn read(pid: i32) -> Option<Stat> {
+        Stat::parse(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    /// `pid (comm) state ppid pgrp session tty_nr tpgid …`; comm may hold spaces and
+    /// parentheses, so the fields after it are counted from its last `)`.
+    fn parse(text: &str) -> Option<Stat> {
+        let open = text.find('(')?;
+        let close = text.rfind(')')?;
+        let comm = text.get(open + 1..close)?.to_owned();
+        let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+        // Field n of proc(5) is fields[n - 3].
+        let field = |n: usize| fields.get(n - 3).copied();
+        Some(Stat {
+            comm,
+            state: field(3)?.chars().next()?,
+            pgrp: field(5)?.parse().ok()?,
+            session: field(6)?.parse().ok()?,
+            tty: field(7)?.parse::<i64>().ok()?.try_into().ok()?,
+            tpgid: field(8)?.parse().ok()?,
+            threads: field(20)?.parse().ok()?,
+            start_time: field(22)?.parse().ok()?,
+        })
+    }
+
+    /// A zombie or a dead process.
+    fn ended(&self) -> bool {
+        matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// A thread's `/proc/<pid>/task/<tid>/syscall`.
+#[derive(Debug, PartialEq, Eq)]
+enum Syscall {
+    /// `running`.
+    Running,
+    /// Blocked in a system call: its number, then its six arguments.
+    Blocked(Vec<u64>),
+}
+
+impl Syscall {
+    /// `None` for a thread blocked outside a system call (`-1 sp pc`) or an unreadable text.
+    fn parse(text: &str) -> Option<Syscall> {
+        let text = text.trim();
+        if text == "running" {
+            return Some(Syscall::Running);
+        }
+        let mut words = text.split_whitespace();
+        let number = words.next()?.parse::<u64>().ok()?;
+        let mut call = vec![number];
+        for word in words.take(6) {
+            call.push(u64::from_str_radix(word.strip_prefix("0x")?, 16).ok()?);
+        }
+        (call.len() == 7).then_some(Syscall::Blocked(call))
+    }
+}
+
+/// The kinds of system call that wait for input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// The first argument is the descriptor read.
+    Read,
+    /// `nfds`, then the read set.
+    Select,
+    /// The `pollfd` array, then its length.
+    Poll,
+    /// The epoll instance.
+    Epoll,
+}
+
+/// The system call numbers of this architecture.
+mod numbers {
+    use super::Wait;
+
+    #[cfg(target_arch = "x86_64")]
+    pub(super) fn kind(number: u64) -> Option<Wait> {
+        match number {
+            0 | 17 | 19 | 295 | 327 => Some(Wait::Read),
+            23 | 270 => Some(Wait::Select),
+            7 | 271 => Some(Wait::Poll),
+            232 | 281 | 441 => Some(Wait::Epoll),
+            _ => None,
+        }
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    pub(super) fn kind(number: u64) -> Option<Wait> {
+        match number {
+            63 | 65 | 67 | 69 | 286 => Some(Wait::Read),
+            72 => Some(Wait::Select),
+            73 => Some(Wait::Poll),
+            22 | 441 => Some(Wait::Epoll),
+            _ => None,
+        }
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    pub(super) fn kind(_number: u64) -> Option<Wait> {
+        None
+    }
+}
