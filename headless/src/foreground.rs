@@ -24,7 +24,7 @@
 //!   `EPOLLIN` (event loops such as Node's).
 //!
 //! A group in which any thread runs (`running` in `syscall`) is busy, not waiting. The system call
-//! numbers are those of x86_64 and aarch64; elsewhere no program is ever seen reading. Reading
+//! numbers are those of `x86_64` and `aarch64`; elsewhere no program is ever seen reading. Reading
 //! `syscall` and `mem` needs ptrace access to the process (`PTRACE_MODE_ATTACH`): a process of
 //! another user (sudo's own password prompt), or any process where Yama's `ptrace_scope` is 1 or
 //! more and the server is not its ancestor, is never seen reading.
@@ -209,8 +209,7 @@ fn waits_for_terminal(pid: i32, stat: &Stat, call: &[u64], terminal: Terminal) -
                     fds.chunks_exact(8).any(|pollfd| {
                         let fd = i32::from_ne_bytes([pollfd[0], pollfd[1], pollfd[2], pollfd[3]]);
                         let events = i16::from_ne_bytes([pollfd[4], pollfd[5]]);
-                        events & POLL_INPUT != 0
-                            && u64::try_from(fd).is_ok_and(|fd| is_terminal(fd))
+                        events & POLL_INPUT != 0 && u64::try_from(fd).is_ok_and(&is_terminal)
                     })
                 },
             )
@@ -269,8 +268,7 @@ fn scan() -> HashMap<i32, Vec<(i32, Stat)>> {
     let mut groups: HashMap<i32, Vec<(i32, Stat)>> = HashMap::new();
     let Ok(entries) = fs::read_dir("/proc") else { return groups };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok())
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else {
             continue;
         };
         if let Some(stat) = Stat::read(pid) {

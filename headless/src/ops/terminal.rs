@@ -492,7 +492,7 @@ impl Wait {
             .unwrap_or(INPUT_QUIET);
         if since_output < INPUT_QUIET {
             self.reading = None;
-            return (false, Some(now + (INPUT_QUIET - since_output)));
+            return (false, Some(now + INPUT_QUIET.saturating_sub(since_output)));
         }
         let Some(program) = engine.foreground_reader(&self.node_id, &mut Processes::default())
         else {
@@ -609,7 +609,10 @@ impl Wait {
         value.insert("truncated".to_owned(), Value::Bool(truncated));
         value.insert("cursor".to_owned(), members["cursor"].take());
         if self.condition == Condition::Input {
-            value.insert("inputBy".to_owned(), self.input_by.take().map_or(Value::Null, Value::from));
+            value.insert(
+                "inputBy".to_owned(),
+                self.input_by.take().map_or(Value::Null, Value::from),
+            );
         }
         let value = Value::Object(value);
         if state.dead {

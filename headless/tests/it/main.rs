@@ -14,3 +14,4 @@ mod support;
 mod terminal;
 mod terminal_run;
 mod tmux_control;
+mod waiting_input;
