@@ -127,6 +127,10 @@ pub struct Node {
     /// after the command exits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// When a terminal node's program started, in milliseconds since 1970 (`terminal_list`'s
+    /// `startedAt`, protocol 1.5.0); absent for other kinds and in canvases written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<u64>,
 }
 
 impl Node {
@@ -147,6 +151,7 @@ impl Node {
             view: None,
             agent: None,
             command: None,
+            started_at: None,
         }
     }
 

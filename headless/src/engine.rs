@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 use termsprawl_external_term::session_name;
@@ -52,6 +53,9 @@ pub(crate) struct Engine {
     /// The process of every terminal node's pane, as tmux last showed it: the looks of
     /// [`Engine::input_by`] start from it and read only `/proc`.
     panes: Mutex<HashMap<String, Pane>>,
+    /// [`Engine::ended`]'s last look at each node: the change signal and whether an answer had
+    /// seen it ended then, and what the files showed.
+    ends: Mutex<HashMap<String, (u64, bool, Option<Ended>)>>,
 }
 
 /// An agent node that was just started.
@@ -135,6 +139,7 @@ impl Engine {
             unretirable: Mutex::new(HashSet::new()),
             seen_ended: Mutex::new(HashSet::new()),
             panes: Mutex::new(HashMap::new()),
+            ends: Mutex::new(HashMap::new()),
         }
     }
 
@@ -250,6 +255,7 @@ impl Engine {
         let folder = self.project(project_id)?.folder;
         let mut node = Node::new(node_id.to_owned(), NodeKind::Agent, title.to_owned());
         node.agent = Some(AgentInfo { name: name.to_owned(), status: status.clone() });
+        node.started_at = Some(tasks::now_millis());
         self.mutate(project_id, |project| Ok(project.add(node)))?;
         let identity =
             ToolIdentity { node_id: node_id.to_owned(), project_id: project_id.to_owned() };
@@ -283,7 +289,8 @@ impl Engine {
             (state.canvas.fresh_node_id(NodeKind::Terminal), project.folder.clone())
         };
         self.new_session(&node_id, &folder, &[], self.config.shell.as_deref(), false).await?;
-        let node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
+        let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
+        node.started_at = Some(tasks::now_millis());
         if let Err(error) = self.mutate(project_id, |project| Ok(project.add(node))) {
             let _ = self.tmux.kill_session(&node_id).await;
             self.streams.remove_files(&node_id);
@@ -315,6 +322,7 @@ impl Engine {
         ];
         let mut node = Node::new(node_id.clone(), NodeKind::Terminal, title.to_owned());
         node.command = Some(command.to_owned());
+        node.started_at = Some(tasks::now_millis());
         // The node is committed to the canvas before its command starts: a failed save (a full
         // disk) fails the call with nothing run (issue 29).
         self.new_run_session(project_id, &node_id, cwd, env, &argv, || {
@@ -437,12 +445,17 @@ impl Engine {
 
     /// `waitingForInput` and `inputBy` of `terminal_list` and `terminal_read`'s screen view
     /// (protocol 1.5.0, `spec/protocol.md` §4.8): the foreground program while it sleeps reading
-    /// the terminal ([`Engine::foreground_reader`]) and the node has printed nothing for
-    /// [`foreground::INPUT_QUIET`]. One look, `/proc` reads only: no tmux command, no process.
-    pub(crate) fn input_by(&self, node_id: &str, processes: &mut Processes) -> Option<String> {
-        let last_output = self.streams.get(node_id).look().last_change;
+    /// the terminal ([`Engine::foreground_reader`]) and the node, whose last output was at
+    /// `last_output`, has printed nothing for [`foreground::INPUT_QUIET`]. One look, `/proc`
+    /// reads only: no tmux command, no process.
+    pub(crate) fn input_by(
+        &self,
+        node_id: &str,
+        last_output: Option<SystemTime>,
+        processes: &mut Processes,
+    ) -> Option<String> {
         let quiet = last_output
-            .and_then(|at| std::time::SystemTime::now().duration_since(at).ok())
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
             .is_none_or(|quiet| quiet >= foreground::INPUT_QUIET);
         if !quiet {
             return None;
@@ -481,6 +494,66 @@ impl Engine {
             ]
             .iter()
             .any(|path| path.exists())
+    }
+
+    /// How the node's program ended, as the server knows it without asking tmux (`terminal_list`,
+    /// protocol 1.5.0): its final record; else the status its run wrapper recorded, or its pane
+    /// seen gone or dead (`.end`, `.died`, or an answer that saw it), at the time of the earliest
+    /// of those files; `None` while it runs by these. `signal` is the node's stream's change
+    /// signal now: the files are looked at again only when it moved since the last look (every
+    /// change of them moves it), so a list of many quiet terminals costs no file system call.
+    pub(crate) fn ended(&self, node_id: &str, signal: u64) -> Option<Ended> {
+        let seen = lock(&self.seen_ended).contains(node_id);
+        if let Some((at, seen_then, ended)) = lock(&self.ends).get(node_id)
+            && *at == signal
+            && *seen_then == seen
+        {
+            return *ended;
+        }
+        let ended = self.ended_by_files(node_id, seen);
+        lock(&self.ends).insert(node_id.to_owned(), (signal, seen, ended));
+        ended
+    }
+
+    fn ended_by_files(&self, node_id: &str, seen: bool) -> Option<Ended> {
+        if let Some(record) = self.final_record(node_id) {
+            let at = record.ended_at.map(from_millis).or_else(|| {
+                std::fs::metadata(self.final_file(node_id)).and_then(|m| m.modified()).ok()
+            });
+            let at = at.unwrap_or_else(SystemTime::now);
+            return Some(Ended { at, state: record.state() });
+        }
+        let at = match self.end_evidence(node_id) {
+            Some(at) => at,
+            None if seen => SystemTime::now(),
+            None => return None,
+        };
+        let state = PaneState { dead: true, ..PaneState::default() };
+        Some(Ended { at, state: self.with_recorded_status(node_id, state) })
+    }
+
+    /// The time of the earliest file that shows the node's program ended: the status its run
+    /// wrapper recorded, its `pane-died` mark, its pane's end.
+    fn end_evidence(&self, node_id: &str) -> Option<SystemTime> {
+        [
+            self.streams.status_file(node_id),
+            self.streams.died_file(node_id),
+            self.streams.end_file(node_id),
+        ]
+        .iter()
+        .filter_map(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+        .min()
+    }
+
+    /// When the node's program started: recorded on the canvas when it was started; for a node
+    /// of an older canvas, the time its output pipe started (`.start`).
+    pub(crate) fn started(&self, node: &Node) -> SystemTime {
+        if let Some(at) = node.started_at {
+            return from_millis(at);
+        }
+        std::fs::metadata(self.streams.start_file(&node.id))
+            .and_then(|m| m.modified())
+            .unwrap_or(SystemTime::UNIX_EPOCH)
     }
 
     /// `<nodeId>.final`: what a finished run node showed and how it ended, once retired.
@@ -528,9 +601,11 @@ impl Engine {
         self.output_complete(node_id).await;
         let (screen, _) = self.tmux.capture_screen(node_id).await?;
         let state = self.with_recorded_status(node_id, state);
+        let ended_at = self.end_evidence(node_id).unwrap_or_else(SystemTime::now);
         let record = FinalRecord {
             exit_code: state.exit_code,
             signal: state.signal,
+            ended_at: Some(millis(ended_at)),
             history: trim_dead_notice(trim_blank_end(&history)).to_owned(),
             screen,
         };
@@ -728,6 +803,7 @@ impl Engine {
         self.mutate(project_id, |project| Ok(project.remove(node_id)))?;
         if node.kind.is_terminal() {
             lock(&self.panes).remove(node_id);
+            lock(&self.ends).remove(node_id);
             self.streams.remove_files(node_id);
             let _ = std::fs::remove_file(self.final_file(node_id));
             let _ = std::fs::remove_file(self.discard_file(node_id));
@@ -880,12 +956,36 @@ impl Engine {
     }
 }
 
+/// How a node's program ended ([`Engine::ended`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ended {
+    /// When.
+    pub(crate) at: SystemTime,
+    /// Dead, with the exit status or signal when known.
+    pub(crate) state: PaneState,
+}
+
+/// `time` in milliseconds since 1970.
+fn millis(time: SystemTime) -> u64 {
+    let since = time.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Milliseconds since 1970 as a time.
+fn from_millis(millis: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(millis)
+}
+
 /// What a retired run node showed when it finished, and how it ended (`<nodeId>.final`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct FinalRecord {
     pub(crate) exit_code: Option<i32>,
     pub(crate) signal: Option<i32>,
+    /// When the command ended, in milliseconds since 1970 (protocol 1.5.0; absent in records
+    /// written before, whose file's time stands in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ended_at: Option<u64>,
     /// The screen and scrollback, as `terminal_read` without `since` shows them.
     pub(crate) history: String,
     /// The visible screen, as `terminal_read` with `view: "screen"` shows it.

@@ -187,6 +187,12 @@ pub mod messages {
         )
     }
 
+    /// `terminal_search`, or `terminal_wait` with `regex: true`, whose pattern is outside the
+    /// dialect of `spec/protocol.md` §5.1 or does not compile: nothing is searched or waited for.
+    pub fn invalid_pattern(reason: &str) -> String {
+        format!("Invalid pattern: {reason}")
+    }
+
     /// `terminal_run` with an `env` item (at `index`, from 0) that is not `NAME=value` with a
     /// valid name. The item itself is not repeated: it may hold a secret.
     pub fn run_env(index: usize) -> String {

@@ -11,7 +11,8 @@
 //! - agent requests persisted in `D/tasks/` ([`tasks`]);
 //! - the output stream and cursor of every terminal node in `D/terminals/` (`streams`), which
 //!   `terminal_run`, `terminal_wait` and `terminal_read` with `since` read, and whose changes wake
-//!   waiting calls;
+//!   waiting calls, and which `terminal_search` searches with the texts and patterns of
+//!   `matcher` (protocol 1.5.0);
 //! - per-project serialisation of operations with the queue expiry of `spec/protocol.md` §6.4
 //!   ([`queue`]);
 //! - a control channel on the Unix socket `D/headless.sock` ([`control`]) through which other
@@ -33,6 +34,7 @@ mod error;
 mod foreground;
 pub mod launch;
 mod layout;
+mod matcher;
 mod ops;
 pub mod queue;
 mod server;

@@ -9,13 +9,14 @@
 //! The request is turned into a typed [`Call`] once; [`run`] matches it exhaustively, so an
 //! operation of the table that this server does not handle is a compile error. The operations
 //! live by surface, one function each, as clients of the [`Engine`]: [`session`], [`canvas`],
-//! [`terminal`], [`agents`]; [`access`] is the one rule of who may read, drive, attach or close
+//! [`terminal`], [`survey`] (`terminal_list`, `terminal_search`), [`agents`]; [`access`] is the one rule of who may read, drive, attach or close
 //! which terminal node.
 
 mod access;
 mod agents;
 mod canvas;
 mod session;
+mod survey;
 mod terminal;
 
 use std::sync::Arc;
@@ -155,10 +156,8 @@ async fn done(engine: &Engine, caller: &Caller, call: Call) -> Result<Value, Too
         Call::TerminalExternal(args) => terminal::external(engine, caller, &args).await,
         Call::TerminalClose(args) => terminal::close(engine, caller, &args).await,
         Call::TerminalKill(args) => terminal::kill(engine, caller, &args).await,
-        // Protocol 1.5.0's survey: implemented in the following commits.
-        Call::TerminalList(_) | Call::TerminalSearch(_) => {
-            Err(ToolError::new("not yet implemented"))
-        }
+        Call::TerminalList(_) => survey::list(engine, caller),
+        Call::TerminalSearch(args) => survey::search(engine, caller, &args),
         Call::TerminalRun(_) | Call::TerminalWait(_) => unreachable!("waits are run by `run`"),
         Call::AgentLaunch(args) => agents::launch(engine, caller, args).await,
         Call::AgentCards(_) => Ok(agents::cards(engine, caller)),

@@ -35,8 +35,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use rustix::fs::inotify;
+use termsprawl_protocol::results::SearchMatch;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
+
+use crate::matcher::Matcher;
 
 /// How long a run wrapper waits, after its exit mark, for the server to read it (and how long the
 /// server looks for it) before it ends anyway.
@@ -250,6 +253,17 @@ impl Streams {
             },
         };
         length >= read + COMPACT_BYTES
+    }
+
+    /// The node's stream, read from its file only when the file changed since the last look of
+    /// this kind ([`Stream::look_at`] at the change signal now), with that signal and the look:
+    /// a survey of many quiet terminals reads no file (`terminal_list`, `terminal_search`).
+    pub(crate) fn current(&self, node_id: &str) -> (Arc<Stream>, u64, Look) {
+        let known = lock(&self.nodes).get(node_id).cloned();
+        let stream = known.unwrap_or_else(|| self.get(node_id));
+        let signal = *stream.changed.borrow();
+        let look = stream.look_at(signal);
+        (stream, signal, look)
     }
 
     /// Wakes the node's waiters.
@@ -542,22 +556,82 @@ impl Stream {
         (state.text[state.byte_of(since)..].to_owned(), false, state.cursor)
     }
 
-    /// Looks for `needle` in the text after `from` as of the last read (`None`: all retained
-    /// text), without reading the file: the caller has just looked. Answers whether it occurs,
-    /// and otherwise the cursor a later search may start from and miss nothing, so that a
-    /// waiter searches only what is new.
-    pub(crate) fn search(&self, from: Option<u64>, needle: &str) -> Result<(), u64> {
+    /// Looks for `matcher`'s first match in the text after `from` as of the last read (`None`:
+    /// all retained text), without reading the file: the caller has just looked. Answers the
+    /// index of the text or pattern that matched and the cursor at the start of its match, and
+    /// otherwise the cursor a later search may start from and miss nothing of what it can find
+    /// ([`Matcher::overlap`]), so that a waiter searches only what is new.
+    pub(crate) fn search(&self, from: Option<u64>, matcher: &Matcher) -> Result<(u32, u64), u64> {
         let state = lock(&self.state);
         let from = from.unwrap_or(state.text_start);
-        if state.text[state.byte_of(from)..].contains(needle) {
-            return Ok(());
+        if let Some((index, byte)) = matcher.find_at(&state.text, state.byte_of(from)) {
+            return Ok((index, state.cursor_at(byte)));
         }
         // A match found later ends after the text searched now, so it starts at most the
-        // needle's length minus one before its end; never before `from`, which may be a cursor
-        // still to come.
-        let overlap = needle.chars().count().saturating_sub(1) as u64;
-        Err(state.cursor.saturating_sub(overlap).max(from))
+        // overlap before its end; never before `from`, which may be a cursor still to come.
+        Err(state.cursor.saturating_sub(matcher.overlap()).max(from))
     }
+
+    /// `terminal_search` in this stream (protocol 1.5.0): the lines of the retained text after
+    /// `from` (all of it when `None`) that hold a match of `matcher`, oldest first, at most
+    /// `limit`, each with up to `context` lines before and after it (from the same text), and
+    /// whether more lines matched. The text is read up to the last look, not from the file.
+    pub(crate) fn matching_lines(
+        &self,
+        node_id: &str,
+        from: Option<u64>,
+        matcher: &Matcher,
+        context: usize,
+        limit: usize,
+    ) -> (Vec<SearchMatch>, bool) {
+        let state = lock(&self.state);
+        let text = state.text.as_str();
+        let base = state.byte_of(from.unwrap_or(state.text_start));
+        let mut found = Vec::new();
+        let mut at = base;
+        while let Some(start) = matcher.find_start(text, at) {
+            let line_start = text[base..start].rfind('\n').map_or(base, |i| base + i + 1);
+            let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+            let line = &text[line_start..line_end];
+            // The last line feed ends the text's last line: nothing comes after it yet.
+            let last = line_start == text.len();
+            if !last && matcher.is_match(line) {
+                if found.len() == limit {
+                    return (found, true);
+                }
+                found.push(SearchMatch {
+                    node_id: node_id.to_owned(),
+                    cursor: state.cursor_at(line_start),
+                    line: line.to_owned(),
+                    before: lines_before(&text[base..line_start], context),
+                    after: lines_after(text.get(line_end + 1..).unwrap_or_default(), context),
+                });
+            }
+            if line_end >= text.len() {
+                break;
+            }
+            at = line_end + 1;
+        }
+        (found, false)
+    }
+}
+
+/// The last `count` lines of `text` (which ends where a line starts), oldest first.
+fn lines_before(text: &str, count: usize) -> Vec<String> {
+    let Some(body) = text.strip_suffix('\n') else { return Vec::new() };
+    let mut lines: Vec<String> = body.rsplit('\n').take(count).map(str::to_owned).collect();
+    lines.reverse();
+    lines
+}
+
+/// The first `count` lines of `text` (which starts where a line starts; the empty end after a
+/// last line feed is no line).
+fn lines_after(text: &str, count: usize) -> Vec<String> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    body.split('\n').take(count).map(str::to_owned).collect()
 }
 
 /// A snapshot of a stream.
@@ -649,6 +723,18 @@ impl StreamState {
         if punched.is_err() {
             self.cannot_punch = true;
         }
+    }
+
+    /// The cursor of the character that starts at byte `byte` of the retained text.
+    fn cursor_at(&self, byte: usize) -> u64 {
+        let absolute = self.dropped_bytes + byte as u64;
+        let entry = self.index.partition_point(|&(_, at)| at <= absolute);
+        let (from_cursor, from_byte) = match entry.checked_sub(1).map(|entry| self.index[entry]) {
+            Some((at, from)) => (at, usize::try_from(from - self.dropped_bytes).unwrap_or(0)),
+            None => (self.text_start, 0),
+        };
+        let from_byte = from_byte.min(byte);
+        from_cursor + self.text[from_byte..byte].chars().count() as u64
     }
 
     /// Drops the oldest characters beyond [`RETAINED_CHARS`].

@@ -10,6 +10,8 @@
 //! into the answer one long wait would have given (issue 38: our clients wait up to
 //! [`MAX_CLIENT_WAIT_MS`] in turns of at most [`MAX_WAIT_MS`]).
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The longest wait a server runs in one call (`timeoutMs` of `terminal_run` and `terminal_wait`
@@ -187,6 +189,38 @@ pub struct TerminalSearchResult {
     pub truncated: bool,
 }
 
+/// `time` in ISO 8601 (RFC 3339) UTC with milliseconds, such as `2026-12-01T00:01:59.123Z`: the
+/// times of the answers (`startedAt`, `endedAt`, `lastOutputAt`). Times before 1970 are 1970.
+pub fn iso_utc(time: SystemTime) -> String {
+    let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let seconds = since_epoch.as_secs();
+    let days = i64::try_from(seconds / 86_400).unwrap_or(0);
+    let second_of_day = seconds % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        second_of_day / 3600,
+        second_of_day / 60 % 60,
+        second_of_day % 60,
+        since_epoch.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = u32::try_from(day_of_year - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 /// Reads a member that may be present with `null` as `Some(None)` (absent stays `None`).
 fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
@@ -251,6 +285,13 @@ mod tests {
         assert!(joined.output.ends_with("xtail"));
         assert!(joined.truncated);
         assert!(wait("a", 1, true).follow(wait("b", 2, false)).truncated);
+    }
+
+    #[test]
+    fn times_are_utc_with_milliseconds() {
+        assert_eq!(iso_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap = UNIX_EPOCH + std::time::Duration::from_millis(951_782_400_123);
+        assert_eq!(iso_utc(leap), "2000-02-29T00:00:00.123Z");
     }
 
     #[test]

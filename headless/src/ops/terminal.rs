@@ -14,6 +14,7 @@ use termsprawl_protocol::args::{
     NodeArgs, ReadView, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
     TerminalSubmitArgs, TerminalWaitArgs, WaitUntil,
 };
+use termsprawl_protocol::results::{TerminalRunResult, TerminalWaitResult};
 use termsprawl_transport::server::Caller;
 use tokio::time::Instant;
 
@@ -21,6 +22,7 @@ use crate::canvas::NodeKind;
 use crate::engine::{Engine, tmux_error};
 use crate::error::{ToolError, messages};
 use crate::foreground::{INPUT_QUIET, INPUT_RECHECK, Processes};
+use crate::matcher::Matcher;
 use crate::ops::access::{self, Access};
 use crate::ops::canvas::lexical_normal;
 use crate::streams::{Look, Stream};
@@ -102,6 +104,7 @@ pub(super) async fn run(
         since: Some(0),
         timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
         searched: None,
+        found: None,
         reached_member: false,
         reading: None,
         input_by: None,
@@ -117,10 +120,15 @@ pub(super) async fn wait(
     access::terminal(engine, caller, &args.node_id, Access::Read)?;
     let condition = match args.until {
         WaitUntil::Exit => Condition::Exit,
-        WaitUntil::Text => match args.text {
-            Some(text) if !text.is_empty() => Condition::Text(text),
-            _ => return Err(messages::WAIT_TEXT_REQUIRED.into()),
-        },
+        WaitUntil::Text => {
+            // Validation has refused anyOf beside text, and empty anyOf items.
+            let texts = match (args.text, args.any_of) {
+                (None, Some(any_of)) if !any_of.is_empty() => any_of,
+                (Some(text), None) if !text.is_empty() => vec![text],
+                _ => return Err(messages::WAIT_TEXT_REQUIRED.into()),
+            };
+            Condition::Text(Matcher::new(&texts, args.regex == Some(true))?)
+        }
         WaitUntil::Quiet => Condition::Quiet(clamp_ms(
             args.quiet_ms,
             DEFAULT_QUIET_MS,
@@ -135,7 +143,7 @@ pub(super) async fn wait(
     if !engine.runs_by_its_files(&args.node_id) {
         engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
     }
-    if condition == Condition::Input {
+    if matches!(condition, Condition::Input) {
         engine.know_pane(&args.node_id).await;
     }
     let stream = engine.streams.get(&args.node_id);
@@ -154,6 +162,7 @@ pub(super) async fn wait(
         since,
         timeout: clamp_ms(args.timeout_ms, DEFAULT_TIMEOUT_MS, 0.0, MAX_TIMEOUT_MS),
         searched: None,
+        found: None,
         reached_member: true,
         reading: None,
         input_by: None,
@@ -253,8 +262,11 @@ async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError>
     value["cursorCol"] = Value::from(cursor_col);
     value["alternateScreen"] = Value::Bool(alternate);
     // A finished program reads nothing; the look is of `/proc` only (protocol 1.5.0).
-    let input_by =
-        if state.dead { None } else { engine.input_by(node_id, &mut Processes::default()) };
+    let input_by = if state.dead {
+        None
+    } else {
+        engine.input_by(node_id, stream.look().last_change, &mut Processes::default())
+    };
     value["waitingForInput"] = Value::Bool(input_by.is_some());
     value["inputBy"] = input_by.map_or(Value::Null, Value::from);
     Ok(value)
@@ -404,12 +416,12 @@ fn add_state(value: &mut Value, cursor: u64, state: PaneState) {
 }
 
 /// What a [`Wait`] waits for.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(super) enum Condition {
     /// The program has exited.
     Exit,
-    /// The literal text appears after `since`.
-    Text(String),
+    /// One of the texts or patterns matches after `since` (`anyOf` and `regex`, 1.5.0).
+    Text(Matcher),
     /// No output for this long.
     Quiet(Duration),
     /// Any output after `since` (protocol 1.4.0).
@@ -432,6 +444,9 @@ pub(super) struct Wait {
     since: Option<u64>,
     /// Where the next search for a text starts: the text before it was searched already.
     searched: Option<u64>,
+    /// With a text condition reached: the index of the text that matched and the cursor at the
+    /// start of its match.
+    found: Option<(u32, u64)>,
     timeout: Duration,
     /// `terminal_wait` answers `reached`; `terminal_run` does not.
     reached_member: bool,
@@ -457,13 +472,18 @@ impl Wait {
                 (state.dead || engine.recorded_status(&self.node_id).is_some(), None)
             }
             // Only what is new since the last look is searched.
-            Condition::Text(text) => match self.stream.search(self.searched.or(self.since), text) {
-                Ok(()) => (true, None),
-                Err(searched) => {
-                    self.searched = Some(searched);
-                    (false, None)
+            Condition::Text(matcher) => {
+                match self.stream.search(self.searched.or(self.since), matcher) {
+                    Ok(found) => {
+                        self.found = Some(found);
+                        (true, None)
+                    }
+                    Err(searched) => {
+                        self.searched = Some(searched);
+                        (false, None)
+                    }
                 }
-            },
+            }
             Condition::Change => (look.cursor > self.since.unwrap_or_default(), None),
             Condition::Input => self.reads_input(engine, look),
             Condition::Quiet(quiet) => {
@@ -521,7 +541,7 @@ impl Wait {
         let ended_before = engine.streams.end_file(&self.node_id).exists();
         // Every change of the node's files wakes the loop; an exit is asked of tmux, the one
         // witness when tmux 3.3a never fires `pane-died` for a program that already ended.
-        let mut state = if self.condition == Condition::Exit {
+        let mut state = if matches!(self.condition, Condition::Exit) {
             pane_state(engine, &self.node_id).await?
         } else {
             state_by_files(engine, &self.node_id).await?
@@ -553,7 +573,7 @@ impl Wait {
                     if !ended_before && engine.streams.end_file(&self.node_id).exists() {
                         fail_if_tmux_gone(engine, &self.node_id).await?;
                     }
-                    if self.condition == Condition::Exit {
+                    if matches!(self.condition, Condition::Exit) {
                         state = pane_state(engine, &self.node_id).await?;
                         // Gone (no pane left to ask) rather than dead: maybe tmux went away.
                         if !ended_before && state.dead && state.pid.is_none() {
@@ -566,11 +586,11 @@ impl Wait {
         };
         if !reached {
             state = pane_state(engine, &self.node_id).await?;
-        } else if self.condition != Condition::Exit {
+        } else if !matches!(self.condition, Condition::Exit) {
             // So many waits answering at once do not queue behind each other at tmux.
             state = state_by_files(engine, &self.node_id).await?;
         }
-        if self.condition == Condition::Exit && reached && !state.dead {
+        if matches!(self.condition, Condition::Exit) && reached && !state.dead {
             state = exited_state(engine, &self.node_id).await?;
         }
         // A link that allowed reading another agent's node may have been disabled meanwhile.
@@ -595,26 +615,36 @@ impl Wait {
         let (text, dropped, cursor) = self.stream.after(self.since);
         let output = tail(&text, WAIT_OUTPUT_CHARS);
         let truncated = dropped || output.len() < text.len();
-        let mut value = serde_json::Map::new();
-        value.insert("nodeId".to_owned(), Value::from(self.node_id.as_str()));
-        if self.reached_member {
-            value.insert("reached".to_owned(), Value::Bool(reached));
-        }
-        let mut members = json!({});
-        add_state(&mut members, cursor, state);
-        for name in ["running", "exitCode", "signal"] {
-            value.insert(name.to_owned(), members[name].take());
-        }
-        value.insert("output".to_owned(), Value::from(output));
-        value.insert("truncated".to_owned(), Value::Bool(truncated));
-        value.insert("cursor".to_owned(), members["cursor"].take());
-        if self.condition == Condition::Input {
-            value.insert(
-                "inputBy".to_owned(),
-                self.input_by.take().map_or(Value::Null, Value::from),
-            );
-        }
-        let value = Value::Object(value);
+        let (running, exit_code) = (!state.dead, state.exit_code.map(i64::from));
+        let signal = state.signal.map(signal_name);
+        let answer = if self.reached_member {
+            // matched and matchCursor answer a text condition only.
+            let text = matches!(self.condition, Condition::Text(_));
+            serde_json::to_value(TerminalWaitResult {
+                node_id: self.node_id.clone(),
+                reached,
+                running,
+                exit_code,
+                signal,
+                output,
+                truncated,
+                cursor,
+                matched: text.then_some(self.found.map(|(index, _)| index)),
+                match_cursor: text.then_some(self.found.map(|(_, at)| at)),
+                input_by: matches!(self.condition, Condition::Input).then(|| self.input_by.take()),
+            })
+        } else {
+            serde_json::to_value(TerminalRunResult {
+                node_id: self.node_id.clone(),
+                running,
+                exit_code,
+                signal,
+                output,
+                truncated,
+                cursor,
+            })
+        };
+        let value = answer.map_err(|error| ToolError::new(error.to_string()))?;
         if state.dead {
             // The answer reports the finish: a keep-false node goes, any other lets go of its
             // processes.
@@ -689,7 +719,7 @@ async fn pane_state(engine: &Engine, node_id: &str) -> Result<PaneState, ToolErr
 }
 
 /// A `since` or cursor argument as a cursor: fractions cut off, negative numbers are 0.
-fn cursor_of(value: f64) -> u64 {
+pub(super) fn cursor_of(value: f64) -> u64 {
     if value.is_nan() || value <= 0.0 {
         return 0;
     }

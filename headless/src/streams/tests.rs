@@ -2,7 +2,13 @@
 
 use std::io::Write;
 
-use super::{COMPACT_BYTES, EXIT_MARK, INDEX_SPACING, RETAINED_CHARS, Streams, node_of};
+use super::{COMPACT_BYTES, EXIT_MARK, INDEX_SPACING, RETAINED_CHARS, Stream, Streams, node_of};
+use crate::matcher::Matcher;
+
+/// A waiter's search for one literal text: found, or where the next search starts.
+fn find(stream: &Stream, from: Option<u64>, text: &str) -> Result<(), u64> {
+    stream.search(from, &Matcher::literal(text)).map(drop)
+}
 
 fn append(streams: &Streams, node_id: &str, bytes: &[u8]) {
     let mut file = std::fs::OpenOptions::new()
@@ -29,8 +35,8 @@ fn control_sequences_are_removed_and_the_cursor_counts_characters() {
     assert_eq!(stream.after(Some(13)), ("b\u{e9}!".to_owned(), false, 16));
     assert_eq!(stream.cursor(), 16);
     assert_eq!(stream.after(Some(99)), (String::new(), false, 16), "a cursor ahead is the end");
-    assert_eq!(stream.search(Some(8), "here"), Ok(()));
-    assert_eq!(stream.search(Some(9), "here"), Err(16 - 3), "no text before the cursor 9");
+    assert_eq!(find(&stream, Some(8), "here"), Ok(()));
+    assert_eq!(find(&stream, Some(9), "here"), Err(16 - 3), "no text before the cursor 9");
 }
 
 /// The run wrapper prints the exit mark after its command's output and before it records the
@@ -94,7 +100,7 @@ fn cursors_find_their_text_through_the_index_in_a_long_mixed_stream() {
     let dir = tempfile::TempDir::new().unwrap();
     let streams = Streams::new(dir.path().join("terminals")).unwrap();
     let line = "a\u{e9}\u{20ac}\u{1f600}".repeat(249) + "\tz\n"; // 999 characters, 2,494 bytes
-    let probe = |written: &str, stream: &super::Stream, start: u64| {
+    let probe = |written: &str, stream: &Stream, start: u64| {
         let spacing = usize::try_from(INDEX_SPACING).unwrap();
         let total = written.chars().count();
         let start = usize::try_from(start).unwrap();
@@ -123,7 +129,7 @@ fn cursors_find_their_text_through_the_index_in_a_long_mixed_stream() {
     let start = total - retained.chars().count() as u64;
     assert!(retained.chars().count() >= RETAINED_CHARS, "the retained window is whole");
     probe(&written, &stream, start);
-    assert_eq!(stream.search(Some(start), "\u{1f600}\tz"), Ok(()));
+    assert_eq!(find(&stream, Some(start), "\u{1f600}\tz"), Ok(()));
 }
 
 /// A waiter's search goes on from where the last one ended, and still finds a text whose start
@@ -134,17 +140,17 @@ fn a_search_goes_on_where_the_last_one_ended() {
     let streams = Streams::new(dir.path().join("terminals")).unwrap();
     append(&streams, "n8", b"one two thr");
     let stream = streams.get("n8");
-    let from = stream.search(None, "three").expect_err("not printed yet");
+    let from = find(&stream, None, "three").expect_err("not printed yet");
     assert_eq!(from, 11 - 4, "the last four characters may begin the text");
     append(&streams, "n8", b"ee\n");
     stream.look();
-    assert_eq!(stream.search(Some(from), "three"), Ok(()));
+    assert_eq!(find(&stream, Some(from), "three"), Ok(()));
     // A cursor still to come is where searching starts once the stream reaches it.
-    assert_eq!(stream.search(Some(40), "one"), Err(40));
+    assert_eq!(find(&stream, Some(40), "one"), Err(40));
     append(&streams, "n8", "x".repeat(40).as_bytes());
     stream.look();
-    assert_eq!(stream.search(Some(40), "xxxx"), Ok(()));
-    assert_eq!(stream.search(Some(40), "three"), Err(54 - 4), "text before the cursor is skipped");
+    assert_eq!(find(&stream, Some(40), "xxxx"), Ok(()));
+    assert_eq!(find(&stream, Some(40), "three"), Err(54 - 4), "text before the cursor is skipped");
 }
 
 /// The waiters woken by one change signal read the node's file once: a look at a signal some look
@@ -202,7 +208,7 @@ async fn a_write_wakes_the_waiters_of_its_node_only() {
         .unwrap();
     assert!(!two_changes.has_changed().unwrap(), "w2 was not written");
     one.look();
-    assert_eq!(one.search(None, "hello"), Ok(()));
+    assert_eq!(find(&one, None, "hello"), Ok(()));
     let mut two_changes = two_changes;
     std::fs::File::create(streams.end_file("w2")).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(5), two_changes.changed())
@@ -304,4 +310,75 @@ async fn the_watch_compacts_the_file_of_a_node_nobody_reads() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     watcher.abort();
+}
+
+/// Several texts or patterns: the earliest match wins, with the index of the text that matched
+/// and the cursor at its start; a pattern's match that arrives in two pieces is found.
+#[test]
+fn a_search_for_several_texts_or_a_pattern_answers_which_and_where() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    append(&streams, "m1", "é tests: FAILED then PASSED\n".as_bytes());
+    let stream = streams.get("m1");
+    let texts = ["PASSED".to_owned(), "FAILED".to_owned()];
+    let either = Matcher::new(&texts, false).unwrap();
+    assert_eq!(stream.search(None, &either), Ok((1, 9)), "FAILED comes first, at cursor 9");
+    assert_eq!(stream.search(Some(10), &either), Ok((0, 21)));
+    // At the same start, the first of the texts that match there.
+    let both = Matcher::new(&["FAIL".to_owned(), "FAILED".to_owned()], false).unwrap();
+    assert_eq!(stream.search(None, &both), Ok((0, 9)));
+
+    let port = Matcher::new(&[r"listening on port 8\d+".to_owned()], true).unwrap();
+    append(&streams, "m2", b"starting\nlistening on ");
+    let stream = streams.get("m2");
+    let from = stream.search(None, &port).expect_err("no port yet");
+    assert_eq!(from, 0, "a pattern's match may start anywhere in the last 16 Ki characters");
+    append(&streams, "m2", b"port 8080\n");
+    stream.look();
+    assert_eq!(stream.search(Some(from), &port), Ok((0, 9)), "the match straddles the writes");
+    // ^ is a line start, not where the search starts.
+    let line_start = Matcher::new(&["^port".to_owned()], true).unwrap();
+    assert!(stream.search(Some(22), &line_start).is_err());
+}
+
+/// terminal_search in one stream: matching lines with their cursors and context, oldest first,
+/// at most the limit, the rest said.
+#[test]
+fn matching_lines_have_their_cursor_context_and_limit() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    append(&streams, "s1", b"a\nb\nFAILED test_x\nc\nd\ne\nFAILED test_y\n$ ");
+    let stream = streams.get("s1");
+    let failed = Matcher::literal("FAILED");
+    let (found, more) = stream.matching_lines("s1", None, &failed, 2, 20);
+    assert!(!more);
+    assert_eq!(found.len(), 2);
+    assert_eq!((found[0].cursor, found[0].line.as_str()), (4, "FAILED test_x"));
+    assert_eq!(
+        (found[0].before.clone(), found[0].after.clone()),
+        (vec!["a".to_owned(), "b".to_owned()], vec!["c".to_owned(), "d".to_owned()])
+    );
+    assert_eq!(stream.after(Some(found[0].cursor)).0.lines().next(), Some("FAILED test_x"));
+    assert_eq!(
+        (found[1].line.as_str(), found[1].after.clone()),
+        ("FAILED test_y", vec!["$ ".to_owned()])
+    );
+    assert_eq!(found[1].node_id, "s1");
+    // The limit cuts; since skips what came before it.
+    let (first, more) = stream.matching_lines("s1", None, &failed, 0, 1);
+    assert_eq!((first.len(), more), (1, true));
+    let (later, _) = stream.matching_lines("s1", Some(5), &failed, 1, 20);
+    assert_eq!(later.iter().map(|m| m.line.as_str()).collect::<Vec<_>>(), ["FAILED test_y"]);
+    // A pattern matches within one line only.
+    let across = Matcher::new(&[r"test_x\s+c".to_owned()], true).unwrap();
+    assert_eq!(stream.matching_lines("s1", None, &across, 0, 20).0, []);
+    let digits = Matcher::new(&[r"^[a-e]$".to_owned()], true).unwrap();
+    assert_eq!(stream.matching_lines("s1", None, &digits, 0, 20).0.len(), 5);
+    // The prompt without a line feed is a line; the end after a last line feed is none.
+    let prompt = Matcher::new(&[r"^\$ ?$".to_owned()], true).unwrap();
+    assert_eq!(stream.matching_lines("s1", None, &prompt, 1, 20).0[0].before, ["FAILED test_y"]);
+    let empty = Matcher::new(&["^$".to_owned()], true).unwrap();
+    append(&streams, "s2", b"x\n\ny\n");
+    let (blank, _) = streams.get("s2").matching_lines("s2", None, &empty, 0, 20);
+    assert_eq!(blank.iter().map(|m| m.cursor).collect::<Vec<_>>(), [2]);
 }

@@ -1,0 +1,32 @@
+//! Unit tests of the texts and patterns: compile errors, the alternative that matched, overlap.
+
+use super::{Matcher, PATTERN_REACH};
+
+#[test]
+fn a_pattern_that_does_not_compile_is_refused_with_the_engines_reason() {
+    let error = Matcher::new(&["(unclosed".to_owned()], true).unwrap_err();
+    assert_eq!(error.message(), "Invalid pattern: unclosed group");
+    let error = Matcher::new(&["ok".to_owned(), "a{2,1}".to_owned()], true).unwrap_err();
+    assert!(error.message().starts_with("Invalid pattern: "), "{}", error.message());
+    assert!(!error.message().contains('\n'), "one line: {}", error.message());
+    // The same text as a literal is fine.
+    assert!(Matcher::new(&["(unclosed".to_owned()], false).is_ok());
+}
+
+#[test]
+fn the_earliest_match_names_the_text_that_matched() {
+    let texts = ["error:".to_owned(), "PASSED".to_owned(), "FAILED".to_owned()];
+    let any = Matcher::new(&texts, false).unwrap();
+    assert_eq!(any.find_at("ok PASSED, error: x", 0), Some((1, 3)));
+    assert_eq!(any.find_at("ok PASSED, error: x", 4), Some((0, 11)));
+    assert_eq!(any.find_at("nothing", 0), None);
+    // Literal texts are literal: a dot is a dot.
+    assert_eq!(Matcher::literal("a.c").find_at("abc a.c", 0), Some((0, 4)));
+}
+
+#[test]
+fn the_overlap_is_a_texts_length_or_a_patterns_reach() {
+    let texts = ["ab".to_owned(), "été!".to_owned()];
+    assert_eq!(Matcher::new(&texts, false).unwrap().overlap(), 3);
+    assert_eq!(Matcher::new(&["a+".to_owned()], true).unwrap().overlap(), PATTERN_REACH);
+}
