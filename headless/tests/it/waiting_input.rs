@@ -216,3 +216,66 @@ async fn a_sleep_a_busy_loop_and_steady_output_are_not_waiting_for_input() {
         check_not_reached(&agent, run["nodeId"].as_str().unwrap(), what).await;
     }
 }
+
+/// `terminal_list`'s entry of `node_id`.
+fn entry<'a>(list: &'a Value, node_id: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["nodeId"] == node_id)
+        .unwrap_or_else(|| panic!("{node_id} is not listed: {list}"))
+}
+
+/// Calls `terminal_list` until `done` holds (5 s at most); the last list.
+async fn list_until(agent: &Agent, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let list = ok(agent, "terminal_list", json!({})).await;
+        if done(&list) || Instant::now() >= deadline {
+            return list;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn terminal_list_says_which_terminals_wait_for_input_and_by_what_also_after_a_restart() {
+    let mut fixture = Fixture::start().await;
+    let agent = fixture.agent("alpha").await;
+    let shell = ok(&agent, "terminal_open", json!({"title": "sh"})).await["nodeId"].clone();
+    let asking = ok(
+        &agent,
+        "terminal_run",
+        json!({"command": "python3 -c 'input(\"name? \")'", "timeoutMs": 0}),
+    )
+    .await["nodeId"]
+        .clone();
+    let sleeping = ok(&agent, "terminal_run", json!({"command": "sleep 30", "timeoutMs": 0})).await
+        ["nodeId"]
+        .clone();
+    let finished =
+        ok(&agent, "terminal_run", json!({"command": "exit 3", "timeoutMs": 10000})).await;
+    assert_eq!(finished["exitCode"], 3, "{finished}");
+    let finished = finished["nodeId"].clone();
+    let expected = [
+        (&shell, json!(true), json!("sh")),
+        (&asking, json!(true), json!("python3")),
+        (&sleeping, json!(false), Value::Null),
+        (&finished, json!(false), Value::Null),
+        // The agent's own node: its /bin/sh at its prompt.
+        (&json!(agent.node_id), json!(true), json!("sh")),
+    ];
+    let shows = |list: &Value| {
+        expected.iter().all(|(node_id, waiting, by)| {
+            let entry = entry(list, node_id.as_str().unwrap());
+            (&entry["waitingForInput"], &entry["inputBy"]) == (waiting, by)
+        })
+    };
+    let list = list_until(&agent, shows).await;
+    assert!(shows(&list), "{list:#}");
+    // After a restart the panes' processes are learnt again (the liveness round, or the first
+    // wait); until then nothing reads as waiting.
+    fixture.restart().await;
+    let list = list_until(&agent, shows).await;
+    assert!(shows(&list), "{list:#}");
+}
