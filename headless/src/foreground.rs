@@ -24,16 +24,20 @@
 //!   `EPOLLIN` (event loops such as Node's).
 //!
 //! A group in which any thread runs (`running` in `syscall`) is busy, not waiting. The system call
-//! numbers are those of `x86_64` and `aarch64`; elsewhere no program is ever seen reading. Reading
-//! `syscall` and `mem` needs ptrace access to the process (`PTRACE_MODE_ATTACH`): a process of
-//! another user (sudo's own password prompt), or any process where Yama's `ptrace_scope` is 1 or
-//! more and the server is not its ancestor, is never seen reading.
+//! numbers are those of `x86_64` and `aarch64`; elsewhere no program is ever seen reading.
+//!
+//! Reading `syscall` and `mem` needs ptrace access to the process (`PTRACE_MODE_ATTACH`), which
+//! Yama's `ptrace_scope` of 1 or more refuses for a process the server is not an ancestor of (the
+//! tmux server is a daemon). Where it is refused, the thread's `wchan` and its process's
+//! descriptors, which need only `PTRACE_MODE_READ`, decide instead ([`sleeps_reading`]). A
+//! process of another user (sudo's own password prompt) refuses both and is never seen reading.
 
 #[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;
 use std::fs::{self, File};
+use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::time::Duration;
 
@@ -50,6 +54,8 @@ const MAX_EXAMINED: usize = 256;
 const MAX_WAITED_FDS: u64 = 1024;
 /// `/dev/tty`: the controlling terminal of whoever opens it (major 5, minor 0).
 const DEV_TTY: u64 = 5 << 8;
+/// `/dev/null` (major 1, minor 3).
+const DEV_NULL: u64 = (1 << 8) | 3;
 /// `POLLIN | POLLPRI | POLLRDNORM`: a `poll` that waits for input.
 const POLL_INPUT: i16 = 0x1 | 0x2 | 0x40;
 /// `EPOLLIN | EPOLLPRI | EPOLLRDNORM`.
@@ -103,11 +109,15 @@ impl Processes {
 
 /// Whether the foreground program of `pane`'s terminal sleeps reading it.
 pub(crate) fn look(pane: Pane, processes: &mut Processes) -> Foreground {
+    look_by(pane, processes, Inspect::Syscall)
+}
+
+fn look_by(pane: Pane, processes: &mut Processes, inspect: Inspect) -> Foreground {
     let Some(stat) = Stat::read(pane.pid) else { return Foreground::Gone };
     if stat.ended() || stat.start_time != pane.start_time {
         return Foreground::Gone;
     }
-    let terminal = Terminal { device: stat.tty, session: stat.session };
+    let terminal = Terminal { device: stat.tty, session: stat.session, inspect };
     if stat.tty == 0 || stat.tpgid <= 0 {
         return Foreground::NotReading;
     }
@@ -134,11 +144,22 @@ pub(crate) fn look(pane: Pane, processes: &mut Processes) -> Foreground {
     reader.map_or(Foreground::NotReading, Foreground::Reading)
 }
 
-/// The pane's terminal device and session.
+/// The pane's terminal device and session, and how its readers are told.
 #[derive(Debug, Clone, Copy)]
 struct Terminal {
     device: u64,
     session: i32,
+    inspect: Inspect,
+}
+
+/// How a look tells what a thread sleeps in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inspect {
+    /// Its `syscall` (and `mem`), falling back to [`Inspect::Wchan`] where that is refused.
+    Syscall,
+    /// Its `wchan` and the descriptors of its process only (the fallback, chosen by tests).
+    #[cfg_attr(not(test), expect(dead_code, reason = "the fallback alone is chosen by tests"))]
+    Wchan,
 }
 
 impl Terminal {
@@ -172,18 +193,98 @@ fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
     };
     let mut reading = false;
     for tid in tasks {
-        let Ok(text) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")) else {
-            continue;
+        let syscall = match terminal.inspect {
+            Inspect::Syscall => fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")),
+            Inspect::Wchan => Err(io::ErrorKind::PermissionDenied.into()),
         };
-        match Syscall::parse(&text) {
-            Some(Syscall::Running) => return Examined::Busy,
-            Some(Syscall::Blocked(call)) => {
+        match syscall.as_deref().map(Syscall::parse) {
+            Ok(Some(Syscall::Running)) => return Examined::Busy,
+            Ok(Some(Syscall::Blocked(call))) => {
                 reading = reading || waits_for_terminal(pid, stat, &call, terminal);
             }
-            None => {}
+            // Refused (another user's process, Yama): the kernel function it sleeps in.
+            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
+                match sleeps_reading(pid, tid, stat, terminal) {
+                    Examined::Busy => return Examined::Busy,
+                    Examined::Reading => reading = true,
+                    Examined::Other => {}
+                }
+            }
+            // Blocked outside a system call, or gone meanwhile.
+            Ok(None) | Err(_) => {}
         }
     }
     if reading { Examined::Reading } else { Examined::Other }
+}
+
+/// The fallback when a thread's `syscall` is refused but its `wchan` (which needs less access,
+/// `PTRACE_MODE_READ`) is not: a thread sleeping in the terminal's read (`wait_woken`, which
+/// `n_tty_read` sleeps in) reads the terminal when the process holds no other descriptor such a
+/// sleep could be for (a socket, an inotify or other special file); one sleeping in `select` or
+/// `poll` when every descriptor it could wait on is the terminal (a shell at its prompt); one in
+/// `epoll_wait` when an epoll instance of the process watches the terminal for input.
+fn sleeps_reading(pid: i32, tid: i32, stat: &Stat, terminal: Terminal) -> Examined {
+    let Ok(wchan) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")) else {
+        return Examined::Other;
+    };
+    let task_running = Stat::read_path(&format!("/proc/{pid}/task/{tid}/stat"))
+        .is_none_or(|task| task.state == 'R');
+    if task_running {
+        return Examined::Busy;
+    }
+    let wchan = wchan.trim();
+    let reading = match wchan {
+        "wait_woken" | "n_tty_read" => only_the_terminal(pid, stat, terminal, true),
+        "do_select" | "core_sys_select" | "do_sys_poll" | "do_poll" => {
+            only_the_terminal(pid, stat, terminal, false)
+        }
+        "ep_poll" | "do_epoll_wait" => epoll_watches_terminal(pid, stat, terminal),
+        sleep => {
+            sleep.starts_with("poll_schedule_timeout")
+                && only_the_terminal(pid, stat, terminal, false)
+        }
+    };
+    if reading { Examined::Reading } else { Examined::Other }
+}
+
+/// Whether process `pid` holds the terminal and nothing else a read or poll could sleep on:
+/// only the terminal, `/dev/null`, regular files and folders, and pipes when `pipes`.
+fn only_the_terminal(pid: i32, stat: &Stat, terminal: Terminal, pipes: bool) -> bool {
+    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    let mut holds_terminal = false;
+    for entry in entries.flatten().take(MAX_EXAMINED) {
+        let Ok(metadata) = fs::metadata(entry.path()) else { return false };
+        let kind = metadata.file_type();
+        if kind.is_char_device() {
+            let device = metadata.rdev();
+            if device == terminal.device || (device == DEV_TTY && stat.tty == terminal.device) {
+                holds_terminal = true;
+            } else if device != DEV_NULL {
+                return false;
+            }
+        } else if !(kind.is_file() || kind.is_dir() || (pipes && kind.is_fifo())) {
+            return false;
+        }
+    }
+    holds_terminal
+}
+
+/// Whether an epoll instance of process `pid` watches the terminal for input.
+fn epoll_watches_terminal(pid: i32, stat: &Stat, terminal: Terminal) -> bool {
+    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    entries.flatten().take(MAX_EXAMINED).any(|entry| {
+        let is_epoll = fs::read_link(entry.path())
+            .is_ok_and(|target| target.as_os_str() == "anon_inode:[eventpoll]");
+        let fd = entry.file_name();
+        is_epoll
+            && fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.to_string_lossy())).is_ok_and(
+                |info| {
+                    epoll_targets(&info).any(|(fd, events)| {
+                        events & EPOLL_INPUT != 0 && is_terminal_fd(pid, stat, fd, terminal)
+                    })
+                },
+            )
+    })
 }
 
 /// Whether the blocked system call `call` of process `pid` waits for input from the terminal.
@@ -295,7 +396,11 @@ struct Stat {
 
 impl Stat {
     fn read(pid: i32) -> Option<Stat> {
-        Stat::parse(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+        Stat::read_path(&format!("/proc/{pid}/stat"))
+    }
+
+    fn read_path(path: &str) -> Option<Stat> {
+        Stat::parse(&fs::read_to_string(path).ok()?)
     }
 
     /// `pid (comm) state ppid pgrp session tty_nr tpgid …`; comm may hold spaces and

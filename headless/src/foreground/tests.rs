@@ -60,3 +60,61 @@ fn a_process_without_a_terminal_reads_none_and_an_ended_one_is_gone() {
     assert_eq!(look(pane, &mut Processes::default()), Foreground::Gone);
     assert_eq!(Pane::of(pid), None);
 }
+
+/// Real programs in the panes of a private tmux server: both ways of looking (the `syscall` and,
+/// as where Yama refuses it, the `wchan` fallback) agree on who reads the terminal.
+#[test]
+fn both_ways_of_looking_tell_readers_from_sleepers_busy_loops_and_socket_waits() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tmux = termsprawl_test_support::tmux::TmuxGuard::new(dir.path());
+    fs::create_dir_all(dir.path().join("tmux-sockets")).unwrap();
+    // Each command, who reads, and for those that do not, where the kernel shows them sleeping
+    // once they have settled (`R`: running).
+    let cases = [
+        ("bash --norc --noprofile", Some("bash"), ""),
+        ("cat", Some("cat"), ""),
+        ("python3 -c 'import getpass; getpass.getpass()'", Some("python3"), ""),
+        // Node's REPL: many threads, the main one in `epoll_wait` on the terminal.
+        ("node --no-warnings -i", Some("node"), ""),
+        ("sleep 30", None, "hrtimer_nanosleep"),
+        ("python3 -c 'while True: pass'", None, "R"),
+        // A socket's read sleeps where a terminal's does.
+        (
+            "python3 -c 'import socket; s = socket.create_server((\"127.0.0.1\", 0)); \
+             c = socket.create_connection(s.getsockname()); c.recv(1)'",
+            None,
+            "wait_woken",
+        ),
+    ];
+    for (index, (command, reader, settled)) in cases.iter().enumerate() {
+        let name = format!("case{index}");
+        let made = tmux.tmux(&["new-session", "-d", "-s", &name, "-x", "80", "-y", "24", command]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let shown = tmux.tmux(&["display-message", "-p", "-t", &name, "#{pane_pid}"]);
+        let pid: i32 = String::from_utf8_lossy(&shown.stdout).trim().parse().unwrap();
+        let pane = Pane::of(pid).unwrap();
+        let expected =
+            reader.map_or(Foreground::NotReading, |name| Foreground::Reading((*name).to_owned()));
+        // The program settles (starts, prints its prompt, sleeps) within a few seconds.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let sleeps_in = || {
+            let state = Stat::read(pid).map(|stat| stat.state);
+            let wchan = fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+            if state == Some('R') { "R".to_owned() } else { wchan }
+        };
+        while !settled.is_empty() && sleeps_in() != *settled {
+            assert!(std::time::Instant::now() < deadline, "{command}: {}", sleeps_in());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut seen;
+        loop {
+            seen = [Inspect::Syscall, Inspect::Wchan]
+                .map(|inspect| look_by(pane, &mut Processes::default(), inspect));
+            if seen.iter().all(|seen| *seen == expected) || std::time::Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(seen, [expected.clone(), expected], "{command}");
+    }
+}
