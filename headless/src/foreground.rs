@@ -30,7 +30,9 @@
 //! Yama's `ptrace_scope` of 1 or more refuses for a process the server is not an ancestor of (the
 //! tmux server is a daemon). Where it is refused, the thread's `wchan` and its process's
 //! descriptors, which need only `PTRACE_MODE_READ`, decide instead ([`sleeps_reading`]). A
-//! process of another user (sudo's own password prompt) refuses both and is never seen reading.
+//! process of another user (sudo's own password prompt) refuses both: it counts as reading while
+//! it sleeps and the terminal reads lines without echo, as for a password
+//! ([`asks_for_a_password`]).
 
 #[cfg(test)]
 mod tests;
@@ -40,6 +42,9 @@ use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::time::Duration;
+
+use rustix::fs::{Mode, OFlags};
+use rustix::termios::LocalModes;
 
 /// How long a terminal must have printed nothing before its reading program counts as waiting
 /// for input: a program that prints steadily never does.
@@ -160,6 +165,9 @@ enum Inspect {
     /// Its `wchan` and the descriptors of its process only (the fallback, chosen by tests).
     #[cfg_attr(not(test), expect(dead_code, reason = "the fallback alone is chosen by tests"))]
     Wchan,
+    /// Its state and the terminal's modes only (the last fallback, chosen by tests).
+    #[cfg_attr(not(test), expect(dead_code, reason = "the fallback alone is chosen by tests"))]
+    Stat,
 }
 
 impl Terminal {
@@ -195,7 +203,7 @@ fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
     for tid in tasks {
         let syscall = match terminal.inspect {
             Inspect::Syscall => fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")),
-            Inspect::Wchan => Err(io::ErrorKind::PermissionDenied.into()),
+            Inspect::Wchan | Inspect::Stat => Err(io::ErrorKind::PermissionDenied.into()),
         };
         match syscall.as_deref().map(Syscall::parse) {
             Ok(Some(Syscall::Running)) => return Examined::Busy,
@@ -223,9 +231,14 @@ fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
 /// sleep could be for (a socket, an inotify or other special file); one sleeping in `select` or
 /// `poll` when every descriptor it could wait on is the terminal (a shell at its prompt); one in
 /// `epoll_wait` when an epoll instance of the process watches the terminal for input.
+///
+/// A process that refuses even `wchan` (it reads `0`: another user's, such as sudo's) counts as
+/// reading when it sleeps while the terminal is set up for a password: canonical input with echo
+/// off ([`asks_for_a_password`]).
 fn sleeps_reading(pid: i32, tid: i32, stat: &Stat, terminal: Terminal) -> Examined {
-    let Ok(wchan) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")) else {
-        return Examined::Other;
+    let wchan = match terminal.inspect {
+        Inspect::Stat => String::new(),
+        _ => fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).unwrap_or_default(),
     };
     let task_running = Stat::read_path(&format!("/proc/{pid}/task/{tid}/stat"))
         .is_none_or(|task| task.state == 'R');
@@ -234,6 +247,8 @@ fn sleeps_reading(pid: i32, tid: i32, stat: &Stat, terminal: Terminal) -> Examin
     }
     let wchan = wchan.trim();
     let reading = match wchan {
+        // Refused (or a kernel without symbols): a sleeping thread is all that can be seen.
+        "" | "0" => asks_for_a_password(terminal),
         "wait_woken" | "n_tty_read" => only_the_terminal(pid, stat, terminal, true),
         "do_select" | "core_sys_select" | "do_sys_poll" | "do_poll" => {
             only_the_terminal(pid, stat, terminal, false)
@@ -267,6 +282,26 @@ fn only_the_terminal(pid: i32, stat: &Stat, terminal: Terminal, pipes: bool) -> 
         }
     }
     holds_terminal
+}
+
+/// Whether the terminal reads a line without echoing it (`ICANON` on, `ECHO` off): how
+/// `getpass`, `sudo`, `ssh` and `passwd` set it while they ask for a password. The modes are read
+/// from the terminal's own device (`/dev/pts/<n>`, opened without becoming anyone's controlling
+/// terminal, and closed at once).
+fn asks_for_a_password(terminal: Terminal) -> bool {
+    // Unix 98 pseudo-terminals are majors 136 to 143; the kernel's encoding of `tty_nr`.
+    let major = (terminal.device >> 8) & 0xfff;
+    let minor = (terminal.device & 0xff) | ((terminal.device >> 12) & 0x000f_ff00);
+    if !(136..=143).contains(&major) {
+        return false;
+    }
+    let path = format!("/dev/pts/{}", (major - 136) * 256 + minor);
+    let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(path, flags, Mode::empty()) else { return false };
+    rustix::termios::tcgetattr(&fd).is_ok_and(|modes| {
+        modes.local_modes.contains(LocalModes::ICANON)
+            && !modes.local_modes.contains(LocalModes::ECHO)
+    })
 }
 
 /// Whether an epoll instance of process `pid` watches the terminal for input.

@@ -118,3 +118,43 @@ fn both_ways_of_looking_tell_readers_from_sleepers_busy_loops_and_socket_waits()
         assert_eq!(seen, [expected.clone(), expected], "{command}");
     }
 }
+
+/// The last fallback, for a process that refuses even `wchan` (another user's, such as sudo's):
+/// a sleeping foreground process counts as reading while the terminal reads lines without echo.
+#[test]
+fn a_process_nothing_can_be_read_of_reads_when_the_terminal_asks_for_a_password() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tmux = termsprawl_test_support::tmux::TmuxGuard::new(dir.path());
+    fs::create_dir_all(dir.path().join("tmux-sockets")).unwrap();
+    let cases = [
+        ("python3 -c 'import getpass; getpass.getpass()'", Some("python3")),
+        // Reading with echo on, or sleeping: not a password prompt.
+        ("cat", None),
+        ("sleep 30", None),
+        // A shell's line editor turns canonical input off.
+        ("bash --norc --noprofile", None),
+    ];
+    for (index, (command, reader)) in cases.iter().enumerate() {
+        let name = format!("case{index}");
+        let made = tmux.tmux(&["new-session", "-d", "-s", &name, "-x", "80", "-y", "24", command]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let shown = tmux.tmux(&["display-message", "-p", "-t", &name, "#{pane_pid}"]);
+        let pid: i32 = String::from_utf8_lossy(&shown.stdout).trim().parse().unwrap();
+        let pane = Pane::of(pid).unwrap();
+        let expected =
+            reader.map_or(Foreground::NotReading, |name| Foreground::Reading((*name).to_owned()));
+        // Settled: the full look sees the program reading, or asleep.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let full = look_by(pane, &mut Processes::default(), Inspect::Syscall);
+            let asleep = fs::read_to_string(format!("/proc/{pid}/wchan"))
+                .is_ok_and(|wchan| wchan.trim() == "hrtimer_nanosleep");
+            if matches!(full, Foreground::Reading(_)) || asleep {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{command} never settled");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(look_by(pane, &mut Processes::default(), Inspect::Stat), expected, "{command}");
+    }
+}
