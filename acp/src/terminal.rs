@@ -583,40 +583,5 @@ pub(crate) fn shell_line(command: &str, args: &[String], status_file: &Path) -> 
 /// Single-quotes a word for `sh`.
 pub(crate) use termsprawl_protocol::shell::single_quoted as shell_quote;
 
-/// The name of a signal number, such as `SIGTERM`.
-pub(crate) fn signal_name(number: i32) -> String {
-    const NAMES: [(Signal, &str); 28] = [
-        (Signal::HUP, "SIGHUP"),
-        (Signal::INT, "SIGINT"),
-        (Signal::QUIT, "SIGQUIT"),
-        (Signal::ILL, "SIGILL"),
-        (Signal::TRAP, "SIGTRAP"),
-        (Signal::ABORT, "SIGABRT"),
-        (Signal::BUS, "SIGBUS"),
-        (Signal::FPE, "SIGFPE"),
-        (Signal::KILL, "SIGKILL"),
-        (Signal::USR1, "SIGUSR1"),
-        (Signal::SEGV, "SIGSEGV"),
-        (Signal::USR2, "SIGUSR2"),
-        (Signal::PIPE, "SIGPIPE"),
-        (Signal::ALARM, "SIGALRM"),
-        (Signal::TERM, "SIGTERM"),
-        (Signal::CHILD, "SIGCHLD"),
-        (Signal::CONT, "SIGCONT"),
-        (Signal::STOP, "SIGSTOP"),
-        (Signal::TSTP, "SIGTSTP"),
-        (Signal::TTIN, "SIGTTIN"),
-        (Signal::TTOU, "SIGTTOU"),
-        (Signal::URG, "SIGURG"),
-        (Signal::XCPU, "SIGXCPU"),
-        (Signal::XFSZ, "SIGXFSZ"),
-        (Signal::VTALARM, "SIGVTALRM"),
-        (Signal::PROF, "SIGPROF"),
-        (Signal::WINCH, "SIGWINCH"),
-        (Signal::SYS, "SIGSYS"),
-    ];
-    NAMES
-        .iter()
-        .find(|(signal, _)| signal.as_raw() == number)
-        .map_or_else(|| format!("SIG{number}"), |(_, name)| (*name).to_owned())
-}
+/// The name of a signal number, such as `SIGTERM` (the one table, in `protocol`).
+pub(crate) use termsprawl_protocol::results::signal_name;

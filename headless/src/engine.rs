@@ -55,7 +55,7 @@ pub(crate) struct Engine {
     panes: Mutex<HashMap<String, Pane>>,
     /// [`Engine::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
-    ends: Mutex<HashMap<String, (u64, bool, Option<Ended>)>>,
+    ends: Mutex<HashMap<String, EndLook>>,
 }
 
 /// An agent node that was just started.
@@ -504,14 +504,14 @@ impl Engine {
     /// change of them moves it), so a list of many quiet terminals costs no file system call.
     pub(crate) fn ended(&self, node_id: &str, signal: u64) -> Option<Ended> {
         let seen = lock(&self.seen_ended).contains(node_id);
-        if let Some((at, seen_then, ended)) = lock(&self.ends).get(node_id)
-            && *at == signal
-            && *seen_then == seen
+        if let Some(last) = lock(&self.ends).get(node_id)
+            && last.signal == signal
+            && last.seen == seen
         {
-            return *ended;
+            return last.ended;
         }
         let ended = self.ended_by_files(node_id, seen);
-        lock(&self.ends).insert(node_id.to_owned(), (signal, seen, ended));
+        lock(&self.ends).insert(node_id.to_owned(), EndLook { signal, seen, ended });
         ended
     }
 
@@ -521,7 +521,8 @@ impl Engine {
                 std::fs::metadata(self.final_file(node_id)).and_then(|m| m.modified()).ok()
             });
             let at = at.unwrap_or_else(SystemTime::now);
-            return Some(Ended { at, state: record.state() });
+            let last_output = record.last_output_at.map(from_millis);
+            return Some(Ended { at, state: record.state(), last_output });
         }
         let at = match self.end_evidence(node_id) {
             Some(at) => at,
@@ -529,7 +530,7 @@ impl Engine {
             None => return None,
         };
         let state = PaneState { dead: true, ..PaneState::default() };
-        Some(Ended { at, state: self.with_recorded_status(node_id, state) })
+        Some(Ended { at, state: self.with_recorded_status(node_id, state), last_output: None })
     }
 
     /// The time of the earliest file that shows the node's program ended: the status its run
@@ -602,10 +603,12 @@ impl Engine {
         let (screen, _) = self.tmux.capture_screen(node_id).await?;
         let state = self.with_recorded_status(node_id, state);
         let ended_at = self.end_evidence(node_id).unwrap_or_else(SystemTime::now);
+        let last_output = self.streams.get(node_id).look().last_output;
         let record = FinalRecord {
             exit_code: state.exit_code,
             signal: state.signal,
             ended_at: Some(millis(ended_at)),
+            last_output_at: last_output.map(millis),
             history: trim_dead_notice(trim_blank_end(&history)).to_owned(),
             screen,
         };
@@ -963,6 +966,19 @@ pub(crate) struct Ended {
     pub(crate) at: SystemTime,
     /// Dead, with the exit status or signal when known.
     pub(crate) state: PaneState,
+    /// When it last printed, as recorded when it was retired.
+    pub(crate) last_output: Option<SystemTime>,
+}
+
+/// One look of [`Engine::ended`] at a node's files.
+#[derive(Debug, Clone, Copy)]
+struct EndLook {
+    /// The node's stream's change signal then.
+    signal: u64,
+    /// Whether an answer had seen the node ended then.
+    seen: bool,
+    /// What the files showed.
+    ended: Option<Ended>,
 }
 
 /// `time` in milliseconds since 1970.
@@ -986,6 +1002,9 @@ pub(crate) struct FinalRecord {
     /// written before, whose file's time stands in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ended_at: Option<u64>,
+    /// When it last printed, in milliseconds since 1970, as this server saw it (1.5.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last_output_at: Option<u64>,
     /// The screen and scrollback, as `terminal_read` without `since` shows them.
     pub(crate) history: String,
     /// The visible screen, as `terminal_read` with `view: "screen"` shows it.

@@ -13,8 +13,11 @@ use termsprawl_protocol::pattern;
 use crate::error::{ToolError, messages};
 
 /// How far before the end of the text searched so far a pattern's match may start and still be
-/// found by the next search (see [`Matcher::overlap`]), in characters: a pattern's match longer
-/// than this that arrives in pieces is not found (`spec/protocol.md` §4.6).
+/// found by the next search (see [`Matcher::overlap`]), in characters: a waiter searches again
+/// from the start of the line still being printed, but no further back than this, so that a
+/// line printed in many pieces (a progress bar, whose carriage returns the stream drops) costs
+/// what was printed, not the square of it; a pattern's match that starts further back in such a
+/// line when the line goes on is not found (`spec/protocol.md` §4.6).
 pub(crate) const PATTERN_REACH: u64 = 16 * 1024;
 
 /// Compiled texts or patterns.
@@ -62,17 +65,48 @@ impl Matcher {
 
     /// The earliest match in `text` starting at byte `start` or later (what comes before counts
     /// for `^` and word boundaries): the index of the text or pattern that matched (the first
-    /// of those that match there) and the byte its match starts at.
+    /// of those that match there) and the byte its match starts at. A text may span lines; a
+    /// pattern's match lies within one line (`spec/protocol.md` §5.1), the line still being
+    /// printed being a line as far as it has come.
     pub(crate) fn find_at(&self, text: &str, start: usize) -> Option<(u32, usize)> {
-        let found = self.any.find_at(text, start)?.start();
-        // The alternative matched is the first one that matches at that byte: a search from it
-        // finds its match there if it has one.
+        if self.longest.is_some() {
+            let found = self.any.find_at(text, start)?.start();
+            return Some((self.index_at(text, found), found));
+        }
+        let mut at = start;
+        loop {
+            // The leftmost match in the whole text starts at or before any match within a line
+            // (`^`, `$` and `\b` mean the same at a line's ends), so the line it starts in is
+            // searched from there; a match that ran over the line's end is not one.
+            let candidate = self.any.find_at(text, at)?.start();
+            let line_start = text[..candidate].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = text[candidate..].find('\n').map_or(text.len(), |i| candidate + i);
+            let line = &text[line_start..line_end];
+            if let Some(found) = self.any.find_at(line, candidate - line_start) {
+                let found = found.start();
+                return Some((self.index_at(line, found), line_start + found));
+            }
+            if line_end >= text.len() {
+                return None;
+            }
+            at = line_end + 1;
+        }
+    }
+
+    /// The index of the first text or pattern that matches in `text` at byte `at`, where one of
+    /// them does: a search from there finds its match there if it has one.
+    fn index_at(&self, text: &str, at: usize) -> u32 {
         let index = self
             .each
             .iter()
-            .position(|each| each.find_at(text, found).is_some_and(|m| m.start() == found))
+            .position(|each| each.find_at(text, at).is_some_and(|m| m.start() == at))
             .unwrap_or(0);
-        Some((u32::try_from(index).unwrap_or(0), found))
+        u32::try_from(index).unwrap_or(0)
+    }
+
+    /// Whether this is a pattern (its matches lie within one line) rather than texts.
+    pub(crate) fn is_pattern(&self) -> bool {
+        self.longest.is_none()
     }
 
     /// Where the earliest match in `text` at byte `start` or later starts.
@@ -86,7 +120,8 @@ impl Matcher {
     }
 
     /// How many characters before the end of the text searched so far a match found by the next
-    /// search may start: a text's length minus one; [`PATTERN_REACH`] for a pattern.
+    /// search may start: a text's length minus one; for a pattern, [`PATTERN_REACH`] (the
+    /// caller starts no earlier than the line still being printed either).
     pub(crate) fn overlap(&self) -> u64 {
         self.longest.map_or(PATTERN_REACH, |longest| longest.saturating_sub(1))
     }

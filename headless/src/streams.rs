@@ -97,6 +97,10 @@ struct StreamState {
     read_at: Option<u64>,
     /// When the output last grew (the file's modification time until this server saw it grow).
     last_change: Option<SystemTime>,
+    /// The file's modification time when the last characters were read from it: when the
+    /// terminal last printed, however late it was read, and the same after a restart
+    /// (`terminal_list`'s `lastOutputAt`).
+    last_output: Option<SystemTime>,
     closed: bool,
     /// Candidate restart points, oldest first: `(offset, cursor)` just after a line feed, the
     /// first one at or before the retained text.
@@ -431,6 +435,7 @@ impl Stream {
             state.trim();
         }
         if added > 0 {
+            state.last_output = metadata.modified().ok();
             state.last_change = if state.last_change.is_none() {
                 metadata.modified().ok()
             } else {
@@ -449,7 +454,7 @@ impl Stream {
     pub(crate) fn look(&self) -> Look {
         self.refresh();
         let state = lock(&self.state);
-        Look { cursor: state.cursor, last_change: state.last_change, closed: state.closed }
+        state.look()
     }
 
     /// [`Stream::look`] for a waiter woken at `signal`, the change signal's value it saw before
@@ -463,7 +468,7 @@ impl Stream {
             self.read_into(&mut state);
             state.read_at = Some(signal);
         }
-        Look { cursor: state.cursor, last_change: state.last_change, closed: state.closed }
+        state.look()
     }
 
     /// Waits (at most `limit`) until `path` exists, woken by the watch.
@@ -568,8 +573,15 @@ impl Stream {
             return Ok((index, state.cursor_at(byte)));
         }
         // A match found later ends after the text searched now, so it starts at most the
-        // overlap before its end; never before `from`, which may be a cursor still to come.
-        Err(state.cursor.saturating_sub(matcher.overlap()).max(from))
+        // overlap before its end, and a pattern's not before the line still being printed;
+        // never before `from`, which may be a cursor still to come.
+        let mut resume = state.cursor.saturating_sub(matcher.overlap()).max(from);
+        if matcher.is_pattern()
+            && let Some(line_feed) = state.text.rfind('\n')
+        {
+            resume = resume.max(state.cursor_at(line_feed + 1));
+        }
+        Err(resume)
     }
 
     /// `terminal_search` in this stream (protocol 1.5.0): the lines of the retained text after
@@ -639,10 +651,21 @@ fn lines_after(text: &str, count: usize) -> Vec<String> {
 pub(crate) struct Look {
     pub(crate) cursor: u64,
     pub(crate) last_change: Option<SystemTime>,
+    /// When the terminal last printed, by its file ([`StreamState::last_output`]).
+    pub(crate) last_output: Option<SystemTime>,
     pub(crate) closed: bool,
 }
 
 impl StreamState {
+    fn look(&self) -> Look {
+        Look {
+            cursor: self.cursor,
+            last_change: self.last_change,
+            last_output: self.last_output,
+            closed: self.closed,
+        }
+    }
+
     /// The state of a stream whose files are `out` and `mark`: at the restart point when the file
     /// was compacted, at its start otherwise.
     fn resumed(out: &std::path::Path, mark: &std::path::Path) -> StreamState {

@@ -268,7 +268,7 @@ pub struct TerminalSearchArgs {
     /// True: pattern is a regular expression (spec/protocol.md §5.1); false when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<bool>,
-    /// One terminal to search; every terminal terminal_list shows when omitted.
+    /// One terminal to search; every terminal you may read when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_id: Option<String>,
     /// A cursor from an earlier answer: only output after it; only with nodeId.

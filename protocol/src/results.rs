@@ -117,6 +117,49 @@ pub fn utf16_tail(text: &str, limit: usize) -> &str {
     &text[start..]
 }
 
+/// The name of a Linux signal number as the `signal` member of an answer carries it (`SIGTERM`),
+/// or `SIG<number>` for one without a name. The one table of signal names in the workspace: the
+/// servers and `acp`'s terminals read it.
+pub fn signal_name(number: i32) -> String {
+    const NAMES: [&str; 31] = [
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
+    ];
+    usize::try_from(number - 1)
+        .ok()
+        .and_then(|index| NAMES.get(index))
+        .map_or_else(|| format!("SIG{number}"), |name| (*name).to_owned())
+}
+
 /// What kind of terminal node a `terminal_list` entry is (1.5.0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -222,6 +265,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Reads a member that may be present with `null` as `Some(None)` (absent stays `None`).
+#[expect(clippy::option_option, reason = "absent, null and a value are three answers on the wire")]
 fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: Deserializer<'de>,
@@ -292,6 +336,18 @@ mod tests {
         assert_eq!(iso_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let leap = UNIX_EPOCH + std::time::Duration::from_millis(951_782_400_123);
         assert_eq!(iso_utc(leap), "2000-02-29T00:00:00.123Z");
+    }
+
+    #[test]
+    fn signals_are_named_as_linux_numbers_them() {
+        assert_eq!(signal_name(15), "SIGTERM");
+        assert_eq!(signal_name(9), "SIGKILL");
+        assert_eq!(signal_name(2), "SIGINT");
+        assert_eq!(signal_name(16), "SIGSTKFLT");
+        assert_eq!(signal_name(30), "SIGPWR");
+        assert_eq!(signal_name(31), "SIGSYS");
+        assert_eq!(signal_name(0), "SIG0");
+        assert_eq!(signal_name(200), "SIG200");
     }
 
     #[test]

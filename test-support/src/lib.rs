@@ -1,6 +1,6 @@
 //! The fixtures that the tests of every crate share, written once (a dev-dependency of any crate,
 //! and a dependency of `xtask`, whose bench server, demo and soak use them; never of a published
-//! crate):
+//! crate). This crate owns:
 //! - [`fake`]: the fake termsprawl app, a real loopback tool server in a temp dir with a
 //!   provisioned session, recorded requests and scripted answers;
 //! - [`mcp`]: the envelope check of every MCP stdout line (`spec/mcp.md` §3.1, §3.8), request
@@ -14,6 +14,8 @@
 //! It must never be a normal dependency of a published crate, hide a missing program or peer (a
 //! test that lacks one fails and names the command that provides it), or leave a process running
 //! after its value is dropped.
+//!
+//! Start reading at [`fake`], then [`serve`].
 
 pub mod fake;
 pub mod mcp;

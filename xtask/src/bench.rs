@@ -23,6 +23,7 @@ pub mod report;
 pub mod rss;
 pub mod server;
 pub mod stats;
+pub mod survey;
 pub mod terminals;
 
 use std::ffi::{OsStr, OsString};

@@ -147,6 +147,81 @@ pub const CRATE_RULES: &[CrateRule] = &[
     },
 ];
 
+/// The heading line of ARCHITECTURE.md's crate table: the table is the first one after it.
+pub const CRATE_TABLE_LEAD: &str =
+    "The crate graph, exactly as `xtask/src/tidy.rs` (`CRATE_RULES`)";
+
+/// The differences between the crate table of `architecture` (the text of ARCHITECTURE.md: the
+/// first Markdown table after [`CRATE_TABLE_LEAD`], one row per crate folder, its second column
+/// the backticked folders it depends on, anything in parentheses a note) and `rules`, one line
+/// each; empty when they agree exactly.
+pub fn crate_table_violations(architecture: &str, rules: &[CrateRule]) -> Vec<String> {
+    let Some(lead) = architecture.find(CRATE_TABLE_LEAD) else {
+        return vec![format!(
+            "ARCHITECTURE.md: no line starting the crate table ({CRATE_TABLE_LEAD})"
+        )];
+    };
+    let rows: Vec<(String, BTreeSet<String>)> = architecture[lead..]
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with('|'))
+        .take_while(|line| line.trim_start().starts_with('|'))
+        .filter_map(|line| {
+            let cells: Vec<&str> =
+                line.trim().trim_matches('|').split('|').map(str::trim).collect();
+            let folder = cells.first()?.strip_prefix('`')?.strip_suffix('`')?.to_owned();
+            let deps = without_notes(cells.get(1).copied().unwrap_or_default());
+            let deps = deps.split('`').skip(1).step_by(2).map(str::to_owned).collect();
+            Some((folder, deps))
+        })
+        .collect();
+    let mut violations = Vec::new();
+    let package_of = |folder: &str| {
+        if folder == "xtask" { folder.to_owned() } else { format!("termsprawl-{folder}") }
+    };
+    for (folder, deps) in &rows {
+        let package = package_of(folder);
+        let Some(rule) = rules.iter().find(|rule| rule.package == package) else {
+            violations.push(format!("ARCHITECTURE.md: crate table row `{folder}` has no rule"));
+            continue;
+        };
+        let listed: BTreeSet<String> = deps.iter().map(|dep| package_of(dep)).collect();
+        let required: BTreeSet<String> =
+            rule.workspace_deps.iter().map(|dep| (*dep).to_owned()).collect();
+        for missing in required.difference(&listed) {
+            violations.push(format!(
+                "ARCHITECTURE.md: crate table row `{folder}` lacks {missing} (CRATE_RULES has it)"
+            ));
+        }
+        for extra in listed.difference(&required) {
+            violations.push(format!(
+                "ARCHITECTURE.md: crate table row `{folder}` names {extra}, which CRATE_RULES does not"
+            ));
+        }
+    }
+    for rule in rules {
+        if !rows.iter().any(|(folder, _)| package_of(folder) == rule.package) {
+            violations
+                .push(format!("ARCHITECTURE.md: crate table has no row for {}", rule.package));
+        }
+    }
+    violations
+}
+
+/// `cell` without its notes: every part in parentheses, nested ones included.
+fn without_notes(cell: &str) -> String {
+    let mut depth = 0_usize;
+    cell.chars()
+        .filter(|&c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect()
+}
+
 /// Every file below `root` whose extension is one of `extensions`, relative to `root` and
 /// sorted, skipping the [`SKIPPED_DIRS`].
 pub fn files_with_extensions(root: &Path, extensions: &[&str]) -> anyhow::Result<Vec<PathBuf>> {
@@ -180,6 +255,31 @@ pub fn files_with_extensions(root: &Path, extensions: &[&str]) -> anyhow::Result
 pub fn missing_module_doc(path: &Path, text: &str) -> Option<String> {
     (!text.starts_with("//!"))
         .then(|| format!("{}: does not start with a `//!` comment", path.display()))
+}
+
+/// The parts every crate's doc (the `//!` lines of its `lib.rs`) has, each found by a phrase in
+/// it (any case): what the crate owns, what it must never do, and where to start reading.
+pub const CRATE_DOC_PARTS: &[(&str, &str)] = &[
+    ("owns", "what it owns"),
+    ("must never", "what it must never do"),
+    ("start reading", "where to start reading"),
+];
+
+/// The parts of [`CRATE_DOC_PARTS`] that the crate doc at the start of `text` lacks, one line each.
+pub fn missing_crate_doc_parts(path: &Path, text: &str) -> Vec<String> {
+    let doc: String = text
+        .lines()
+        .take_while(|line| line.starts_with("//!"))
+        .map(|line| line.trim_start_matches("//!").to_lowercase() + " ")
+        .collect();
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    CRATE_DOC_PARTS
+        .iter()
+        .filter(|(phrase, _)| !doc.contains(phrase))
+        .map(|(phrase, part)| {
+            format!("{}: the crate doc does not say {part} (no \"{phrase}\")", path.display())
+        })
+        .collect()
 }
 
 /// The attributes that no test may carry: assert the `Err` instead of expecting a panic, and

@@ -30,3 +30,17 @@ fn the_overlap_is_a_texts_length_or_a_patterns_reach() {
     assert_eq!(Matcher::new(&texts, false).unwrap().overlap(), 3);
     assert_eq!(Matcher::new(&["a+".to_owned()], true).unwrap().overlap(), PATTERN_REACH);
 }
+
+#[test]
+fn a_patterns_match_lies_within_one_line_and_a_texts_may_span_lines() {
+    let spaced = Matcher::new(&[r"a\s+b".to_owned()], true).unwrap();
+    assert_eq!(spaced.find_at("a\nb", 0), None);
+    assert_eq!(spaced.find_at("xa\nb a  b", 0), Some((0, 5)));
+    // The line still being printed is a line as far as it has come.
+    let port = Matcher::new(&[r"port \d+$".to_owned()], true).unwrap();
+    assert_eq!(port.find_at("boot\nport 80", 0), Some((0, 5)));
+    // ^ is a line start, not where the search starts.
+    let start = Matcher::new(&["^b".to_owned()], true).unwrap();
+    assert_eq!(start.find_at("ab\nb", 1), Some((0, 3)));
+    assert_eq!(Matcher::literal("a\nb").find_at("xa\nb", 0), Some((0, 1)));
+}

@@ -12,7 +12,7 @@ use serde_json::Value;
 use termsprawl_protocol::DEFAULT_SEARCH_LIMIT;
 use termsprawl_protocol::args::TerminalSearchArgs;
 use termsprawl_protocol::results::{
-    SearchMatch, TerminalKind, TerminalListEntry, TerminalSearchResult, iso_utc,
+    SearchMatch, TerminalKind, TerminalListEntry, TerminalSearchResult, iso_utc, signal_name,
 };
 use termsprawl_transport::server::Caller;
 
@@ -22,7 +22,7 @@ use crate::error::ToolError;
 use crate::foreground::Processes;
 use crate::matcher::Matcher;
 use crate::ops::access::{self, Access};
-use crate::ops::terminal::{cursor_of, signal_name};
+use crate::ops::terminal::cursor_of;
 
 /// `terminal_list`: every terminal node the caller may read, in canvas order.
 pub(super) fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
@@ -50,19 +50,19 @@ pub(super) fn search(
     let limit = args.limit.map_or(DEFAULT_SEARCH_LIMIT, whole);
     let context = args.context.map_or(0, whole);
     let since = args.since.map(cursor_of);
-    let mut matches: Vec<SearchMatch> = Vec::new();
+    let mut hits: Vec<SearchMatch> = Vec::new();
     let mut truncated = false;
     for node in &nodes {
         let (stream, _, _) = engine.streams.current(&node.id);
-        let left = limit - matches.len();
+        let left = limit - hits.len();
         let (found, more) = stream.matching_lines(&node.id, since, &matcher, context, left);
-        matches.extend(found);
+        hits.extend(found);
         if more {
             truncated = true;
             break;
         }
     }
-    serde_json::to_value(TerminalSearchResult { matches, truncated })
+    serde_json::to_value(TerminalSearchResult { matches: hits, truncated })
         .map_err(|error| ToolError::new(error.to_string()))
 }
 
@@ -109,8 +109,15 @@ fn entry(engine: &Engine, node: &Node, processes: &mut Processes) -> TerminalLis
         (_, Some(_)) => TerminalKind::Run,
         (_, None) => TerminalKind::Shell,
     };
+    // The time the stream's file last grew with text (a retired run's as recorded then); the
+    // pipe may write it a moment after the program's end, never later than that end.
+    let recorded = ended.and_then(|ended| ended.last_output);
+    let last_output = recorded.or(look.last_output).map(|at| match ended {
+        Some(ended) => at.min(ended.at),
+        None => at,
+    });
     let input_by = match ended {
-        None => waiting_for_input(engine, node, look.last_change, processes),
+        None => waiting_for_input(engine, node, last_output, processes),
         Some(_) => None,
     };
     TerminalListEntry {
@@ -124,8 +131,7 @@ fn entry(engine: &Engine, node: &Node, processes: &mut Processes) -> TerminalLis
         started_at: iso_utc(engine.started(node)),
         ended_at: ended.map(|ended| iso_utc(ended.at)),
         cursor: look.cursor,
-        // Before any output the cursor is 0; the time is the file's until this server saw it grow.
-        last_output_at: look.last_change.filter(|_| look.cursor > 0).map(iso_utc),
+        last_output_at: last_output.map(iso_utc),
         waiting_for_input: input_by.is_some(),
         input_by,
         notify: notifies(engine, node),

@@ -14,7 +14,7 @@ use termsprawl_protocol::args::{
     NodeArgs, ReadView, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
     TerminalSubmitArgs, TerminalWaitArgs, WaitUntil,
 };
-use termsprawl_protocol::results::{TerminalRunResult, TerminalWaitResult};
+use termsprawl_protocol::results::{TerminalRunResult, TerminalWaitResult, signal_name};
 use termsprawl_transport::server::Caller;
 use tokio::time::Instant;
 
@@ -612,6 +612,21 @@ impl Wait {
                 self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
             }
         }
+        let value = self.answer(reached, state)?;
+        if state.dead {
+            // The answer reports the finish: a keep-false node goes, any other lets go of its
+            // processes.
+            if engine.discards(&self.node_id) {
+                let _ = engine.close_node(&self.project_id, &self.node_id).await;
+            } else {
+                let _ = engine.retire_run(&self.node_id).await;
+            }
+        }
+        Ok(value)
+    }
+    /// The answer: `terminal_wait`'s, or `terminal_run`'s (without `reached`), with the output
+    /// after `since`.
+    fn answer(&self, reached: bool, state: PaneState) -> Result<Value, ToolError> {
         let (text, dropped, cursor) = self.stream.after(self.since);
         let output = tail(&text, WAIT_OUTPUT_CHARS);
         let truncated = dropped || output.len() < text.len();
@@ -631,7 +646,7 @@ impl Wait {
                 cursor,
                 matched: text.then_some(self.found.map(|(index, _)| index)),
                 match_cursor: text.then_some(self.found.map(|(_, at)| at)),
-                input_by: matches!(self.condition, Condition::Input).then(|| self.input_by.take()),
+                input_by: matches!(self.condition, Condition::Input).then(|| self.input_by.clone()),
             })
         } else {
             serde_json::to_value(TerminalRunResult {
@@ -644,17 +659,7 @@ impl Wait {
                 cursor,
             })
         };
-        let value = answer.map_err(|error| ToolError::new(error.to_string()))?;
-        if state.dead {
-            // The answer reports the finish: a keep-false node goes, any other lets go of its
-            // processes.
-            if engine.discards(&self.node_id) {
-                let _ = engine.close_node(&self.project_id, &self.node_id).await;
-            } else {
-                let _ = engine.retire_run(&self.node_id).await;
-            }
-        }
-        Ok(value)
+        answer.map_err(|error| ToolError::new(error.to_string()))
     }
 }
 
@@ -777,47 +782,6 @@ fn default_title(command: &str) -> String {
         title.push('…');
     }
     title
-}
-
-/// The name of a Linux signal number (`SIGTERM`), or `SIG<number>` for one without a name.
-pub(crate) fn signal_name(number: i32) -> String {
-    const NAMES: [&str; 31] = [
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    ];
-    usize::try_from(number - 1)
-        .ok()
-        .and_then(|index| NAMES.get(index))
-        .map_or_else(|| format!("SIG{number}"), |name| (*name).to_owned())
 }
 
 /// `min(max(maxChars, 1), 100000)`, fractions cut off (§4.5).

@@ -11,6 +11,7 @@ mod messaging;
 mod queue;
 mod serve;
 mod support;
+mod survey;
 mod terminal;
 mod terminal_run;
 mod tmux_control;

@@ -106,9 +106,23 @@ async fn a_wait_times_out_without_error_and_finds_text_printed_before_it_started
     let keys: Vec<&str> = early.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["nodeId", "reached", "running", "exitCode", "signal", "output", "truncated", "cursor"]
+        [
+            "nodeId",
+            "reached",
+            "running",
+            "exitCode",
+            "signal",
+            "output",
+            "truncated",
+            "cursor",
+            "matched",
+            "matchCursor"
+        ]
     );
-    assert_eq!(early["reached"], true);
+    assert_eq!(
+        (&early["reached"], &early["matched"], &early["matchCursor"]),
+        (&json!(true), &json!(0), &json!(0))
+    );
     assert!(early["output"].as_str().unwrap().starts_with("early\n"), "{early}");
 
     // From that cursor on, only what comes later counts, and it wakes the wait.

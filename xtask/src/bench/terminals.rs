@@ -33,8 +33,8 @@ use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
-use super::report;
 use super::stats::{Summary, nanos};
+use super::{report, survey};
 use crate::binaries::Binaries;
 use crate::soak::server::{self, Places, Serve, Stop};
 use termsprawl_protocol::shell::single_quoted;
@@ -96,6 +96,12 @@ pub struct Outcome {
     pub terminal_read_ns: Vec<u64>,
     /// The latency of each measured `terminal_read` with `since: 0`.
     pub terminal_read_since_ns: Vec<u64>,
+    /// The latency of each measured `terminal_list` ([`super::survey`]).
+    #[serde(default)]
+    pub terminal_list_ns: Vec<u64>,
+    /// The latency of each measured `terminal_search` ([`super::survey`]).
+    #[serde(default)]
+    pub terminal_search_ns: Vec<u64>,
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the clock every process of the machine shares.
@@ -172,6 +178,14 @@ pub fn figures(outcome: &Outcome) -> anyhow::Result<report::Terminals> {
                 call: TERMINAL_READ_SINCE.to_owned(),
                 latency: summary(&outcome.terminal_read_since_ns, "terminal_read with since")?,
             },
+            report::Read {
+                call: survey::TERMINAL_LIST.to_owned(),
+                latency: summary(&outcome.terminal_list_ns, "terminal_list")?,
+            },
+            report::Read {
+                call: survey::TERMINAL_SEARCH.to_owned(),
+                latency: summary(&outcome.terminal_search_ns, "terminal_search")?,
+            },
         ],
     })
 }
@@ -233,9 +247,15 @@ fn launch_and_run(
         .context("the terminal measurements printed no outcome")?;
     ensure!(
         outcome.waits.len() == settings.waits
-            && [&outcome.guide_read_ns, &outcome.terminal_read_ns, &outcome.terminal_read_since_ns]
-                .iter()
-                .all(|samples| samples.len() == settings.reads),
+            && [
+                &outcome.guide_read_ns,
+                &outcome.terminal_read_ns,
+                &outcome.terminal_read_since_ns,
+                &outcome.terminal_list_ns,
+                &outcome.terminal_search_ns,
+            ]
+            .iter()
+            .all(|samples| samples.len() == settings.reads),
         "the terminal measurements took other counts than asked: {} waits, {} reads",
         outcome.waits.len(),
         outcome.terminal_read_ns.len()
@@ -311,6 +331,7 @@ pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<O
             }
         }
         node.quit();
+        let [terminal_list_ns, terminal_search_ns] = survey(&calls, settings).await?;
         let [guide_read_ns, terminal_read_ns, terminal_read_since_ns] = reads;
         Ok(Outcome {
             settings: *settings,
@@ -318,8 +339,37 @@ pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<O
             guide_read_ns,
             terminal_read_ns,
             terminal_read_since_ns,
+            terminal_list_ns,
+            terminal_search_ns,
         })
     })
+}
+
+/// The survey rows ([`super::survey`]): the server filled with terminals, then `terminal_list`
+/// and `terminal_search` round-robin, one unmeasured round first (it reads every stream).
+async fn survey(calls: &Calls, settings: &Settings) -> anyhow::Result<[Vec<u64>; 2]> {
+    // The agent node and the run node of the waits are there already.
+    let short = survey::short_nodes(2)?;
+    let nodes = (0..survey::SEARCH_TERMINALS).map(|index| (true, index));
+    for (bulk, index) in nodes.chain((0..short).map(|index| (false, index))) {
+        let done = calls.call("terminal_run", &survey::run_args(bulk, index)).await?;
+        ensure!(survey::ended(&done), "survey node {index} did not end well: {done}");
+    }
+    let requests = survey::requests();
+    let mut latencies = [Vec::new(), Vec::new()];
+    for round in 0..settings.warmup_reads.max(1) + settings.reads {
+        for (request, samples) in requests.iter().zip(&mut latencies) {
+            let started = std::time::Instant::now();
+            let result = calls.client.call(&calls.session, request).await;
+            let latency = nanos(started.elapsed());
+            let operation = request.operation().unwrap_or_default();
+            survey::check(operation, &value_of(operation, result)?)?;
+            if round >= settings.warmup_reads.max(1) {
+                samples.push(latency);
+            }
+        }
+    }
+    Ok(latencies)
 }
 
 /// The client and the session every call uses.

@@ -7,10 +7,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    CRATE_RULES, CrateRule, cargo_metadata, dependency_violations, files_with_extensions,
-    forbidden_attributes, heading_numbers, missing_module_doc, spec_citation_violations,
-    spec_citations, trailing_whitespace, unpublished_packages, unversioned_path_dependencies,
-    unversioned_workspace_dependencies,
+    CRATE_RULES, CrateRule, cargo_metadata, crate_table_violations, dependency_violations,
+    files_with_extensions, forbidden_attributes, heading_numbers, missing_crate_doc_parts,
+    missing_module_doc, spec_citation_violations, spec_citations, trailing_whitespace,
+    unpublished_packages, unversioned_path_dependencies, unversioned_workspace_dependencies,
 };
 use crate::project_root;
 
@@ -47,6 +47,78 @@ fn dependency_rules_hold() {
     let metadata = cargo_metadata(&project_root()).unwrap();
     let violations = dependency_violations(&metadata, CRATE_RULES);
     assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn the_crate_table_of_architecture_md_is_crate_rules() {
+    let text = fs::read_to_string(project_root().join("ARCHITECTURE.md")).unwrap();
+    let violations = crate_table_violations(&text, CRATE_RULES);
+    assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn every_crate_doc_says_what_it_owns_must_never_do_and_where_to_start() {
+    let root = project_root();
+    let metadata = cargo_metadata(&root).unwrap();
+    let mut violations = Vec::new();
+    let mut docs = 0;
+    for package in metadata["packages"].as_array().unwrap() {
+        let manifest = Path::new(package["manifest_path"].as_str().unwrap());
+        let lib = manifest.parent().unwrap().join("src/lib.rs");
+        if let Ok(text) = fs::read_to_string(&lib) {
+            docs += 1;
+            violations.extend(missing_crate_doc_parts(lib.strip_prefix(&root).unwrap(), &text));
+        }
+    }
+    assert_eq!(docs, CRATE_RULES.len(), "a crate without a lib.rs");
+    assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
+#[test]
+fn a_crate_doc_missing_a_part_is_found() {
+    let path = Path::new("x/src/lib.rs");
+    let whole = "//! What it is.\n//! This crate owns the thing.\n//!\n//! It must\n//! never lie.\n//! Start\n//! reading at [`f`].\nfn f() {}\n";
+    assert!(missing_crate_doc_parts(path, whole).is_empty());
+    assert_eq!(
+        missing_crate_doc_parts(path, "//! This crate owns x.\n// Start reading at f.\n"),
+        [
+            "x/src/lib.rs: the crate doc does not say what it must never do (no \"must never\")",
+            "x/src/lib.rs: the crate doc does not say where to start reading (no \"start reading\")",
+        ]
+    );
+}
+
+#[test]
+fn a_planted_difference_in_the_crate_table_fails_the_check() {
+    let text = fs::read_to_string(project_root().join("ARCHITECTURE.md")).unwrap();
+    // An edge CRATE_RULES has, dropped from a row; a note in parentheses is not an edge.
+    let planted = text.replacen(
+        "| `mcp` | `protocol`, `transport` |",
+        "| `mcp` | `protocol` (not `transport`) |",
+        1,
+    );
+    assert_ne!(planted, text, "the fixture's row is gone from ARCHITECTURE.md");
+    assert_eq!(
+        crate_table_violations(&planted, CRATE_RULES),
+        ["ARCHITECTURE.md: crate table row `mcp` lacks termsprawl-transport (CRATE_RULES has it)"]
+    );
+    // An edge CRATE_RULES does not have, and a row removed.
+    let planted = text.replacen(
+        "| `protocol` | nothing in the workspace |",
+        "| `protocol` | `transport` |",
+        1,
+    );
+    assert_eq!(
+        crate_table_violations(&planted, CRATE_RULES),
+        [
+            "ARCHITECTURE.md: crate table row `protocol` names termsprawl-transport, which CRATE_RULES does not"
+        ]
+    );
+    let planted = text.replacen("  | `transport` | `protocol` |\n", "", 1);
+    assert_eq!(
+        crate_table_violations(&planted, CRATE_RULES),
+        ["ARCHITECTURE.md: crate table has no row for termsprawl-transport"]
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@ use super::{
     GUIDE_READ, Outcome, Settings, TERMINAL_READ, TERMINAL_READ_SINCE, WaitSample, figures, mark,
     monotonic_ns, printed_at, stamp_line,
 };
+use crate::bench::survey;
 
 const MS: u64 = 1_000_000;
 
@@ -63,6 +64,8 @@ fn outcome(count: u64) -> Outcome {
         guide_read_ns: vec![400_000, 300_000, 500_000, 200_000],
         terminal_read_ns: vec![3 * MS, 2 * MS, 4 * MS, 9 * MS],
         terminal_read_since_ns: vec![MS, 2 * MS, MS, MS],
+        terminal_list_ns: vec![MS, MS, 2 * MS, MS],
+        terminal_search_ns: vec![9 * MS, 8 * MS, 12 * MS, 9 * MS],
     }
 }
 
@@ -97,7 +100,9 @@ fn the_reads_come_with_guide_read_first() {
         [
             (GUIDE_READ, 300_000, 500_000),
             (TERMINAL_READ, 3 * MS, 9 * MS),
-            (TERMINAL_READ_SINCE, MS, 2 * MS)
+            (TERMINAL_READ_SINCE, MS, 2 * MS),
+            (survey::TERMINAL_LIST, MS, 2 * MS),
+            (survey::TERMINAL_SEARCH, 9 * MS, 12 * MS)
         ]
     );
     assert_eq!((figures.reads, figures.warmup_reads), (4, 1));
