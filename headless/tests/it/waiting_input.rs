@@ -250,6 +250,8 @@ async fn terminal_list_says_which_terminals_wait_for_input_and_by_what_also_afte
     )
     .await["nodeId"]
         .clone();
+    let read_p = json!({"command": "bash -c \"read -p 'Name? ' name\"", "timeoutMs": 0});
+    let prompting = ok(&agent, "terminal_run", read_p).await["nodeId"].clone();
     let sleeping = ok(&agent, "terminal_run", json!({"command": "sleep 30", "timeoutMs": 0})).await
         ["nodeId"]
         .clone();
@@ -260,6 +262,7 @@ async fn terminal_list_says_which_terminals_wait_for_input_and_by_what_also_afte
     let expected = [
         (&shell, json!(true), json!("sh")),
         (&asking, json!(true), json!("python3")),
+        (&prompting, json!(true), json!("bash")),
         (&sleeping, json!(false), Value::Null),
         (&finished, json!(false), Value::Null),
         // The agent's own node: its /bin/sh at its prompt.
