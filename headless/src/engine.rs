@@ -367,7 +367,11 @@ impl Engine {
                 return Err(error);
             }
         };
-        if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
+        let respawned = self.tmux.respawn(node_id, cwd, argv).await;
+        if let Ok(Some(pid)) = respawned {
+            self.remember_pane(node_id, pid);
+        }
+        if let Err(error) = respawned {
             // Undone as far as the disk allows: a node whose removal cannot be saved stays,
             // reading as not running (`Engine::gone_state`).
             let _ = self.tmux.kill_session(node_id).await;
@@ -408,8 +412,9 @@ impl Engine {
     }
 
     /// Asks tmux for the process of `node_id`'s pane (one command on the control client) unless
-    /// it is remembered and still runs. Called at a node's start, by a wait for input, and by the
-    /// liveness round for nodes a restart left unknown.
+    /// it is remembered and still runs. A node's start learns it from its `new-session` or
+    /// `respawn-pane` (no command of its own); a wait for input and the liveness round (for nodes
+    /// a restart left unknown) ask here.
     pub(crate) async fn know_pane(&self, node_id: &str) {
         let known = lock(&self.panes).get(node_id).copied();
         if known.is_some_and(|pane| Pane::of(pane.pid()) == Some(pane)) {
@@ -772,7 +777,11 @@ impl Engine {
             died: keep_after_exit.then_some(died.as_path()),
         };
         let stream = self.streams.get(node_id);
-        self.tmux.new_session(node_id, cwd, env, argv, &capture).await.map_err(tmux_error)?;
+        let pid =
+            self.tmux.new_session(node_id, cwd, env, argv, &capture).await.map_err(tmux_error)?;
+        if let Some(pid) = pid {
+            self.remember_pane(node_id, pid);
+        }
         if let (true, Some(argv)) = (keep_after_exit, argv) {
             // The program starts once the pipe's reader runs (see `Tmux::new_session`).
             if !stream.wait_for_file(&start, PIPE_START_LIMIT).await {
@@ -780,13 +789,19 @@ impl Engine {
                 self.streams.remove_files(node_id);
                 return Err(ToolError::new("the terminal's output pipe did not start"));
             }
-            if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
-                let _ = self.tmux.kill_session(node_id).await;
-                self.streams.remove_files(node_id);
-                return Err(tmux_error(error));
+            match self.tmux.respawn(node_id, cwd, argv).await {
+                Ok(pid) => {
+                    if let Some(pid) = pid {
+                        self.remember_pane(node_id, pid);
+                    }
+                }
+                Err(error) => {
+                    let _ = self.tmux.kill_session(node_id).await;
+                    self.streams.remove_files(node_id);
+                    return Err(tmux_error(error));
+                }
             }
         }
-        self.know_pane(node_id).await;
         Ok(())
     }
 
