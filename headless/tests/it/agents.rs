@@ -52,7 +52,7 @@ async fn session_info_has_the_contract_shape() {
         .filter(|name| !name.starts_with("browser_"))
         .collect();
     assert_eq!(info["operations"], json!(expected));
-    assert_eq!(expected.len(), 26);
+    assert_eq!(expected.len(), 28, "1.5.0 adds terminal_list and terminal_search");
     // The rules this server enforces beyond the protocol (docs/headless-rules.md).
     assert_eq!(info["rules"], json!(["agent-link-isolation"]));
 }
