@@ -239,6 +239,12 @@ impl Chat {
             }
             Event::Ask(ask) => self.queue_ask(ask, cancelled),
             Event::Line(line) => self.ui.line(&line),
+            Event::Decided(line, tool_call) => {
+                self.ui.line(&line);
+                for piece in self.renderer.ask_changes(&tool_call) {
+                    self.piece(piece);
+                }
+            }
             Event::Wrote(written) => {
                 let what = if written.created { "created" } else { "wrote" };
                 self.ui.line(&format!(
@@ -248,7 +254,9 @@ impl Chat {
                 ));
                 if let Some((before, after)) = &written.change {
                     let path = written.path.to_string_lossy();
-                    self.ui.line(&crate::render::diff(&path, before.as_deref(), after));
+                    for piece in self.renderer.written(&path, before.as_deref(), after) {
+                        self.piece(piece);
+                    }
                 }
             }
             Event::Notice(notice) => self.ui.error(&notice),
@@ -289,7 +297,7 @@ impl Chat {
         }
     }
 
-    fn piece(&mut self, piece: Piece) {
+    pub(super) fn piece(&mut self, piece: Piece) {
         if !matches!(piece, Piece::Text(_)) {
             self.flush_markdown();
         }
@@ -308,6 +316,7 @@ impl Chat {
             Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
             Piece::Tool(id, line) => self.ui.tool_line(&id, &line),
+            Piece::Diff(lines) => self.ui.diff(&lines),
         }
     }
 

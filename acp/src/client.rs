@@ -16,7 +16,7 @@ use crate::connection::{Connection, Inbound, RpcError, code};
 use crate::fs::{Roots, Written};
 use crate::messages::{
     self, CancelRequestParams, CreateTerminalParams, ReadTextFileParams, RequestPermissionParams,
-    SessionNotification, SessionUpdate, TerminalParams, WriteTextFileParams,
+    SessionNotification, SessionUpdate, TerminalParams, ToolCallContent, WriteTextFileParams,
 };
 use crate::options::PermissionMode;
 use crate::permission::{self, Ask, Decision};
@@ -29,8 +29,11 @@ pub(crate) enum Event {
     Update(SessionUpdate),
     /// A permission ask for the person.
     Ask(Ask),
-    /// A line for the transcript (a policy's decision).
+    /// A line for the transcript (where a terminal runs).
     Line(String),
+    /// A policy's decision (its line) on an ask about this tool call, whose file changes are shown
+    /// with it.
+    Decided(String, messages::ToolCallUpdate),
     /// A file the agent wrote.
     Wrote(Written),
     /// A diagnostic: something from the agent was skipped.
@@ -127,7 +130,17 @@ impl Client {
             return;
         }
         match messages::decode_update(&notification.update) {
-            Ok(update) => self.event(Event::Update(update)),
+            Ok(mut update) => {
+                // The file a diff names is read now, before any later request of the agent (a
+                // write) is handled: the person sees the change against the file as it was.
+                if let SessionUpdate::ToolCall(messages::ToolCall { content, .. })
+                | SessionUpdate::ToolCallUpdate(messages::ToolCallUpdate { content, .. }) =
+                    &mut update
+                {
+                    read_diffs(&self.inner.config.roots, content.as_mut());
+                }
+                self.event(Event::Update(update));
+            }
             Err(error) => self.event(Event::Notice(format!(
                 "skipped a session/update that does not decode: {error}"
             ))),
@@ -300,9 +313,20 @@ impl Client {
     }
 
     async fn request_permission(&self, params: Option<&Value>) -> Result<Value, RpcError> {
-        let request: RequestPermissionParams = decode(params)?;
+        let mut request: RequestPermissionParams = decode(params)?;
         self.check_session(&request.session_id)?;
         let config = &self.inner.config;
+        // The ask's changes are against the files as they are when it arrives.
+        if request.tool_call.content.is_some() {
+            let roots = config.roots.clone();
+            let mut content = request.tool_call.content.take();
+            content = blocking(move || {
+                read_diffs(&roots, content.as_mut());
+                Ok(content)
+            })
+            .await?;
+            request.tool_call.content = content;
+        }
         if request.options.is_empty() {
             return Ok(Decision::Cancelled.to_json());
         }
@@ -321,12 +345,9 @@ impl Client {
                 }
                 Decision::Cancelled => "cancelled: the policy found no matching option".to_owned(),
             };
-            self.event(Event::Line(format!("[permission] {title}: {outcome}")));
-            // The diff of a file edit is shown even when a policy answers (the ask's own diffs;
-            // an ask that carries only the tool call's id was shown with its tool call).
-            for diff in permission::ask_diffs(&request) {
-                self.event(Event::Line(diff));
-            }
+            // The changes of a file edit are shown even when a policy answers.
+            let line = format!("[permission] {title}: {outcome}");
+            self.event(Event::Decided(line, request.tool_call));
             return Ok(decision.to_json());
         }
         let offered: Vec<String> =
@@ -343,6 +364,15 @@ impl Client {
             _ => Decision::Cancelled,
         };
         Ok(decision.to_json())
+    }
+}
+
+/// Reads the file of every `diff` item (`crate::change`).
+fn read_diffs(roots: &Roots, content: Option<&mut Vec<ToolCallContent>>) {
+    for item in content.into_iter().flatten() {
+        if let ToolCallContent::Diff { path, disk, .. } = item {
+            *disk = roots.on_disk(path);
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! A path must be absolute and inside a root both lexically (after normalising `.` and `..`) and
 //! after resolving symlinks (for a file that does not exist yet, its nearest existing ancestor).
-//! Otherwise the answer is `-32602`. A missing file is `-32002`; a file over 10 MiB or not UTF-8 is
+//! Otherwise the answer is `-32602`. A missing file is `-32002` with the message `Resource not
+//! found: PATH` (ACP's name for the code, which agents match: Gemini CLI creates a file only after
+//! such an answer) and `{"uri": PATH}` as its `data`; a file over 10 MiB or not UTF-8 is
 //! `-32603`. Writes are atomic: a temporary file in the same directory, then a rename. A symlink
 //! swapped in between the check and the access is not defended against.
 
@@ -16,6 +18,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::change::OnDisk;
 use crate::connection::{RpcError, code};
 
 /// The largest file `fs/read_text_file` returns.
@@ -63,12 +66,7 @@ impl Roots {
     ) -> Result<String, RpcError> {
         let resolved = match self.confine(path)? {
             Target::Existing(resolved) => resolved,
-            Target::Missing { .. } => {
-                return Err(RpcError::new(
-                    code::RESOURCE_NOT_FOUND,
-                    format!("file not found: {path}"),
-                ));
-            }
+            Target::Missing { .. } => return Err(not_found(path)),
         };
         let file = File::open(&resolved).map_err(|error| io_error(path, &error))?;
         let metadata = file.metadata().map_err(|error| io_error(path, &error))?;
@@ -86,6 +84,31 @@ impl Roots {
             return Err(RpcError::internal(format!("the file is not valid UTF-8 text: {path}")));
         };
         Ok(select_lines(&text, line, limit).to_owned())
+    }
+
+    /// The file a `diff` item names, for the person's view of the change (`crate::change`): read
+    /// with the confinement and limits of `fs/read_text_file`, whole, and only a regular file (a
+    /// FIFO would block).
+    pub(crate) fn on_disk(&self, path: &str) -> OnDisk {
+        let resolved = match self.confine(path) {
+            Ok(Target::Existing(resolved)) => resolved,
+            Ok(Target::Missing { .. }) => return OnDisk::Missing,
+            Err(error) if error.code == code::RESOURCE_NOT_FOUND => return OnDisk::Missing,
+            Err(error) => return OnDisk::Unreadable(error.message),
+        };
+        match fs::metadata(&resolved) {
+            Ok(metadata) if !metadata.is_file() => {
+                return OnDisk::Unreadable(format!("not a regular file: {path}"));
+            }
+            Ok(_) => {}
+            Err(error) if is_missing(&error) => return OnDisk::Missing,
+            Err(error) => return OnDisk::Unreadable(format!("{path}: {error}")),
+        }
+        match self.read_text_file(path, None, None) {
+            Ok(text) => OnDisk::Text(text),
+            Err(error) if error.code == code::RESOURCE_NOT_FOUND => OnDisk::Missing,
+            Err(error) => OnDisk::Unreadable(error.message),
+        }
     }
 
     /// Writes a text file atomically, creating it and its missing parent directories.
@@ -201,13 +224,22 @@ fn is_missing(error: &io::Error) -> bool {
     matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
 }
 
+/// `-32002` for a missing file: ACP's `Resource not found`, the path in the message and `data`.
+fn not_found(path: &str) -> RpcError {
+    RpcError {
+        code: code::RESOURCE_NOT_FOUND,
+        message: format!("Resource not found: {path}"),
+        data: Some(serde_json::json!({"uri": path})),
+    }
+}
+
 fn outside(path: &str) -> RpcError {
     RpcError::invalid_params(format!("the path is outside the session roots: {path}"))
 }
 
 fn io_error(path: &str, error: &io::Error) -> RpcError {
     if is_missing(error) {
-        return RpcError::new(code::RESOURCE_NOT_FOUND, format!("file not found: {path}"));
+        return not_found(path);
     }
     RpcError::internal(format!("{path}: {error}"))
 }

@@ -25,6 +25,12 @@ pub(crate) use editor::{Printer, history_path};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Input {
     Line(String),
+    /// A run notice that termsprawl typed into this node (`spec/protocol.md` §4.9), not the
+    /// person's words, with what the person had typed before it arrived (`unfinished`, not sent).
+    Notice {
+        notice: String,
+        unfinished: String,
+    },
     /// Ctrl-C typed at the line editor's prompt (the editor reads it as a key, not a signal).
     Interrupt,
     Eof,
@@ -158,16 +164,19 @@ impl InputReader {
     /// The next line, or the end of input (`None` once the reader is gone); a plain read is
     /// started if none is under way. Cancel-safe: a read started by a dropped call is received by
     /// the next one.
+    ///
+    /// A line that ends with a run notice (termsprawl types one into the node when a command an
+    /// agent started with `notify` ends) is [`Input::Notice`], never a line of the person's.
     pub(crate) async fn recv(&mut self) -> Option<Input> {
         if self.reading.is_none() {
             self.start(Request::Plain, Kind::Plain);
         }
         if self.reading.is_none() {
-            return self.lines.recv().await;
+            return self.lines.recv().await.map(notice_apart);
         }
         let input = self.lines.recv().await;
         self.reading = None;
-        input
+        input.map(notice_apart)
     }
 
     /// Keeps a prompt the person typed in the project's history (never a permission answer or a
@@ -212,6 +221,20 @@ impl InputReader {
 }
 
 /// The reader thread: one read per request, until the input ends or the chat is gone.
+/// `input`, with a line that ends with a run notice turned into [`Input::Notice`].
+fn notice_apart(input: Input) -> Input {
+    match input {
+        Input::Line(line) => match termsprawl_protocol::results::run_notice_at(&line) {
+            Some(start) => Input::Notice {
+                notice: line[start..].to_owned(),
+                unfinished: line[..start].to_owned(),
+            },
+            None => Input::Line(line),
+        },
+        other => other,
+    }
+}
+
 fn read_loop(
     requested: &Receiver<Request>,
     wake: Option<&std::io::PipeReader>,

@@ -2,7 +2,8 @@
 //! termsprawl terminal node as a line-oriented chat (spec: `spec/acp.md`).
 //!
 //! This crate owns the whole front end: the agent process, the JSON-RPC connection, the chat loop
-//! and its rendering, the fail-closed permission asks, the confined file system and the
+//! and its rendering, the fail-closed permission asks with the true change of a file edit (the
+//! agent's proposal against the file on disk, `change.rs`), the confined file system and the
 //! agent's terminals: on a local tmux server, or as canvas nodes through the tool server's
 //! `terminal_run` and `terminal_wait` (protocol 1.3.0), chosen by `--terminals`. The `cli` crate
 //! parses the command line (with its Go-style flag scanner, the workspace's one) into [`Options`]
@@ -29,6 +30,7 @@
 //! `messages.rs` (the lenient message types) and `client.rs` (the agent's requests to us).
 
 mod agent;
+mod change;
 mod chat;
 mod client;
 mod connection;

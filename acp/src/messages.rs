@@ -12,6 +12,8 @@ mod tests;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::change::OnDisk;
+
 /// Decodes params of a known shape; the error text names what failed.
 pub(crate) fn decode<T: for<'de> Deserialize<'de>>(params: Option<&Value>) -> Result<T, String> {
     let empty = Value::Object(serde_json::Map::new());
@@ -437,8 +439,9 @@ pub(crate) struct ToolCallUpdate {
 pub(crate) enum ToolCallContent {
     /// `{"type":"content","content":<block>}`.
     Content(ContentBlock),
-    /// `{"type":"diff","path","oldText"?,"newText"}`.
-    Diff { path: String, old_text: Option<String>, new_text: String },
+    /// `{"type":"diff","path","oldText"?,"newText"}`, and the file it names as it was when the
+    /// item arrived (read by the client, [`Unread`](OnDisk::Unread) until then).
+    Diff { path: String, old_text: Option<String>, new_text: String, disk: OnDisk },
     /// `{"type":"terminal","terminalId"}`.
     Terminal(String),
     /// An unknown type.
@@ -632,9 +635,12 @@ where
                 None => return Err(serde::de::Error::custom("a content item has no content")),
             },
             Some("diff") => match (text(item, "path"), text(item, "newText")) {
-                (Some(path), Some(new_text)) => {
-                    ToolCallContent::Diff { path, old_text: text(item, "oldText"), new_text }
-                }
+                (Some(path), Some(new_text)) => ToolCallContent::Diff {
+                    path,
+                    old_text: text(item, "oldText"),
+                    new_text,
+                    disk: OnDisk::Unread,
+                },
                 _ => return Err(serde::de::Error::custom("a diff needs path and newText")),
             },
             Some("terminal") => match text(item, "terminalId") {

@@ -10,9 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::messages::{PermissionOption, RequestPermissionParams, ToolCallContent};
+use crate::messages::{PermissionOption, RequestPermissionParams};
 use crate::options::PermissionMode;
-use crate::render;
 
 /// The answer to a permission ask.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,43 +59,29 @@ pub(crate) fn by_policy(mode: PermissionMode, options: &[PermissionOption]) -> D
     decision.unwrap_or(Decision::Cancelled)
 }
 
-/// The lines that show an ask: title, kind, raw input, the diff of every file edit it carries
-/// (else `known_diffs`, those the tool call showed before), and the numbered options.
-pub(crate) fn ask_lines(request: &RequestPermissionParams, known_diffs: &[String]) -> Vec<String> {
+/// The first line of an ask (`[permission] TITLE (KIND)`) and the tool's raw input, which is left
+/// out when the ask shows file changes: they are its readable form (an edit's input repeats the
+/// old and new text as escaped JSON).
+pub(crate) fn ask_head(request: &RequestPermissionParams, shows_changes: bool) -> Vec<String> {
     let tool = &request.tool_call;
     let mut lines = vec![format!(
         "[permission] {} ({})",
         tool.title.as_deref().unwrap_or(&tool.tool_call_id),
         tool.kind.as_deref().unwrap_or("other")
     )];
-    if let Some(input) = &tool.raw_input {
+    if let Some(input) = tool.raw_input.as_ref().filter(|_| !shows_changes) {
         lines.push(format!("  input: {input}"));
-    }
-    let diffs = ask_diffs(request);
-    if diffs.is_empty() {
-        lines.extend(known_diffs.iter().cloned());
-    } else {
-        lines.extend(diffs);
-    }
-    for (index, option) in request.options.iter().enumerate() {
-        lines.push(format!("  {}. {} ({})", index + 1, option.name, option.kind));
     }
     lines
 }
 
-/// The unified diffs of the file edits an ask carries.
-pub(crate) fn ask_diffs(request: &RequestPermissionParams) -> Vec<String> {
+/// The numbered options of an ask.
+pub(crate) fn option_lines(request: &RequestPermissionParams) -> Vec<String> {
     request
-        .tool_call
-        .content
+        .options
         .iter()
-        .flatten()
-        .filter_map(|item| match item {
-            ToolCallContent::Diff { path, old_text, new_text } => {
-                Some(render::diff(path, old_text.as_deref(), new_text))
-            }
-            _ => None,
-        })
+        .enumerate()
+        .map(|(index, option)| format!("  {}. {} ({})", index + 1, option.name, option.kind))
         .collect()
 }
 

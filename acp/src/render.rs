@@ -4,11 +4,11 @@
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
-use similar::TextDiff;
-
-use crate::messages::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent};
+use crate::change::{self, Change, DiffLine, OnDisk};
+use crate::messages::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent, ToolCallUpdate};
 
 /// A piece of the transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +24,8 @@ pub(crate) enum Piece {
     /// The line of the tool call with this id (`[tool] TITLE (KIND, STATUS)`): on a terminal
     /// with colour it replaces the call's previous line when that is the last line shown.
     Tool(String, String),
+    /// A file change (`crate::change`), styled line by line when colour is allowed.
+    Diff(Vec<DiffLine>),
 }
 
 /// How many lines of a tool's result are shown; a longer one is cut, and `/last` shows it whole.
@@ -40,6 +42,71 @@ pub(crate) struct Renderer {
     /// The last streamed text was the person's (a replayed history): the agent's next text starts
     /// on a fresh line.
     user_open: bool,
+    shown: Shown,
+}
+
+/// The file changes shown in this turn, so that each is shown once: an agent repeats a change in
+/// its tool call, its updates, its permission ask and its `fs/write_text_file`, often with
+/// different claims about the old text.
+#[derive(Debug, Default)]
+struct Shown {
+    /// The agent's `diff` items seen (path, old text, new text).
+    claims: HashSet<u64>,
+    /// The resolved changes drawn (path, the file's text, its new text).
+    changes: HashSet<u64>,
+}
+
+impl Shown {
+    /// A `diff` item of a tool call or its update: drawn unless the same item or the same
+    /// resolved change was seen.
+    fn update(&mut self, item: (&str, Option<&str>, &str, &OnDisk)) -> Option<Vec<DiffLine>> {
+        let (path, old_text, new_text, disk) = item;
+        if !self.claims.insert(key(&(path, old_text, new_text))) {
+            return None;
+        }
+        let change = change::resolve(path, old_text, new_text, disk);
+        self.changes.insert(change_key(&change)).then(|| change.lines())
+    }
+
+    /// A `diff` item of a permission ask: always said, drawn unless the same resolved change was
+    /// drawn (then one line says it is shown above).
+    fn ask(&mut self, item: (&str, Option<&str>, &str, &OnDisk)) -> Vec<DiffLine> {
+        let (path, old_text, new_text, disk) = item;
+        self.claims.insert(key(&(path, old_text, new_text)));
+        let change = change::resolve(path, old_text, new_text, disk);
+        if self.changes.insert(change_key(&change)) {
+            change.lines()
+        } else {
+            vec![change.shown_above()]
+        }
+    }
+
+    /// A change made by `fs/write_text_file`: drawn unless it was drawn already.
+    fn written(&mut self, change: &Change) -> Option<Vec<DiffLine>> {
+        self.changes.insert(change_key(change)).then(|| change.lines())
+    }
+}
+
+fn key(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+fn change_key(change: &Change) -> u64 {
+    key(&(&change.path, &change.before, &change.after, change.new_file))
+}
+
+/// The `diff` items of a tool call's content.
+fn diff_items(
+    content: Option<&Vec<ToolCallContent>>,
+) -> impl Iterator<Item = (&str, Option<&str>, &str, &OnDisk)> {
+    content.into_iter().flatten().filter_map(|item| match item {
+        ToolCallContent::Diff { path, old_text, new_text, disk } => {
+            Some((path.as_str(), old_text.as_deref(), new_text.as_str(), disk))
+        }
+        _ => None,
+    })
 }
 
 #[derive(Debug, Clone, Default)]
@@ -86,6 +153,7 @@ impl Renderer {
                     call.content.as_ref(),
                     attach,
                     &mut self.last_result,
+                    &mut self.shown,
                 ));
                 pieces
             }
@@ -109,6 +177,7 @@ impl Renderer {
                     patch.content.as_ref(),
                     attach,
                     &mut self.last_result,
+                    &mut self.shown,
                 ));
                 pieces
             }
@@ -135,25 +204,29 @@ impl Renderer {
         pieces
     }
 
-    /// Forgets the turn's tool calls.
+    /// Forgets the turn's tool calls and the changes shown.
     pub(crate) fn end_turn(&mut self) {
         self.tools.clear();
+        self.shown = Shown::default();
     }
 
-    /// The diffs the tool call `id` carried so far in this turn (for its permission ask).
-    pub(crate) fn diffs_of(&self, id: &str) -> Vec<String> {
-        self.tools
-            .get(id)
-            .and_then(|state| state.content.as_ref())
-            .into_iter()
-            .flatten()
-            .filter_map(|item| match item {
-                ToolCallContent::Diff { path, old_text, new_text } => {
-                    Some(diff(path, old_text.as_deref(), new_text))
-                }
-                _ => None,
-            })
-            .collect()
+    /// The changes a permission ask is about: its own `diff` items, else those its tool call
+    /// carried so far in this turn; one already drawn is one line saying so.
+    pub(crate) fn ask_changes(&mut self, tool_call: &ToolCallUpdate) -> Vec<Piece> {
+        let own = diff_items(tool_call.content.as_ref()).next().is_some();
+        let content = if own {
+            tool_call.content.as_ref()
+        } else {
+            self.tools.get(&tool_call.tool_call_id).and_then(|state| state.content.as_ref())
+        };
+        diff_items(content).map(|item| Piece::Diff(self.shown.ask(item))).collect()
+    }
+
+    /// The change an `fs/write_text_file` made (`before` `None`: the file was created), unless it
+    /// was drawn already.
+    pub(crate) fn written(&mut self, path: &str, before: Option<&str>, after: &str) -> Vec<Piece> {
+        let change = Change::written(path, before, after);
+        self.shown.written(&change).map(Piece::Diff).into_iter().collect()
     }
 
     /// The whole text of the last tool result that was shortened.
@@ -223,17 +296,19 @@ fn tool_line(state: &ToolState) -> String {
     )
 }
 
-/// Content is shown when it first appears or changes, so repeated patches do not repeat it.
+/// Content is shown when it first appears or changes, so repeated patches do not repeat it; a file
+/// change is shown once in the turn.
 fn content_pieces(
     state: &mut ToolState,
     content: Option<&Vec<ToolCallContent>>,
     attach: &dyn Fn(&str) -> Option<String>,
     last: &mut Option<String>,
+    shown: &mut Shown,
 ) -> Vec<Piece> {
     let Some(content) = content else {
         return Vec::new();
     };
-    if state.content.as_ref() == Some(content) {
+    if state.content.as_ref().is_some_and(|shown| same_content(shown, content)) {
         return Vec::new();
     }
     state.content = Some(content.clone());
@@ -243,8 +318,9 @@ fn content_pieces(
             ToolCallContent::Content(block) => {
                 pieces.extend(result_lines(&block_text(block), last));
             }
-            ToolCallContent::Diff { path, old_text, new_text } => {
-                pieces.push(Piece::Line(diff(path, old_text.as_deref(), new_text)));
+            ToolCallContent::Diff { path, old_text, new_text, disk } => {
+                let item = (path.as_str(), old_text.as_deref(), new_text.as_str(), disk);
+                pieces.extend(shown.update(item).map(Piece::Diff));
             }
             ToolCallContent::Terminal(terminal_id) => {
                 pieces.push(Piece::Line(match attach(terminal_id) {
@@ -258,17 +334,20 @@ fn content_pieces(
     pieces
 }
 
-/// A unified diff of a file; a missing old text is a new file.
-pub(crate) fn diff(path: &str, old_text: Option<&str>, new_text: &str) -> String {
-    let old = old_text.unwrap_or("");
-    let from = if old_text.is_some() { format!("a{path}") } else { "/dev/null".to_owned() };
-    let text_diff = TextDiff::from_lines(old, new_text);
-    let rendered =
-        text_diff.unified_diff().context_radius(3).header(&from, &format!("b{path}")).to_string();
-    if rendered.is_empty() {
-        return format!("  (no changes to {path})");
-    }
-    rendered.trim_end_matches('\n').to_owned()
+/// Whether two contents say the same, whatever the files their `diff` items name held when each
+/// arrived (a repeated patch after a write is still the same).
+fn same_content(shown: &[ToolCallContent], content: &[ToolCallContent]) -> bool {
+    let claim = |item: &ToolCallContent| match item {
+        ToolCallContent::Diff { path, old_text, new_text, .. } => {
+            Some((path.clone(), old_text.clone(), new_text.clone()))
+        }
+        _ => None,
+    };
+    shown.len() == content.len()
+        && shown.iter().zip(content).all(|(before, now)| match (claim(before), claim(now)) {
+            (None, None) => before == now,
+            (claim_before, claim_now) => claim_before == claim_now,
+        })
 }
 
 /// A plan as a checklist with its progress: `[x]` completed, `[~]` in progress, `[ ]` pending.

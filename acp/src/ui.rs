@@ -8,6 +8,7 @@
 use std::fmt::{self, Write as _};
 use std::io::{IsTerminal, Write};
 
+use crate::change::{DiffLine, DiffStyle};
 use crate::input::Printer;
 
 /// The terminal the person sees.
@@ -132,6 +133,25 @@ impl Ui {
         self.out(line);
         if !line.ends_with('\n') {
             self.out("\n");
+        }
+    }
+
+    /// Writes a file change line by line; with colour, removed lines are red, added ones green,
+    /// hunk headers cyan, the title bold, and context, gaps and notes dim.
+    pub(crate) fn diff(&mut self, lines: &[DiffLine]) {
+        for line in lines {
+            if !self.color {
+                self.line(&line.text);
+                continue;
+            }
+            let style = match line.style {
+                DiffStyle::Title => "1",
+                DiffStyle::Hunk => "36",
+                DiffStyle::Removed => "31",
+                DiffStyle::Added => "32",
+                DiffStyle::Context | DiffStyle::Gap | DiffStyle::Note => "2",
+            };
+            self.line(&format!("\x1b[{style}m{}\x1b[0m", line.text));
         }
     }
 

@@ -1,4 +1,5 @@
-//! The direct form: `termsprawlctl [--session F] [--out DIR] OP [--flag value]... [JSON | -]`,
+//! The direct form: `termsprawlctl [--session F] [--out DIR] [--progress] OP [--flag value]...
+//! [JSON | -]`,
 //! and the program's own commands (`spec/shell-conventions.md` §2, §6, §10).
 
 use std::ffi::{OsStr, OsString};
@@ -6,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use termsprawl_protocol::{ExitStatus, ToolRequest};
+use termsprawl_transport::long_wait::{WaitOptions, WaitProgress, call_waiting_blocking};
 
 use crate::acp_command;
 use crate::catalog::catalog;
@@ -34,6 +36,8 @@ struct ProgramOptions {
     session: Option<OsString>,
     out: Option<OsString>,
     version: bool,
+    /// `--progress`: show a long wait's progress on stderr even when it is not a terminal.
+    progress: bool,
 }
 
 /// Why a command line did not run.
@@ -95,12 +99,17 @@ fn dispatch(
                     options.out = value;
                 }
             }
-            b"version" => {
+            b"version" | b"progress" => {
                 let raw = inline.unwrap_or(b"true");
                 let value = convert(Scalar::Boolean, raw).map_err(|reason| {
-                    format!("invalid boolean value {} for -version: {reason}", go_quote(raw))
+                    let name = String::from_utf8_lossy(name);
+                    format!("invalid boolean value {} for -{name}: {reason}", go_quote(raw))
                 })?;
-                options.version = value == "true";
+                if name == b"version" {
+                    options.version = value == "true";
+                } else {
+                    options.progress = value == "true";
+                }
             }
             name if is_help(name) => return Ok(print_help(streams)),
             name => return Err(undefined(name).into()),
@@ -280,7 +289,15 @@ fn operation(
     let request = ToolRequest::with_raw_args(Some(name.to_owned()), args)
         .expect("the arguments are checked JSON");
     let session = PathBuf::from(session);
-    let result = termsprawl_transport::call_blocking(&session, &request);
+    let result = if options.progress || streams.stderr_is_terminal {
+        let mut show = |progress: &WaitProgress| streams.progress_line(progress);
+        let result =
+            call_waiting_blocking(&session, &request, &WaitOptions::default(), Some(&mut show));
+        streams.end_progress();
+        result
+    } else {
+        call_waiting_blocking(&session, &request, &WaitOptions::default(), None)
+    };
     let out = options.out.as_ref().filter(|out| !out.is_empty()).map(PathBuf::from);
     let hint = crate::session::gone_hint(&session, &result);
     let status = print_result(result, out, streams);

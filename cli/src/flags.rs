@@ -106,7 +106,7 @@ impl<'a> Scanner<'a> {
 /// `-` are ignored (`read_only`, `readonly`, `mcp-readonly`), else one edit or swap away (`cdw`),
 /// else the best Jaro similarity of at least 0.8 (`tool`), the threshold clap's suggestions use, a
 /// little stricter.
-fn closest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+pub(crate) fn closest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
     let letters = |text: &str| -> String {
         text.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
     };

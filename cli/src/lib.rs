@@ -3,17 +3,19 @@
 //! This crate owns the program's two surfaces:
 //! - the compatibility forms `doctor`, `call OPERATION [JSON_ARGS]` and `mcp` that the app's
 //!   launch files and guides use (`spec/protocol.md` §8, module `compat`);
-//! - the direct form `termsprawlctl [--session F] [--out DIR] OP [--flag value]... [JSON | -]`,
+//! - the direct form `termsprawlctl [--session F] [--out DIR] [--progress] OP [--flag value]... [JSON | -]`,
 //!   whose flags, help and usage Markdown are derived from each operation's JSON Schema
 //!   (`spec/shell-conventions.md`).
 //!
 //! It must never speak HTTP itself (every call goes through `termsprawl_transport`), never build
 //! the operation table for a compatibility `call` or `doctor`, never start an async runtime of
-//! its own (a call runs on the one current-thread runtime of `call_blocking`), and never print
+//! its own (a call runs on the one current-thread runtime of
+//! `termsprawl_transport::long_wait::call_waiting_blocking`), and never print
 //! except through the [`Streams`] a run is given. The session token never appears in its output.
 //!
 //! This file is only the entry and the module list. Start reading at [`run`], which assigns a
-//! command line to one of the two forms. Then: `compat` for the compatibility forms; `direct` for
+//! command line to one of the two forms. Then: `compat` for the compatibility forms (with
+//! `refusal`, the startup mistakes `mcp` answers to its host); `direct` for
 //! the direct form's dispatch, which reads operations through [`describe`] and parses an
 //! operation's words in `operation_args`: flags scanned with `flags` (Go `flag` rules, values
 //! converted by `convert`), combined with the JSON argument in `json_arg`; it prints through
@@ -35,19 +37,21 @@ mod mode_help;
 mod operation_args;
 mod output;
 mod quote;
+mod refusal;
 mod session;
 mod skills;
 mod streams;
 mod usage;
 
 use std::ffi::{OsStr, OsString};
-use std::io;
+use std::io::{self, IsTerminal as _};
 use std::process::ExitCode;
 
 pub use catalog::{clap_command, help_markdown, skill_documents, usage_markdown};
 pub use direct::VERSION;
 pub use operation_args::{OperationArgs, operation_args};
-pub use session::{MCP_MISSING_SESSION, MISSING_SESSION, SESSION_ENV};
+pub use refusal::MCP_MISSING_SESSION;
+pub use session::{MISSING_SESSION, SESSION_ENV};
 pub use streams::Streams;
 pub use termsprawl_protocol::ExitStatus;
 
@@ -58,7 +62,9 @@ pub fn main() -> ExitCode {
     let mut stdin = io::stdin();
     let mut stdout = io::stdout();
     let mut stderr = io::stderr();
-    let mut streams = Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+    let stderr_is_terminal = stderr.is_terminal();
+    let mut streams =
+        Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr, stderr_is_terminal };
     run(&args, session_env.as_deref(), &mut streams)
 }
 
@@ -77,14 +83,14 @@ pub fn run(args: &[OsString], session_env: Option<&OsStr>, streams: &mut Streams
         let session = session::resolve(&removed.flag, session_env);
         return match compat::run(mode, &removed.rest, session, streams) {
             compat::Outcome::Done(status) => status.into(),
-            compat::Outcome::Bridge(session, tools) => {
+            compat::Outcome::Bridge(session, tools, max_wait_ms) => {
                 acp_command::mark_bridge_started();
-                termsprawl_mcp::run_stdio(&session, tools)
+                termsprawl_mcp::run_stdio(&session, tools, max_wait_ms)
             }
-            compat::Outcome::BridgeWithoutSession => termsprawl_mcp::run_stdio_refusing(
-                MCP_MISSING_SESSION,
-                &session::mcp_missing_session_data(),
-            ),
+            compat::Outcome::Refuse(refusal) => {
+                streams.error_line(refusal.message());
+                termsprawl_mcp::run_stdio_refusing(refusal.message(), refusal.data())
+            }
         };
     }
     direct::run(args, session_env, streams).into()

@@ -4,7 +4,7 @@
 
 /// The help of `termsprawlctl mcp`.
 pub(crate) const MCP: &str = "\
-Usage: termsprawlctl [--session FILE] mcp [--read-only] [--tools NAME,...]
+Usage: termsprawlctl [--session FILE] mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS]
 
 Serves termsprawl's operations to an MCP host over stdin and stdout (JSON-RPC, one message a line).
 stdout carries protocol messages only; diagnostics go to stderr.
@@ -12,12 +12,17 @@ stdout carries protocol messages only; diagnostics go to stderr.
 Options:
   --read-only        list and serve only the operations that change nothing
   --tools NAME,...   list and serve only these operations
+  --max-wait-ms MS   the longest terminal_wait or terminal_run, 0 to 600000 (default 50000,
+                     inside the 60 s most hosts allow a tool call; raise it with the host's own
+                     tool timeout: docs/hosts.md)
 
 Register it in an MCP host as the command `termsprawlctl` with the arguments
 `--session FILE mcp`; inside a termsprawl node TERMSPRAWL_SESSION_FILE names the session.
-The session file belongs to one node and stops working when that node closes. Without a session
-the bridge answers every request with an error that says what to pass, then exits 2; an unknown
-option exits 2 at once. Each host's exact line: docs/hosts.md in the repository.
+The session file belongs to one node and stops working when that node closes. A mistake found at
+start (an unknown option or --tools name, no session, a session file that is missing, unreadable,
+malformed or whose node is gone) serves nothing: every request gets an error that says what is
+wrong and what to change, the same line goes to stderr, and the exit status is 2. Each host's
+exact line: docs/hosts.md in the repository.
 `termsprawlctl acp` hands it to ACP agents on its own.
 ";
 

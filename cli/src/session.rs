@@ -10,22 +10,6 @@ pub const SESSION_ENV: &str = "TERMSPRAWL_SESSION_FILE";
 /// The line printed (plus a newline, on stderr, exit 2) when no session file is known.
 pub const MISSING_SESSION: &str = "Launch this helper from a termsprawl agent, or provide --session /absolute/path/to/session.json";
 
-/// The JSON-RPC error message of every request to `termsprawlctl mcp` without a session (issue
-/// 24): hosts show it where they would show "connection closed". The missing-session line still
-/// goes to stderr, and the exit status is still 2.
-pub const MCP_MISSING_SESSION: &str = "termsprawlctl mcp has no session: register it as `termsprawlctl --session /absolute/path/to/session.json mcp` (the session file of a termsprawl node), or set TERMSPRAWL_SESSION_FILE in its environment";
-
-/// The `data` of that error: what to pass, by name.
-pub(crate) fn mcp_missing_session_data() -> serde_json::Value {
-    serde_json::json!({
-        "missing": "session",
-        "flag": "--session",
-        "environment": SESSION_ENV,
-        "usage": "termsprawlctl --session /absolute/path/to/session.json mcp",
-        "guide": "docs/hosts.md",
-    })
-}
-
 /// After a failed call whose session file is gone, the guidance line for stderr (`hint: …`), put
 /// beside the failure the call prints as the contract says
 /// (`termsprawl_transport::discovery::session_gone`).

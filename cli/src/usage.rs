@@ -42,7 +42,7 @@ const PROGRAM_COMMANDS: &str = "
 - `termsprawlctl man`: the manual page, as roff.
 - `termsprawlctl doctor`: check the connection to termsprawl and print the whole result.
 - `termsprawlctl call OPERATION [JSON_ARGS]`: run an operation and print the whole result as JSON.
-- `termsprawlctl mcp [--read-only] [--tools NAME,NAME...]`: serve the operations to an MCP host over stdin and stdout; `--read-only` keeps the read-only ones, `--tools` only those named.
+- `termsprawlctl mcp [--read-only] [--tools NAME,NAME...] [--max-wait-ms MS]`: serve the operations to an MCP host over stdin and stdout; `--read-only` keeps the read-only ones, `--tools` only those named, `--max-wait-ms` is the longest a wait runs in one tool call (50000 when omitted).
 - `termsprawlctl acp [OPTIONS] -- AGENT [ARG]...`: run an ACP agent (Gemini CLI, Codex, Claude, OpenCode, fast-agent, ...) as a chat in this terminal, with termsprawl's tools.
 - `termsprawlctl --version`: the program's version.
 ";
@@ -119,7 +119,8 @@ The exit status says what happened:
 
 Images are saved as files, and their paths are printed in place of the data.
 `termsprawlctl help OPERATION` describes one operation and `termsprawlctl schema OPERATION` prints its JSON Schema.
-`--session FILE` and `--out DIR` go before the operation name.
+`--session FILE`, `--out DIR` and `--progress` go before the operation name.
+`terminal_wait` and `terminal_run` wait up to 600000 ms here (a server alone 30000), showing their progress on stderr when it is a terminal or with `--progress`.
 `termsprawlctl doctor` checks the connection to termsprawl.
 "#;
 

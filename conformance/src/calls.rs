@@ -94,6 +94,14 @@ async fn read_only(ctx: &mut Ctx) {
     shaped(ctx, "result.browser_list", "browser_list", json!({}), true).await;
     shaped(ctx, "result.agent_cards", "agent_cards", json!({}), true).await;
     shaped(ctx, "result.context_read", "context_read", json!({}), true).await;
+    // 1.5.0: both only read; a search for a text nobody printed.
+    if ctx.lists("terminal_list") {
+        shaped(ctx, "result.terminal_list", "terminal_list", json!({}), true).await;
+    }
+    if ctx.lists("terminal_search") {
+        let args = json!({"pattern": "conformance-never-printed", "limit": 1});
+        shaped(ctx, "result.terminal_search", "terminal_search", args, true).await;
+    }
     if let Some(status) = shaped(ctx, "result.agent_status", "agent_status", json!({}), false).await
     {
         let me = ctx.first.node_id().to_owned();

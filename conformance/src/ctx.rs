@@ -4,12 +4,14 @@
 //!
 //! It imports no rule module: the rule modules import it, and `run` orchestrates them.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use termsprawl_protocol::{Operation, ParamKind, SessionToken, operations};
 
+use crate::catalog::Served;
 use crate::levels::{Level, level_of};
 use crate::raw::{self, Header, Probe, Response};
 use crate::report::{Outcome, Report, Verdict};
@@ -67,26 +69,6 @@ impl Version {
     pub(crate) fn lacks(self, operation: &str) -> bool {
         (self == Version::V1 && MESSAGING.contains(&operation))
             || (self < Version::V1_3 && TERMINAL_13.contains(&operation))
-    }
-
-    /// The enum values of a parameter in this version.
-    pub(crate) fn enum_values(
-        self,
-        operation: &str,
-        param: &str,
-        values: &[String],
-    ) -> Vec<String> {
-        values
-            .iter()
-            .filter(|value| {
-                self != Version::V1
-                    || !matches!(
-                        (operation, param, value.as_str()),
-                        ("guide_read", "topic", "agents") | ("agent_launch", "agent", "opencode")
-                    )
-            })
-            .cloned()
-            .collect()
     }
 }
 
@@ -149,6 +131,9 @@ pub(crate) enum Expect {
     AnyError(u16),
     /// 200 and `{"ok":true,…}`.
     Success,
+    /// Any answer but `{"ok":false,"error":<message>}`: the value passed the check that
+    /// answers it (step 6 of §5, whose accepted values run the operation).
+    NotError(String),
 }
 
 impl Expect {
@@ -158,9 +143,15 @@ impl Expect {
 
     /// Why `response` does not match, or `None`.
     pub(crate) fn mismatch(&self, response: &Response) -> Option<String> {
+        if let Expect::NotError(message) = self {
+            return response
+                .json()
+                .is_some_and(|value| is_failure(&value, Some(message)))
+                .then(|| format!("refused with `{message}`"));
+        }
         let status = match self {
             Expect::Error(status, _) | Expect::AnyError(status) => *status,
-            Expect::Success => 200,
+            Expect::Success | Expect::NotError(_) => 200,
         };
         if response.status != status {
             return Some(format!("expected HTTP {status}, got HTTP {}", response.status));
@@ -181,6 +172,7 @@ impl Expect {
                 Some(value) if is_failure(&value, Some(message)) => None,
                 _ => Some(format!("expected {}", json!({"ok": false, "error": message}))),
             },
+            Expect::NotError(_) => None,
         }
     }
 }
@@ -204,6 +196,9 @@ pub(crate) struct Ctx {
     pub(crate) listed: Vec<String>,
     /// The `session_info` value, once read.
     pub(crate) info: Option<Value>,
+    /// The server's catalog of each probed operation, as its validator shows it
+    /// ([`crate::catalog`]).
+    pub(crate) catalog: BTreeMap<&'static str, Served>,
     pub(crate) report: Report,
     pub(crate) seen: Vec<Seen>,
     /// The level checked: a rule above it is skipped with the reason.
@@ -380,14 +375,37 @@ impl Ctx {
         self.listed.iter().any(|name| name == operation)
     }
 
-    /// The allowed values of an enum parameter in the version checked.
+    /// The server's catalog of `operation` (the table's, with every member, when it was not
+    /// read: an operation not probed).
+    pub(crate) fn served(&self, operation: &Operation) -> Served {
+        self.catalog.get(operation.name()).cloned().unwrap_or_else(|| Served {
+            required: operation
+                .params()
+                .iter()
+                .filter(|param| param.required())
+                .map(|param| param.name().to_owned())
+                .collect(),
+            ..Served::default()
+        })
+    }
+
+    /// The enum values of `operation.param` the server's catalog accepts.
     pub(crate) fn enum_values(&self, operation: &Operation, param: &str) -> Vec<String> {
-        match operation.param(param).map(termsprawl_protocol::Param::kind) {
-            Some(ParamKind::Enum(values)) => {
-                self.version.enum_values(operation.name(), param, values)
-            }
-            _ => Vec::new(),
-        }
+        let served = self.served(operation);
+        let table = match operation.param(param).map(termsprawl_protocol::Param::kind) {
+            Some(ParamKind::Enum(values)) => values.as_slice(),
+            _ => &[],
+        };
+        served.values.get(param).map_or(table, Vec::as_slice).to_vec()
+    }
+
+    /// Whether the server lists `operation` and its catalog has `member` (with `value`, for an
+    /// enum member, when given).
+    pub(crate) fn has(&self, operation: &str, member: &str, value: Option<&str>) -> bool {
+        self.catalog.get(operation).is_some_and(|served| match value {
+            Some(value) => served.has_value(member, value),
+            None => served.has(member),
+        })
     }
 }
 

@@ -42,6 +42,10 @@ pub const STRICT: &[(&str, &str)] = &[
         "spec/protocol.md §6.3 (strict): our servers answer a stalled request 408 as the 15 s receive limit passes; the reference's framework may take up to 90 s",
     ),
     (
+        "notify.line-format",
+        "spec/protocol.md §10: the wording of terminal_run's notice line is our servers' (the issue makes its members contract, not the words around them)",
+    ),
+    (
         "links.",
         "spec/protocol.md §10: the rules a server declares in session_info.rules (agent-link-isolation) are checked at level strict",
     ),
@@ -65,7 +69,7 @@ pub fn listing() -> String {
         let _ = writeln!(text, "strict   {prefix}*  {why}");
     }
     text.push_str(
-        "protocol every other rule: discovery.*, files.*, session-info.*, catalog.*, bind.*, origin.*, auth.*, order.*, route.*, body.* (body.stalled within 90 s), parse.*, status.*, http.*, validate.*, result.*, mutate.*, isolation.*, wait.*\n",
+        "protocol every other rule: discovery.*, files.*, session-info.*, catalog.*, bind.*, origin.*, auth.*, order.*, route.*, body.* (body.stalled within 90 s), parse.*, status.*, http.*, validate.*, result.*, mutate.*, isolation.*, wait.*, survey.*, notify.one-notice\n",
     );
     text.push_str("A report shows each rule's level: `\"level\"` in --json, `(strict)` after a strict rule's text.\n");
     text

@@ -4,11 +4,15 @@
 //! This crate owns the conformance rules: discovery as the client does it (§7.1), the files of
 //! §2, the HTTP handling order and status matrix of §6, every validation step of §5 for every
 //! operation the server lists (the probes are derived from [`termsprawl_protocol::operations`],
-//! so a new operation is covered without a change here), `session_info` (§6.5), the result
+//! so a new operation is covered without a change here, and built on the server's own catalog as
+//! its validator shows it — the arguments it requires, the members it lacks, the enum values it
+//! accepts — so an earlier server is probed as itself), `session_info` (§6.5), the result
 //! shapes of §4.5 per protocol version ([`shapes`], the one place that knows them; the version is
 //! the one the catalog shows, [`Version`]: v1, 1.2 or 1.3), the terminals an agent can wait on of
-//! 1.3 (`terminal_run`, `terminal_wait`, `terminal_kill`, cursors), isolation between two sessions
-//! and the declared headless rules. Every rule has a level ([`levels`], `spec/protocol.md` §10):
+//! 1.3 (`terminal_run`, `terminal_wait`, `terminal_kill`, cursors), the members and operations of
+//! 1.4.0 and 1.5.0 where the catalog has them (the screen view, `until` change and input,
+//! `keep`, `terminal_list`, `terminal_search`, `anyOf`, `regex`, `notify`), isolation between two
+//! sessions and the declared headless rules. Every rule has a level ([`levels`], `spec/protocol.md` §10):
 //! `protocol` (every server) or `strict` (ours only). [`run`] checks everything and returns a [`Report`]: one
 //! [`Outcome`] per rule, `PASS`, `FAIL` or `SKIP`, with the spec section and, on failure, what was
 //! sent and what came back.
@@ -26,6 +30,7 @@
 //! sends. Start reading at [`run`], then `validation`.
 
 mod calls;
+mod catalog;
 pub mod cli;
 mod ctx;
 mod files;
@@ -33,6 +38,7 @@ mod http;
 mod info;
 pub mod isolation;
 pub mod levels;
+mod operation_rules;
 mod raw;
 pub mod report;
 mod run;

@@ -106,6 +106,7 @@ pub async fn run(options: &Options) -> Report {
         version: Version::V1_2,
         listed: Vec::new(),
         info: None,
+        catalog: std::collections::BTreeMap::new(),
         report,
         seen: Vec::new(),
         level: options.level,
@@ -130,6 +131,7 @@ pub async fn run(options: &Options) -> Report {
     crate::files::check(&mut ctx);
     crate::info::check(&mut ctx).await;
     crate::http::check(&mut ctx).await;
+    crate::catalog::read(&mut ctx).await;
     crate::validation::check(&mut ctx).await;
     crate::calls::check(&mut ctx).await;
     crate::isolation::check(&mut ctx).await;

@@ -8,18 +8,12 @@
 //! type), so the expected answer is always a validation failure, and a server that skips a check
 //! still answers with a failure of the next one.
 
-use serde_json::Value;
 use termsprawl_protocol::{
     MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_STRING_UTF16, Operation, Param, ParamKind, ValidationError,
 };
 
+use crate::catalog::{GUARD, object, request, string, with_guard};
 use crate::ctx::{Ctx, Expect, Who};
-
-/// The unknown member that follows every probe.
-const GUARD: &str = "zzz_conformance";
-
-/// A node id no server has.
-const ABSENT: &str = "conformance-absent-node";
 
 const STEPS: &str = "protocol.md §5";
 
@@ -41,64 +35,6 @@ fn unknown(name: &str) -> Expect {
 
 fn missing(name: &str) -> Expect {
     Expect::error(400, message(&ValidationError::MissingArgument(name.to_owned())))
-}
-
-/// A JSON string literal.
-fn string(text: &str) -> String {
-    Value::from(text).to_string()
-}
-
-/// `{"k":v,…}` from members whose values are JSON text, in the order given (repeats allowed).
-fn object(members: &[(String, String)]) -> String {
-    let inner: Vec<String> =
-        members.iter().map(|(name, value)| format!("{}:{value}", string(name))).collect();
-    format!("{{{}}}", inner.join(","))
-}
-
-fn request(operation: &str, args: &str) -> String {
-    format!(r#"{{"operation":{},"args":{args}}}"#, string(operation))
-}
-
-/// A value that passes the check of `kind`.
-fn filler(ctx: &Ctx, operation: &Operation, name: &str, kind: &ParamKind) -> String {
-    match kind {
-        ParamKind::String => string(ABSENT),
-        ParamKind::Number => "1".to_owned(),
-        ParamKind::Boolean => "true".to_owned(),
-        ParamKind::StringArray => format!("[{}]", string(ABSENT)),
-        ParamKind::Enum(_) => {
-            string(ctx.enum_values(operation, name).first().map_or("", String::as_str))
-        }
-    }
-}
-
-/// The required arguments with passing values, `name` set to `value` (or left out when `None`),
-/// in table order.
-fn members_with(
-    ctx: &Ctx,
-    operation: &Operation,
-    name: &str,
-    value: Option<&str>,
-) -> Vec<(String, String)> {
-    let mut members = Vec::new();
-    for param in operation.params() {
-        if param.name() == name {
-            if let Some(value) = value {
-                members.push((name.to_owned(), value.to_owned()));
-            }
-        } else if param.required() {
-            members.push((
-                param.name().to_owned(),
-                filler(ctx, operation, param.name(), param.kind()),
-            ));
-        }
-    }
-    members
-}
-
-fn with_guard(mut members: Vec<(String, String)>) -> String {
-    members.push((GUARD.to_owned(), "1".to_owned()));
-    object(&members)
 }
 
 pub(crate) async fn check(ctx: &mut Ctx) {
@@ -228,6 +164,7 @@ async fn global(ctx: &mut Ctx) {
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "the steps of one operation, in the contract's order")]
 async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
     let name = operation.name();
     let expected_args = Expect::error(400, message(&ValidationError::ExpectedArgsObject));
@@ -250,52 +187,54 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
     )
     .await;
 
-    let required: Vec<_> = operation.params().iter().filter(|param| param.required()).collect();
-    if let Some(first) = required.first() {
+    let served = ctx.served(operation);
+    if let Some(first) = served.required.first() {
         let body = request(name, &object(&[(GUARD.to_owned(), "1".to_owned())]));
         let probe = ctx.authed(Who::First, body);
         ctx.expect(
             &format!("validate.missing-before-unknown:{name}"),
             &step(4),
             "missing arguments are reported before unknown ones",
-            vec![(Who::First, probe, missing(first.name()))],
+            vec![(Who::First, probe, missing(first))],
         )
         .await;
     }
-    for param in &required {
-        let body = request(name, &object(&members_with(ctx, operation, param.name(), None)));
+    for param in &served.required {
+        let body = request(name, &object(&served.members_with(operation, param, None)));
         let probe = ctx.authed(Who::First, body);
         ctx.expect(
-            &format!("validate.missing:{name}.{}", param.name()),
+            &format!("validate.missing:{name}.{param}"),
             &step(4),
             "each required argument that is absent is `Missing argument: <name>`, in table order",
-            vec![(Who::First, probe, missing(param.name()))],
+            vec![(Who::First, probe, missing(param))],
         )
         .await;
     }
-
     // Step 5: unknown members, in document order, each followed by a known argument of the wrong
     // type so that a server without the check still refuses.
-    let last_param =
-        operation.params().last().map(|param| (param.name().to_owned(), param.kind().clone()));
-    let trailing = |ctx: &Ctx, leading: &[&str]| -> String {
+    let has = |param: &&Param| served.has(param.name());
+    let last_param = operation
+        .params()
+        .iter()
+        .rev()
+        .find(has)
+        .map(|param| (param.name().to_owned(), param.kind().clone()));
+    let trailing = |leading: &[&str]| -> String {
         let mut members: Vec<(String, String)> =
             leading.iter().map(|name| ((*name).to_owned(), "1".to_owned())).collect();
         if let Some((final_param, kind)) = &last_param {
-            members.extend(members_with(ctx, operation, final_param, Some(wrong_type(kind))));
+            members.extend(served.members_with(operation, final_param, Some(wrong_type(kind))));
         }
         request(name, &object(&members))
     };
     let list = vec![
-        (Who::First, ctx.authed(Who::First, trailing(ctx, &[GUARD])), unknown(GUARD)),
-        (Who::First, ctx.authed(Who::First, trailing(ctx, &["zzz_b", "zzz_a"])), unknown("zzz_b")),
+        (Who::First, ctx.authed(Who::First, trailing(&[GUARD])), unknown(GUARD)),
+        (Who::First, ctx.authed(Who::First, trailing(&["zzz_b", "zzz_a"])), unknown("zzz_b")),
     ];
     ctx.expect(&format!("validate.unknown:{name}"), &step(5), "a member that is not a property is `Unknown argument: <name>`, the first in document order", list).await;
     let list = ["constructor", "toString", "__proto__", "hasOwnProperty"]
         .iter()
-        .map(|member| {
-            (Who::First, ctx.authed(Who::First, trailing(ctx, &[member])), unknown(member))
-        })
+        .map(|member| (Who::First, ctx.authed(Who::First, trailing(&[member])), unknown(member)))
         .collect();
     ctx.expect(
         &format!("validate.prototype-name:{name}"),
@@ -304,44 +243,43 @@ async fn per_operation(ctx: &mut Ctx, operation: &'static Operation) {
         list,
     )
     .await;
-    if let Some(first) = operation.params().first() {
+    if let Some(first) = operation.params().iter().find(has) {
         let mut members =
-            members_with(ctx, operation, first.name(), Some(wrong_type(first.kind())));
+            served.members_with(operation, first.name(), Some(wrong_type(first.kind())));
+        // The wrong value leads: members come in document order.
+        if let Some(index) = members.iter().position(|(member, _)| member == first.name()) {
+            let bad = members.remove(index);
+            members.insert(0, bad);
+        }
         members.push((GUARD.to_owned(), "1".to_owned()));
         let probe = ctx.authed(Who::First, request(name, &object(&members)));
         ctx.expect(&format!("validate.document-order:{name}"), &step(5), "members are checked in document order: a bad value before an unknown member is reported first", vec![(Who::First, probe, invalid(first.name()))]).await;
     }
 
     for param in operation.params() {
-        let absent = member_absent(ctx, operation, param.name()).await;
+        let absent = served.absent.get(param.name()).cloned();
         values(ctx, operation, param, param.is_cursor(), absent.as_deref()).await;
     }
+    for (member, lacked) in &served.lacks_values {
+        for value in lacked {
+            let since = crate::catalog::LATER_VALUES
+                .iter()
+                .find(|(op, arg, later, _)| *op == name && arg == member && later == value)
+                .map_or("", |(_, _, _, version)| version);
+            ctx.skip(
+                &format!("validate.values:{name}.{member}={value}"),
+                &step(5),
+                &format!("the value {value:?} (protocol {since}) is accepted"),
+                &format!("the server's catalog has no {name}.{member} value {value:?}: it answers `Invalid {member}` to it"),
+            );
+        }
+    }
+    crate::operation_rules::check(ctx, operation, &served).await;
 }
 
 /// A value of the wrong JSON type for `kind` (`true`, or `1` for a boolean).
 fn wrong_type(kind: &ParamKind) -> &'static str {
     if *kind == ParamKind::Boolean { "1" } else { "true" }
-}
-
-/// Why the server's catalog has no member `param` of `operation` (a server of an earlier protocol
-/// version, e.g. 1.2 without `terminal_read.since`), or `None` when it has it: a body with the
-/// required arguments, `param` with a passing value, and the guard is answered
-/// `Unknown argument: <param>` by a server without the member (`spec/protocol.md` §5, "A rule about
-/// a member binds a server only if its catalog has the member").
-async fn member_absent(ctx: &mut Ctx, operation: &Operation, param: &str) -> Option<String> {
-    let kind = operation.param(param)?.kind();
-    let value = filler(ctx, operation, param, kind);
-    let body =
-        request(operation.name(), &with_guard(members_with(ctx, operation, param, Some(&value))));
-    let probe = ctx.authed(Who::First, body);
-    let response = ctx.send(Who::First, &probe).await.ok()?;
-    unknown(param).mismatch(&response).is_none().then(|| {
-        format!(
-            "the server's catalog has no {}.{param}: it answers `Unknown argument: {param}` to {}",
-            operation.name(),
-            probe.describe()
-        )
-    })
 }
 
 /// The value checks of one argument: `(value, accepted)` probes grouped into rules.
@@ -536,6 +474,7 @@ async fn values(
             groups
         }
     };
+    let served = ctx.served(operation);
     for (check, rule, probes) in groups {
         if let Some(reason) = absent {
             let id = format!("validate.{check}:{}.{param}", operation.name());
@@ -549,7 +488,7 @@ async fn values(
             .map(|(value, accepted)| {
                 let body = request(
                     operation.name(),
-                    &with_guard(members_with(ctx, operation, param, Some(&value))),
+                    &with_guard(served.members_with(operation, param, Some(&value))),
                 );
                 let expect = if accepted { unknown(GUARD) } else { invalid(param) };
                 (Who::First, ctx.authed(Who::First, body), expect)

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use crate::ctx::{Ctx, Seen, Who};
 use crate::shapes;
 
+mod later;
+
 const SHAPES: &str = "protocol.md §4.5 (1.3)";
 const WAITS: &str = "protocol-changelog.md 1.3.0";
 const LINKS: &str = "headless rule agent-link-isolation (docs/conformance.md)";
@@ -118,6 +120,7 @@ pub(crate) fn skip_all(ctx: &mut Ctx, why: &str) {
     for (id, section, rule) in RULES {
         ctx.skip(id, section, rule, why);
     }
+    later::skip_all(ctx, why);
 }
 
 fn rule(id: &str) -> (&'static str, &'static str) {
@@ -210,10 +213,11 @@ pub(crate) async fn check(ctx: &mut Ctx, shell: &str) {
         return;
     }
     let mut state = State::default();
-    run_and_exit(ctx, &mut state).await;
+    let exited = run_and_exit(ctx, &mut state).await;
     text_since(ctx, &mut state, shell).await;
     kill(ctx, &mut state).await;
     follow(ctx, &mut state).await;
+    later::check(ctx, &mut state, shell, exited.as_deref().map(|node| (node, EXITS_3))).await;
     closed_while_waiting(ctx, &mut state).await;
     bad_arguments(ctx, &mut state, shell).await;
     let problem = state.cursors.iter().find_map(|(node, cursors)| {
@@ -242,10 +246,13 @@ pub(crate) async fn check(ctx: &mut Ctx, shell: &str) {
     }
 }
 
+/// The command of `run_and_exit`.
+const EXITS_3: &str = "printf 'conformance-%s\\n' ran; exit 3";
+
 /// `terminal_run` of a command that prints a marker and exits 3; the node on the canvas; a wait
-/// for its exit; the second session reads it (run nodes are shared).
-async fn run_and_exit(ctx: &mut Ctx, state: &mut State) {
-    let command = "printf 'conformance-%s\\n' ran; exit 3";
+/// for its exit; the second session reads it (run nodes are shared). The node, when it ran.
+async fn run_and_exit(ctx: &mut Ctx, state: &mut State) -> Option<String> {
+    let command = EXITS_3;
     let Some(ran) = shaped(
         ctx,
         state,
@@ -264,7 +271,7 @@ async fn run_and_exit(ctx: &mut Ctx, state: &mut State) {
         ] {
             skip(ctx, id, "terminal_run did not answer");
         }
-        return;
+        return None;
     };
     let node = ran["nodeId"].as_str().unwrap_or_default().to_owned();
     let problem = if ran["running"] != false {
@@ -320,6 +327,7 @@ async fn run_and_exit(ctx: &mut Ctx, state: &mut State) {
     };
     verdict(ctx, "wait.exit-reached", problem);
     run_node_shared(ctx, &node).await;
+    Some(node)
 }
 
 async fn run_node_shared(ctx: &mut Ctx, node: &str) {

@@ -2,7 +2,7 @@
 //! (`termsprawl_cli::operation_args`, `spec/shell-conventions.md` §3 – §5), against the real
 //! operation table.
 //!
-//! Input: the first byte picks the operation (its value modulo the 35 operations) and how flags
+//! Input: the first byte picks the operation (its value modulo the 37 operations) and how flags
 //! are written when re-rendered (its high three bits); the rest, up to the first `00 00 00`, is the words
 //! after the operation's name, separated by `00` (a real argument can never hold a NUL, so every
 //! other byte, invalid UTF-8 included, can be in a word); what follows `00 00 00` is stdin, read
@@ -90,7 +90,7 @@ fn render(operation: &str, args: &Map<String, Value>, style: u8) -> (Vec<OsStrin
             }
             // A boolean flag takes its value only after `=` (Go's rules): `--keep=false`.
             (Some(Kind::Boolean), Value::Bool(set)) if !separate => flag(name, set.to_string()),
-            (Some(Kind::Strings | Kind::Keys), Value::Array(items))
+            (Some(Kind::Strings | Kind::Keys | Kind::Texts), Value::Array(items))
                 if !items.is_empty() && items.iter().all(Value::is_string) =>
             {
                 for item in items {

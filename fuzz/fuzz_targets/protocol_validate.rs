@@ -129,11 +129,12 @@ fn value_of(kind: Kind, u: &mut Unstructured<'_>) -> Result<String> {
             }
             format!("[{}]", items.join(","))
         }
-        Kind::Strings => {
+        Kind::Strings | Kind::Texts => {
+            let most = if kind == Kind::Texts { 16 } else { 100 };
             let length = match u.int_in_range(0..=4)? {
                 0 => 0,
-                1 => 100,
-                2 => 101,
+                1 => most,
+                2 => most + 1,
                 _ => u.int_in_range(1..=4)?,
             };
             let mut items = Vec::with_capacity(length);

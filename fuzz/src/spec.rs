@@ -1,9 +1,17 @@
 //! The operation table of `spec/protocol.md` §4.3 with the 1.3.0 additions of
 //! `docs/protocol-changelog.md` (`terminal_run`, `terminal_wait`, `terminal_kill`, `since`) and the
 //! 1.4.0 ones (`terminal_input` `keys` with `text` optional, `terminal_read` `view`,
-//! `terminal_wait` `until: change`, `terminal_run` `keep`, and their rules), and
-//! the read-only rule of §4.2, typed in again from the spec (not read from `termsprawl_protocol`),
-//! and the validation rules of §5 written straight from the spec.
+//! `terminal_wait` `until: change`, `terminal_run` `keep`, and their rules) and the 1.5.0 ones of
+//! issues 37 and 38 (`terminal_list`, `terminal_search`, `terminal_wait` `anyOf`, `regex` and
+//! `until: input`, `terminal_run` `notify`, and their rules), and the read-only rule of §4.2,
+//! typed in again from the spec (not read from `termsprawl_protocol`), and the validation rules of
+//! §5 written straight from the spec.
+//!
+//! One rule is not written again: whether a pattern is in the dialect of §5.1 (`regex: true`).
+//! The oracle asks `termsprawl_protocol::pattern::check` for that verdict and its reason, and
+//! checks everything around it (when a pattern is checked, which member is reported, the message's
+//! shape, `item <index>` of `anyOf`); the dialect itself is held to the `regex` crate and to
+//! ECMAScript's `RegExp` by the protocol crate's and the TypeScript bindings' tests.
 
 use serde_json::Value;
 
@@ -23,6 +31,8 @@ pub enum Kind {
     Boolean,
     /// `string[]` of at most 256 keys (`terminal_input`'s `keys`, protocol 1.4.0).
     Keys,
+    /// `string[]` of at most 16 texts (`terminal_wait`'s `anyOf`, protocol 1.5.0).
+    Texts,
     /// `enum a|b|…`.
     Enum(&'static [&'static str]),
 }
@@ -36,7 +46,7 @@ pub const TOPICS: &[&str] =
     &["overview", "browser", "terminal", "canvas", "context", "agents", "artifacts"];
 const AGENTS: &[&str] = &["claude", "codex", "gemini", "grok", "openclaude", "opencode", "custom"];
 
-/// The 35 operations of protocol 1.4.0 in table order, each with its arguments in table order.
+/// The 37 operations of protocol 1.5.0 in table order, each with its arguments in table order.
 pub const OPERATIONS: &[(&str, &[Arg])] = &[
     ("session_info", &[]),
     ("guide_read", &[("topic", Kind::Enum(TOPICS), true)]),
@@ -65,8 +75,10 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
             ("env", Kind::Strings, false),
             ("timeoutMs", Kind::Number, false),
             ("keep", Kind::Boolean, false),
+            ("notify", Kind::Boolean, false),
         ],
     ),
+    ("terminal_list", &[]),
     (
         "terminal_read",
         &[
@@ -77,11 +89,24 @@ pub const OPERATIONS: &[(&str, &[Arg])] = &[
         ],
     ),
     (
+        "terminal_search",
+        &[
+            ("pattern", Kind::String, true),
+            ("regex", Kind::Boolean, false),
+            ("nodeId", Kind::String, false),
+            ("since", Kind::Cursor, false),
+            ("limit", Kind::Number, false),
+            ("context", Kind::Number, false),
+        ],
+    ),
+    (
         "terminal_wait",
         &[
             NODE,
-            ("until", Kind::Enum(&["exit", "text", "quiet", "change"]), true),
+            ("until", Kind::Enum(&["exit", "text", "quiet", "change", "input"]), true),
             ("text", Kind::String, false),
+            ("anyOf", Kind::Texts, false),
+            ("regex", Kind::Boolean, false),
             ("since", Kind::Cursor, false),
             ("quietMs", Kind::Number, false),
             ("timeoutMs", Kind::Number, false),
@@ -121,7 +146,9 @@ pub const READ_ONLY: &[&str] = &[
     "browser_list",
     "browser_inspect",
     "browser_screenshot",
+    "terminal_list",
     "terminal_read",
+    "terminal_search",
     "terminal_wait",
     "agent_status",
     "context_read",
@@ -185,9 +212,61 @@ pub fn validation_error(body: &Value) -> Option<String> {
         {
             return Some("Invalid view".to_owned());
         }
+        // 1.5.0 (issue 37 item 3, spec §5 step 6).
+        "terminal_wait" => {
+            let until_text = args.get("until") == Some(&Value::from("text"));
+            let texts = args.get("anyOf").and_then(Value::as_array);
+            if let Some(texts) = texts
+                && (!until_text
+                    || args.contains_key("text")
+                    || texts.iter().any(|text| text.as_str() == Some("")))
+            {
+                return Some("Invalid anyOf".to_owned());
+            }
+            if args.contains_key("regex") && !until_text {
+                return Some("Invalid regex".to_owned());
+            }
+            if args.get("regex") == Some(&Value::Bool(true)) {
+                if let Some(Err(reason)) = args.get("text").and_then(Value::as_str).map(dialect) {
+                    return Some(format!("Invalid text: {reason}"));
+                }
+                for (index, text) in texts.into_iter().flatten().enumerate() {
+                    if let Some(Err(reason)) = text.as_str().map(dialect) {
+                        return Some(format!("Invalid anyOf: item {index}: {reason}"));
+                    }
+                }
+            }
+        }
+        // 1.5.0 (issue 37 item 2, spec §5 step 6).
+        "terminal_search" => {
+            let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
+            if pattern.is_empty() {
+                return Some("Invalid pattern".to_owned());
+            }
+            if args.get("regex") == Some(&Value::Bool(true))
+                && let Err(reason) = dialect(pattern)
+            {
+                return Some(format!("Invalid pattern: {reason}"));
+            }
+            if args.contains_key("since") && !args.contains_key("nodeId") {
+                return Some("Invalid since".to_owned());
+            }
+            for (name, low, high) in [("limit", 1.0, 200.0), ("context", 0.0, 5.0)] {
+                if let Some(number) = args.get(name).and_then(Value::as_f64)
+                    && !(number.fract().abs() < f64::EPSILON && low <= number && number <= high)
+                {
+                    return Some(format!("Invalid {name}"));
+                }
+            }
+        }
         _ => {}
     }
     None
+}
+
+/// The dialect's verdict on a pattern (see the module doc).
+fn dialect(pattern: &str) -> Result<(), String> {
+    termsprawl_protocol::pattern::check(pattern)
 }
 
 /// The named keys of protocol 1.4.0.
@@ -251,10 +330,15 @@ fn fits(kind: Kind, value: &Value) -> bool {
         Kind::Number => value.is_number() && number_ok(&value.to_string(), 1e6),
         Kind::Cursor => value.is_number() && number_ok(&value.to_string(), 9_007_199_254_740_991.0),
         Kind::Boolean => value.is_boolean(),
-        Kind::Strings | Kind::Keys => match value {
+        Kind::Strings | Kind::Keys | Kind::Texts => match value {
             Value::Array(items)
                 if !items.is_empty()
-                    && items.len() <= if kind == Kind::Keys { 256 } else { 100 } =>
+                    && items.len()
+                        <= match kind {
+                            Kind::Keys => 256,
+                            Kind::Texts => 16,
+                            _ => 100,
+                        } =>
             {
                 items.iter().all(|item| {
                     item.as_str().is_some_and(|item| utf16_units(item) < 256 && no_nul(item))

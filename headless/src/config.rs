@@ -11,6 +11,9 @@ pub const QUEUE_EXPIRY: Duration = Duration::from_secs(15);
 pub const TASK_EXPIRY: Duration = Duration::from_mins(15);
 /// How often agent sessions are checked for a tmux session that ended.
 pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(2);
+/// How long a run notice waits at most for its caller's node to be idle before it is typed
+/// anyway (`spec/protocol.md` §4.9).
+pub const NOTICE_IDLE_LIMIT: Duration = Duration::from_mins(2);
 
 /// The configuration of a [`crate::Server`].
 #[derive(Debug, Clone)]
@@ -31,6 +34,9 @@ pub struct Config {
     pub task_expiry: Duration,
     /// How often ended agent sessions are noticed ([`LIVENESS_INTERVAL`]).
     pub liveness_interval: Duration,
+    /// How long a run notice waits at most for its caller's node to be idle
+    /// ([`NOTICE_IDLE_LIMIT`]); tests shorten it.
+    pub notice_idle_limit: Duration,
     /// Where agent presets and tmux are looked for.
     pub search_path: SearchPath,
     /// The `appVersion` of `session_info`.
@@ -52,6 +58,7 @@ impl Config {
             queue_expiry: QUEUE_EXPIRY,
             task_expiry: TASK_EXPIRY,
             liveness_interval: LIVENESS_INTERVAL,
+            notice_idle_limit: NOTICE_IDLE_LIMIT,
             search_path: SearchPath::from_env(),
             app_version: format!("headless-{}", env!("CARGO_PKG_VERSION")),
             exec_log: None,

@@ -19,6 +19,7 @@ use crate::error::{ToolError, messages};
 use crate::foreground::{self, Foreground, Pane, Processes};
 use crate::launch;
 use crate::layout::Layout;
+use crate::notices::Notices;
 use crate::ops::{HISTORY_LINES, trim_blank_end};
 use crate::queue::Queues;
 use crate::streams::Streams;
@@ -40,6 +41,8 @@ pub(crate) struct Engine {
     pub(crate) queues: Queues,
     pub(crate) default_project: String,
     pub(crate) streams: Arc<Streams>,
+    /// The notices of `terminal_run`'s `notify` (protocol 1.5.0).
+    pub(crate) notices: Notices,
     state: Mutex<State>,
     tool_server: Mutex<Option<Arc<ToolServer>>>,
     /// Agent nodes being started: the liveness check leaves them alone until tmux runs them.
@@ -126,6 +129,7 @@ impl Engine {
         default_project: String,
         streams: Arc<Streams>,
     ) -> Engine {
+        let notices = Notices::load(&layout.terminals_dir());
         Engine {
             config,
             layout,
@@ -133,6 +137,7 @@ impl Engine {
             queues: Queues::default(),
             default_project,
             streams,
+            notices,
             state: Mutex::new(state),
             tool_server: Mutex::new(None),
             launching: Mutex::new(HashSet::new()),
@@ -805,6 +810,13 @@ impl Engine {
         Ok(())
     }
 
+    /// Submits one line into a node's prompt: `text` typed as is, then Enter. The one way the
+    /// server speaks into an agent's node: `agent_send`'s requests and `terminal_run`'s notices.
+    pub(crate) async fn submit_line(&self, node_id: &str, text: &str) -> Result<(), TmuxError> {
+        self.tmux.send_text(node_id, text).await?;
+        self.tmux.send_key(node_id, "Enter").await
+    }
+
     /// Removes a node: ends its tmux session, revokes its session, fails its pending requests and
     /// removes its launch files.
     pub(crate) async fn close_node(
@@ -825,6 +837,7 @@ impl Engine {
             self.streams.remove_files(node_id);
             let _ = std::fs::remove_file(self.final_file(node_id));
             let _ = std::fs::remove_file(self.discard_file(node_id));
+            self.notices.forget(node_id);
         }
         if node.kind == NodeKind::Agent {
             self.revoke(node_id);

@@ -37,6 +37,7 @@ mod foreground;
 pub mod launch;
 mod layout;
 mod matcher;
+mod notices;
 mod ops;
 pub mod queue;
 mod server;
@@ -44,7 +45,7 @@ mod streams;
 pub mod tasks;
 pub mod tmux;
 
-pub use config::{Config, LIVENESS_INTERVAL, QUEUE_EXPIRY, TASK_EXPIRY};
+pub use config::{Config, LIVENESS_INTERVAL, NOTICE_IDLE_LIMIT, QUEUE_EXPIRY, TASK_EXPIRY};
 pub use error::{Error, ToolError, messages};
 pub use layout::Layout;
 pub use ops::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, delivery_text, tail};

@@ -141,7 +141,9 @@ impl Server {
                 }
             })
         };
-        Ok((restored, vec![control, liveness, watcher]))
+        // After the sessions are restored: a notice due from before the restart may go at once.
+        let notices = tokio::spawn(crate::notices::run(Arc::clone(engine)));
+        Ok((restored, vec![control, liveness, watcher, notices]))
     }
 
     /// `http://127.0.0.1:<port>/call`.

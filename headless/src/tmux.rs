@@ -599,6 +599,27 @@ impl Tmux {
         self.run_on(node_id, "send-keys", &args, None).await.map(drop)
     }
 
+    /// When a person last pressed a key in the node's session: the latest `client_activity`
+    /// (whole seconds since the epoch; tmux sets it when a client attaches and at each key it
+    /// reads from that client) of the clients attached to `ts-<nodeId>`, control-mode clients
+    /// (ours) left out. `None` when no such client is attached.
+    pub async fn last_key_input(&self, node_id: &str) -> Result<Option<u64>, TmuxError> {
+        let target = format!("={}", session_name(node_id));
+        let args = [
+            "-t".into(),
+            target.into(),
+            "-F".into(),
+            "#{client_control_mode} #{client_activity}".into(),
+        ];
+        let output = self.run_on(node_id, "list-clients", &args, None).await?;
+        Ok(output
+            .lines()
+            .filter_map(|line| line.split_once(' '))
+            .filter(|(control_mode, _)| *control_mode != "1")
+            .filter_map(|(_, activity)| activity.trim().parse::<u64>().ok())
+            .max())
+    }
+
     /// The visible screen of the node's pane (`capture-pane -p` without history: one line per
     /// row, trailing spaces trimmed), with its size, cursor and alternate-screen flag and the
     /// pane's state, all in one tmux command list so that they describe the same moment.

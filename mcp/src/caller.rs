@@ -7,6 +7,7 @@ use std::pin::Pin;
 
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
+use termsprawl_transport::long_wait::{self, ProgressSink, WaitOptions};
 
 /// Answers one tool call. Never fails: every problem is an `ok:false` result.
 ///
@@ -15,6 +16,19 @@ use termsprawl_transport::Client;
 pub trait ToolCaller: Send + Sync + 'static {
     /// Performs one call.
     fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>>;
+
+    /// Performs one `tools/call`: a `terminal_wait` or `terminal_run` longer than a server's turn
+    /// is chained up to `options`' longest wait, reporting to `progress`
+    /// (`termsprawl_transport::long_wait`). By default one [`ToolCaller::call`].
+    fn call_waiting<'a>(
+        &'a self,
+        request: ToolRequest,
+        options: WaitOptions,
+        progress: Option<ProgressSink<'a>>,
+    ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>> {
+        let _ = (options, progress);
+        self.call(request)
+    }
 
     /// Guidance to put beside a failed call (stderr, JSON-RPC `data`), when the caller knows
     /// more than the failure says: for [`SessionCaller`], that the session file is gone. None by
@@ -52,6 +66,18 @@ impl SessionCaller {
 impl ToolCaller for SessionCaller {
     fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>> {
         Box::pin(async move { self.client.call(&self.session_file, &request).await })
+    }
+
+    fn call_waiting<'a>(
+        &'a self,
+        request: ToolRequest,
+        options: WaitOptions,
+        progress: Option<ProgressSink<'a>>,
+    ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>> {
+        Box::pin(async move {
+            long_wait::call_waiting(&self.client, &self.session_file, &request, &options, progress)
+                .await
+        })
     }
 
     fn diagnose(&self) -> Option<String> {

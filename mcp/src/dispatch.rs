@@ -103,6 +103,8 @@ pub enum Action {
         request: ToolRequest,
         /// Whether the request is of the modern era (its result carries `resultType`).
         modern: bool,
+        /// Where a chained wait's progress goes, when `params._meta.progressToken` asked for it.
+        progress: Option<ProgressTarget>,
     },
     /// Drop the answer of the most recent in-flight request with this id, if any (not an
     /// `initialize`).
@@ -110,6 +112,16 @@ pub enum Action {
         /// The `params.requestId` of the notification.
         request_id: RequestId,
     },
+}
+
+/// A `tools/call`'s `_meta.progressToken` (a string or an integer) and whether its revision's
+/// `notifications/progress` has `message` (since 2025-03-26; the modern era has it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressTarget {
+    /// The token, echoed in every notification.
+    pub token: Value,
+    /// Whether notifications carry `message`.
+    pub message: bool,
 }
 
 impl Action {
@@ -391,7 +403,11 @@ fn request(
             Ok(id) => Action::ToolsList { id },
             Err(response) => Action::Respond(*response),
         },
-        "tools/call" => tools_call(id, member("name"), member("arguments"), &state.filter, false),
+        "tools/call" => {
+            let message = McpRevision::of(state.protocol_version()) >= McpRevision::V2025_03_26;
+            let progress = progress_target(member("_meta"), message);
+            tools_call(id, member("name"), member("arguments"), &state.filter, false, progress)
+        }
         "resources/list" => Action::Respond(match no_cursor(id, member("cursor"), "resource") {
             Ok(id) => {
                 let titled = McpRevision::of(state.protocol_version()) >= McpRevision::V2025_06_18;
@@ -431,7 +447,10 @@ fn modern_request(
             Ok(id) => Action::ModernToolsList { id },
             Err(response) => Action::Respond(*response),
         },
-        "tools/call" => tools_call(id, member("name"), member("arguments"), &state.filter, true),
+        "tools/call" => {
+            let progress = progress_target(meta, true);
+            tools_call(id, member("name"), member("arguments"), &state.filter, true, progress)
+        }
         "resources/list" => Action::Respond(match no_cursor(id, member("cursor"), "resource") {
             Ok(id) => Response::result(
                 id,
@@ -523,12 +542,20 @@ fn resources_read(id: RequestId, uri: Option<&Value>, modern: bool) -> Response 
     }
 }
 
+/// The progress target of `_meta.progressToken`, when it is a string or an integer (MCP).
+fn progress_target(meta: Option<&Value>, message: bool) -> Option<ProgressTarget> {
+    let token = meta?.get("progressToken")?;
+    let usable = token.is_string() || token.is_i64() || token.is_u64();
+    usable.then(|| ProgressTarget { token: token.clone(), message })
+}
+
 fn tools_call(
     id: RequestId,
     name: Option<&Value>,
     arguments: Option<&Value>,
     filter: &ToolFilter,
     modern: bool,
+    progress: Option<ProgressTarget>,
 ) -> Action {
     let Some(Value::String(name)) = name else {
         return Action::Respond(Response::invalid_params(id, "tools/call needs a string name"));
@@ -547,7 +574,7 @@ fn tools_call(
             return Action::Respond(Response::invalid_params(id, "arguments must be an object"));
         }
     };
-    Action::Call { id, request: ToolRequest::new(name.clone(), arguments), modern }
+    Action::Call { id, request: ToolRequest::new(name.clone(), arguments), modern, progress }
 }
 
 /// ` (method "…") (id …)` for log lines, naming what is known; together they echo at most

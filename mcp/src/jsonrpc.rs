@@ -66,7 +66,7 @@ fn integer_literal(text: &str) -> Option<i64> {
 /// A JSON-RPC error code (`spec/mcp.md` §3.9, `docs/mcp-eras.md`): the bridge sends
 /// `METHOD_NOT_FOUND` (unknown request method), `INVALID_PARAMS` (`Unknown tool: <name>` or
 /// `Invalid params: <detail>`), `INTERNAL_ERROR` (a failed `session_info` during `initialize`,
-/// `server/discover` or a modern `tools/list`, every request to a bridge without a session
+/// `server/discover` or a modern `tools/list`, every request to a bridge with a startup mistake
 /// ([`crate::serve_refusing`]), or a bug in the bridge), `RESOURCE_NOT_FOUND`
 /// (`resources/read` of an unknown URI in the legacy era) and `UNSUPPORTED_PROTOCOL_VERSION`
 /// (a modern request whose version the bridge does not speak).

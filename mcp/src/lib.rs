@@ -8,9 +8,15 @@
 //! app's loopback tool server through the transport client. It is a hand-written `serde_json` loop, not an MCP SDK (§3.10): one reader,
 //! concurrent call tasks, one writer.
 //!
-//! It must never write anything but JSON-RPC responses to stdout, never answer input that the spec
-//! says is not answered, never send requests or notifications of its own, and never see, log or
-//! echo the session token (the transport reads the session file on every call).
+//! It chains a `terminal_wait` or `terminal_run` longer than a server's 30 s into turns through
+//! `termsprawl_transport::long_wait`, up to its longest wait (`--max-wait-ms`, [`Options::wait`]),
+//! and reports the progress of such a call as `notifications/progress` when the host asked with
+//! `_meta.progressToken` (`progress`).
+//!
+//! It must never write anything but JSON-RPC messages to stdout, never answer input that the spec
+//! says is not answered, never send requests, never send a notification but the progress of a
+//! call that asked for it (none after its answer or its cancellation), and never see, log or echo
+//! the session token (the transport reads the session file on every call).
 //!
 //! Start reading at [`dispatch::classify`] (the pure core: one line in, one action out), then
 //! [`serve_with`] (the async plumbing), then [`run_stdio`] (the process around it).
@@ -23,6 +29,7 @@ mod caller;
 pub mod dispatch;
 mod framing;
 mod jsonrpc;
+mod progress;
 mod resources;
 mod serve;
 mod stdio;
@@ -32,7 +39,7 @@ pub use caller::{SessionCaller, ToolCaller};
 pub use framing::MAX_LINE_BYTES;
 pub use jsonrpc::{ErrorCode, RequestId, Response};
 pub use resources::{GUIDE_MIME_TYPE, GUIDE_URI_PREFIX, guide_uri};
-pub use serve::{LogSink, Options, serve, serve_refusing, serve_with};
+pub use serve::{DEFAULT_MAX_WAIT_MS, LogSink, Options, serve, serve_refusing, serve_with};
 pub use stdio::{run_stdio, run_stdio_refusing};
 pub use tools::{
     MAX_RESPONSE_BYTES, ToolFilter, UnknownToolName, call_response_line, call_result,

@@ -16,15 +16,22 @@ use std::time::Duration;
 
 use serde_json::json;
 use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_transport::long_wait::{WaitOptions, WaitProgress};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::{AbortHandle, Id, JoinError, JoinSet};
 
 use crate::caller::ToolCaller;
 use crate::dispatch::{Action, State, classify, listed_by};
 use crate::framing::{Frame, LineReader, MAX_LINE_BYTES};
 use crate::jsonrpc::{ErrorCode, RequestId, Response};
+use crate::progress::Notifier;
 use crate::tools::{ToolFilter, call_response_line, modern_call_response_line};
+
+/// The bridge's longest wait when `--max-wait-ms` is not given: a `terminal_wait` or
+/// `terminal_run` answers within 50 s, inside the 60 s that Codex, Claude Desktop and hosts on
+/// the MCP TypeScript SDK allow a tool call by default (`docs/hosts.md`).
+pub const DEFAULT_MAX_WAIT_MS: u64 = 50_000;
 
 /// Where log lines go, without the `termsprawlctl mcp: ` prefix.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -36,17 +43,19 @@ pub struct Options {
     eof_grace: Duration,
     max_calls_in_flight: usize,
     tools: ToolFilter,
+    wait: WaitOptions,
 }
 
 impl Default for Options {
     /// Logs to stderr, allows 2 s after end of input, runs at most 64 tool-server calls at once,
-    /// serves every operation.
+    /// serves every operation, waits at most [`DEFAULT_MAX_WAIT_MS`].
     fn default() -> Options {
         Options {
             log: Arc::new(log_to_stderr),
             eof_grace: Duration::from_secs(2),
             max_calls_in_flight: 64,
             tools: ToolFilter::all(),
+            wait: WaitOptions::new(DEFAULT_MAX_WAIT_MS),
         }
     }
 }
@@ -57,6 +66,7 @@ impl fmt::Debug for Options {
             .field("eof_grace", &self.eof_grace)
             .field("max_calls_in_flight", &self.max_calls_in_flight)
             .field("tools", &self.tools)
+            .field("wait", &self.wait)
             .finish_non_exhaustive()
     }
 }
@@ -88,6 +98,14 @@ impl Options {
     #[must_use]
     pub fn tools(mut self, filter: ToolFilter) -> Options {
         self.tools = filter;
+        self
+    }
+
+    /// How `terminal_wait` and `terminal_run` calls wait: their longest wait
+    /// (`termsprawlctl mcp --max-wait-ms`, default [`DEFAULT_MAX_WAIT_MS`]) and turns.
+    #[must_use]
+    pub fn wait(mut self, wait: WaitOptions) -> Options {
+        self.wait = wait;
         self
     }
 }
@@ -135,6 +153,8 @@ where
         slots: Arc::new(Semaphore::new(options.max_calls_in_flight)),
         caller,
         log: options.log,
+        wait: options.wait,
+        notices: mpsc::unbounded_channel(),
     };
     loop {
         tokio::select! {
@@ -156,6 +176,11 @@ where
             Some(joined) = bridge.tasks.join_next_with_id() => {
                 for answer in bridge.on_task_done(joined) {
                     write_line(&mut output, answer).await?;
+                }
+            }
+            Some((task, notice)) = bridge.notices.1.recv() => {
+                if bridge.pending.contains_key(&task) {
+                    write_line(&mut output, notice).await?;
                 }
             }
         }
@@ -187,6 +212,9 @@ enum Done {
     /// The finished answer line of a `tools/call`.
     Answer(String, Option<String>),
 }
+
+/// A progress notification line and the task whose request it is about.
+type Notice = (Id, String);
 
 /// A running task and the request it answers.
 struct Pending {
@@ -228,6 +256,10 @@ struct Bridge {
     slots: Arc<Semaphore>,
     caller: Arc<dyn ToolCaller>,
     log: LogSink,
+    wait: WaitOptions,
+    /// The progress notifications of calls, by task: written while the task's request is
+    /// pending (never after its answer, never after its cancellation).
+    notices: (mpsc::UnboundedSender<Notice>, mpsc::UnboundedReceiver<Notice>),
 }
 
 impl Bridge {
@@ -269,14 +301,26 @@ impl Bridge {
                 self.track(task.id(), id, PendingKind::ModernToolsList, Some(task));
                 None
             }
-            Action::Call { id, request, modern } => {
+            Action::Call { id, request, modern, progress } => {
                 let caller = Arc::clone(&self.caller);
                 let slots = Arc::clone(&self.slots);
                 let answer_id = id.clone();
+                let wait = self.wait;
+                let watch = progress.map(|target| (Notifier::new(target), self.notices.0.clone()));
                 let task = self.tasks.spawn(async move {
                     // The semaphore is never closed; the permit is held for the whole call.
                     let _slot = slots.acquire().await;
-                    let result = caller.call(request).await;
+                    let result = match watch {
+                        None => caller.call_waiting(request, wait, None).await,
+                        Some((mut notifier, notices)) => {
+                            let task = tokio::task::id();
+                            let mut notify = |progress: &WaitProgress| {
+                                // The loop outlives every task; a send cannot fail before it ends.
+                                let _ = notices.send((task, notifier.line(progress)));
+                            };
+                            caller.call_waiting(request, wait, Some(&mut notify)).await
+                        }
+                    };
                     let hint = if result.is_ok() { None } else { caller.diagnose() };
                     let line = if modern {
                         modern_call_response_line(answer_id, result)
@@ -347,6 +391,13 @@ impl Bridge {
     /// Handles a finished task; the answers to write: its own, if it is still wanted, then those
     /// of the held `tools/list` requests that no longer wait for anything.
     fn on_task_done(&mut self, joined: Result<(Id, Done), JoinError>) -> Vec<String> {
+        // Progress a task sent before it finished goes out before its answer.
+        let mut answers: Vec<String> = Vec::new();
+        while let Ok((task, notice)) = self.notices.1.try_recv() {
+            if self.pending.contains_key(&task) {
+                answers.push(notice);
+            }
+        }
         let (task, answer) = match joined {
             Ok((task, done)) => (task, self.answer(task, done)),
             Err(error) => {
@@ -360,7 +411,7 @@ impl Bridge {
                 (error.id(), answer)
             }
         };
-        let mut answers: Vec<String> = answer.into_iter().collect();
+        answers.extend(answer);
         if self.held_lists.iter().any(|held| held.awaiting.contains(&task)) {
             for held in &mut self.held_lists {
                 held.awaiting.retain(|awaited| *awaited != task);
@@ -449,7 +500,8 @@ fn name_list(names: &[&str]) -> String {
     distinct.join(", ")
 }
 
-/// Serves a bridge that cannot work, `termsprawlctl mcp` without a session: every request (any
+/// Serves a bridge that cannot work, `termsprawlctl mcp` with a startup mistake (no session, an
+/// unknown option, a session file that cannot serve): every request (any
 /// line [`classify`] would answer, `initialize` and `server/discover` included) is answered with
 /// the error `-32603` `message` and `data`, so that the host shows why instead of "connection
 /// closed"; notifications and stray responses are not answered, and what is not a request is

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use termsprawl_protocol::ExitStatus;
+use termsprawl_transport::long_wait::WaitOptions;
 
 use crate::caller::SessionCaller;
 use crate::serve::{Options, log_to_stderr as log, serve_refusing, serve_with};
@@ -20,12 +21,12 @@ use crate::tools::ToolFilter;
 const BLOCKING_THREADS: usize = 2;
 
 /// Runs the bridge on stdin and stdout for `session_file` until end of input, listing and serving
-/// what `tools` keeps.
+/// what `tools` keeps, chaining waits up to `max_wait_ms` (`--max-wait-ms`).
 ///
 /// Exits 0 at end of input, after a read error and after a write error on stdout (the host has
 /// gone), within about 2 s; 1 only when the process cannot be set up (no runtime, no stdout
 /// duplicate), with one line on stderr.
-pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
+pub fn run_stdio(session_file: &Path, tools: ToolFilter, max_wait_ms: u64) -> ExitCode {
     let output = match private_stdout() {
         Ok(output) => output,
         Err(error) => {
@@ -49,7 +50,7 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
         }
     };
     let caller = Arc::new(SessionCaller::new(session_file));
-    let options = Options::default().tools(tools);
+    let options = Options::default().tools(tools).wait(WaitOptions::new(max_wait_ms));
     let output = tokio::fs::File::from_std(output);
     let served = runtime.block_on(serve_with(tokio::io::stdin(), output, caller, options));
     if let Err(error) = served {
@@ -61,10 +62,12 @@ pub fn run_stdio(session_file: &Path, tools: ToolFilter) -> ExitCode {
     ExitStatus::OK.into()
 }
 
-/// Runs a bridge without a session on stdin and stdout until end of input: every request is
-/// answered with the error `-32603` `message` and `data` ([`crate::serve_refusing`]), then the
-/// process exits 2, the status of a missing session (`spec/protocol.md` §8.1). 1 only when the
-/// process cannot be set up.
+/// Runs a bridge that cannot serve on stdin and stdout until end of input: `termsprawlctl mcp`
+/// with a startup mistake (no session, an unknown option, a session file that cannot serve;
+/// `spec/mcp.md` §3.13, §3.15). Every request is answered with the error `-32603` `message` and
+/// `data` ([`crate::serve_refusing`]) and no tool is served, then the process exits 2, the status
+/// of a usage error (`spec/protocol.md` §8.1). 1 only when the process cannot be set up. The
+/// caller prints `message` on stderr.
 pub fn run_stdio_refusing(message: &str, data: &serde_json::Value) -> ExitCode {
     let output = match private_stdout() {
         Ok(output) => output,

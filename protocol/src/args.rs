@@ -175,14 +175,14 @@ pub struct TerminalRunArgs {
     /// Extra environment variables, each NAME=value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<String>>,
-    /// Milliseconds to wait for the exit; 10000 when omitted, 0 to 30000.
+    /// Milliseconds to wait for the exit; 10000 when omitted; a server waits at most 30000,
+    /// termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
     /// False: close the node once an answer reports the command finished; true when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<bool>,
-    /// True: when the command ends after this call answered running, one notice line is submitted
-    /// into your own agent node; false when omitted.
+    /// True: a command still running at the answer types one notice into your node when it ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify: Option<bool>,
 }
@@ -236,8 +236,7 @@ pub enum WaitUntil {
 pub struct TerminalWaitArgs {
     /// The terminal node to wait on.
     pub node_id: String,
-    /// Wait for the process to exit, a text to appear, the output to go quiet, any output, or a
-    /// program reading the terminal.
+    /// Until the process exits, a text appears, output goes quiet or changes, or input is read.
     pub until: WaitUntil,
     /// The literal text to wait for; with until text, text or anyOf is required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -245,7 +244,7 @@ pub struct TerminalWaitArgs {
     /// With until text, instead of text: 1 to 16 texts, reached by the first that appears.
     #[serde(default, rename = "anyOf", skip_serializing_if = "Option::is_none")]
     pub any_of: Option<Vec<String>>,
-    /// True: text and every anyOf item are patterns (spec/protocol.md §5.1); false when omitted.
+    /// True: text and each anyOf item are regular expressions, matched per line; false when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<bool>,
     /// A cursor from an earlier answer: only output after it counts; all output when omitted.
@@ -254,7 +253,8 @@ pub struct TerminalWaitArgs {
     /// With until quiet, milliseconds without output; 1000 when omitted, 100 to 30000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<f64>,
-    /// Milliseconds to wait at most; 10000 when omitted, 0 to 30000.
+    /// Milliseconds to wait at most; 10000 when omitted; a server waits at most 30000,
+    /// termsprawlctl up to 600000 (its MCP bridge up to its --max-wait-ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<f64>,
 }
@@ -265,7 +265,7 @@ pub struct TerminalWaitArgs {
 pub struct TerminalSearchArgs {
     /// The text to find in each line of output; a pattern with regex true.
     pub pattern: String,
-    /// True: pattern is a regular expression (spec/protocol.md §5.1); false when omitted.
+    /// True: pattern is a regular expression, without look-around or flags; false when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regex: Option<bool>,
     /// One terminal to search; every terminal you may read when omitted.

@@ -29,6 +29,24 @@ pub const DEFAULT_READ_CHARS: usize = 16_000;
 /// The largest `maxChars` of `terminal_read`.
 pub const MAX_READ_CHARS: usize = 100_000;
 
+/// How a run notice starts (`spec/protocol.md` §4.9): `[termsprawl] NODE COMMAND ENDING after
+/// DURATION; read it with terminal_read {"nodeId":"NODE","since":CURSOR}`.
+pub const RUN_NOTICE_START: &str = "[termsprawl] ";
+/// What comes before the `terminal_read` arguments at the end of a run notice.
+pub const RUN_NOTICE_READ: &str = "; read it with terminal_read ";
+
+/// Where the run notice in `line` starts, if `line` ends with one (§4.9): text typed before it
+/// (a person's unfinished line) is not part of it. The notice's node must be the one its
+/// `terminal_read` names.
+pub fn run_notice_at(line: &str) -> Option<usize> {
+    line.match_indices(RUN_NOTICE_START).map(|(start, _)| start).find(|&start| {
+        let notice = &line[start + RUN_NOTICE_START.len()..];
+        let Some((node, rest)) = notice.split_once(' ') else { return false };
+        let Some((_, read)) = rest.rsplit_once(RUN_NOTICE_READ) else { return false };
+        read.starts_with(&format!("{{\"nodeId\":\"{node}\",\"since\":")) && read.ends_with('}')
+    })
+}
+
 /// The answer of `terminal_run` (1.3.0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -348,6 +366,24 @@ mod tests {
         assert_eq!(signal_name(31), "SIGSYS");
         assert_eq!(signal_name(0), "SIG0");
         assert_eq!(signal_name(200), "SIG200");
+    }
+
+    #[test]
+    fn a_run_notice_is_found_at_the_end_of_a_line_and_nowhere_else() {
+        let notice = r#"[termsprawl] terminal-1a2b "make test" exited 2 after 7m02s; read it with terminal_read {"nodeId":"terminal-1a2b","since":4711}"#;
+        assert_eq!(run_notice_at(notice), Some(0));
+        assert_eq!(run_notice_at(&format!("half typed{notice}")), Some(10));
+        // A quoted command may itself hold the start of a notice.
+        let tricky = r#"[termsprawl] terminal-9 "echo [termsprawl] x" exited 0 after 1s; read it with terminal_read {"nodeId":"terminal-9","since":3}"#;
+        assert_eq!(run_notice_at(tricky), Some(0));
+        for not in [
+            "[termsprawl] hello",
+            r#"[termsprawl] terminal-1 "x" exited 0 after 1s; read it with terminal_read {"nodeId":"terminal-2","since":1}"#,
+            r#"[termsprawl] terminal-1 "x" exited 0 after 1s; read it with terminal_read {"nodeId":"terminal-1","since":1} and more"#,
+            "make test",
+        ] {
+            assert_eq!(run_notice_at(not), None, "{not}");
+        }
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! (`Invalid keys`); `terminal_read` with `view: "screen"` takes no `since` (`Invalid view`).
 //! Protocol 1.5.0 adds: `terminal_wait`'s `anyOf` only with `until: "text"`, without `text`, with at
 //! most [`MAX_WAIT_TEXTS`] non-empty items (`Invalid anyOf`), and `regex` only with `until: "text"`
-//! (`Invalid regex`); `terminal_search`'s `pattern` not empty (`Invalid pattern`), `since` only with
+//! (`Invalid regex`), and with `regex: true` `text` and every `anyOf` item in the pattern dialect of
+//! [`crate::pattern`] (`Invalid text: <reason>`, `Invalid anyOf: item <index>: <reason>`);
+//! `terminal_search`'s `pattern` not empty (`Invalid pattern`), with `regex: true` in the dialect
+//! (`Invalid pattern: <reason>`), `since` only with
 //! `nodeId` (`Invalid since`), `limit` a whole number in 1..=200 (`Invalid limit`) and `context` one
 //! in 0..=5 (`Invalid context`).
 
@@ -17,6 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::keys::is_valid_key;
 use crate::operations::{Param, ParamKind, operation};
+use crate::pattern::check;
 use crate::types::ToolRequest;
 
 /// Most items in a `string[]` argument (`terminal_input`'s `keys` excepted:
@@ -58,6 +62,10 @@ pub enum ValidationError {
     UnknownArgument(String),
     /// A member of `args` has the wrong type or is out of range.
     InvalidArgument(String),
+    /// A pattern member (`terminal_search`'s `pattern`, `terminal_wait`'s `text` or `anyOf`, with
+    /// `regex: true`; protocol 1.5.0) is outside the dialect of [`crate::pattern`]: the member's
+    /// name and the reason (for `anyOf`, `item <index>: ` and the reason).
+    InvalidPattern(String, String),
 }
 
 impl fmt::Display for ValidationError {
@@ -69,6 +77,7 @@ impl fmt::Display for ValidationError {
             ValidationError::MissingArgument(name) => write!(f, "Missing argument: {name}"),
             ValidationError::UnknownArgument(name) => write!(f, "Unknown argument: {name}"),
             ValidationError::InvalidArgument(name) => write!(f, "Invalid {name}"),
+            ValidationError::InvalidPattern(name, reason) => write!(f, "Invalid {name}: {reason}"),
         }
     }
 }
@@ -146,10 +155,28 @@ fn operation_rules(operation: &str, args: &Map<String, Value>) -> Result<(), Val
             if args.contains_key("regex") && !until_text {
                 return invalid("regex");
             }
+            if args.get("regex") == Some(&Value::Bool(true)) {
+                if let Some(Err(reason)) = args.get("text").and_then(Value::as_str).map(check) {
+                    return Err(ValidationError::InvalidPattern("text".to_owned(), reason));
+                }
+                let texts = args.get("anyOf").and_then(Value::as_array).into_iter().flatten();
+                for (index, text) in texts.filter_map(Value::as_str).enumerate() {
+                    if let Err(reason) = check(text) {
+                        let reason = format!("item {index}: {reason}");
+                        return Err(ValidationError::InvalidPattern("anyOf".to_owned(), reason));
+                    }
+                }
+            }
         }
         "terminal_search" => {
-            if args.get("pattern").and_then(Value::as_str).is_some_and(str::is_empty) {
+            let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
+            if pattern.is_empty() {
                 return invalid("pattern");
+            }
+            if args.get("regex") == Some(&Value::Bool(true))
+                && let Err(reason) = check(pattern)
+            {
+                return Err(ValidationError::InvalidPattern("pattern".to_owned(), reason));
             }
             if args.contains_key("since") && !args.contains_key("nodeId") {
                 return invalid("since");

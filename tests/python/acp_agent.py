@@ -755,6 +755,90 @@ class TestAgent:
         await self.update(update_tool_call("edit-1", status="completed"))
         return {"outcome": outcome}
 
+    async def ask_edit(self, tool_call_id, content=None, raw_input=None):
+        """A permission ask about a file edit with Allow once / Reject once; True when allowed."""
+        response = await self.conn.request_permission(
+            session_id=self.session_id,
+            tool_call=ToolCallUpdate(
+                tool_call_id=tool_call_id, title="Edit", kind="edit", status="pending",
+                content=content, raw_input=raw_input,
+            ),
+            options=[
+                PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="no", name="Reject once", kind="reject_once"),
+            ],
+        )
+        outcome = response.outcome.model_dump(by_alias=True, exclude_none=True)
+        return outcome.get("optionId") == "yes"
+
+    async def scenario_asks(self, args, text):
+        """File edits described as real agents describe them (issue 35):
+
+        - `overwrite`: fast-agent's write_text_file: the diff with no old text for an existing
+          notes.md, an ask carrying only the tool call's id and the raw input, the diff again with
+          the old text read back, then fs/write_text_file;
+        - `line3`: claude-agent-acp's Edit: old_string and new_string of a one-line change on
+          line 3 (no newlines), in the tool call and in the ask, the agent writing the file itself;
+        - `new`: Gemini CLI's new file: the ask carries the diff, then fs/read_text_file (which must
+          say `Resource not found`) and fs/write_text_file.
+        """
+        variant = args[0] if args else "overwrite"
+        report = {"variant": variant}
+        if variant == "overwrite":
+            target = self.path("notes.md")
+            with open(target, "w") as handle:
+                handle.write("# Notes\nfirst old line\nsecond old line\n")
+            content = "# Notes\nnew line 1\nnew line 2\nnew line 3\n"
+            raw = {"path": target, "content": content}
+            await self.update(start_tool_call(
+                "w-1", "write_text_file", kind="edit", status="pending", raw_input=raw))
+            await self.update(update_tool_call("w-1", content=[tool_diff_content(target, content)]))
+            await self.update(update_tool_call("w-1", title="acp_filesystem/write_text_file", status="pending"))
+            if await self.ask_edit("w-1", raw_input=raw):
+                old = await self.conn.read_text_file(session_id=self.session_id, path=target)
+                await self.update(update_tool_call(
+                    "w-1", content=[tool_diff_content(target, content, old.content)]))
+                await self.conn.write_text_file(
+                    session_id=self.session_id, path=target, content=content)
+                report["allowed"] = True
+            await self.update(update_tool_call("w-1", status="completed"))
+        elif variant == "line3":
+            target = self.path("poem.txt")
+            with open(target, "w") as handle:
+                handle.write("one\ntwo\nthree\nfour\nfive\n")
+            raw = {"file_path": target, "old_string": "three", "new_string": "THREE"}
+            diff = [tool_diff_content(target, "THREE", "three")]
+            await self.update(start_tool_call(
+                "e-1", "Edit poem.txt", kind="edit", status="pending", content=diff, raw_input=raw))
+            if await self.ask_edit("e-1", content=diff, raw_input=raw):
+                with open(target) as handle:
+                    current = handle.read()
+                with open(target, "w") as handle:
+                    handle.write(current.replace("three", "THREE", 1))
+                report["allowed"] = True
+            await self.update(update_tool_call("e-1", status="completed", content=diff))
+        elif variant == "new":
+            # Gemini CLI reads the file first and takes only these messages for "missing".
+            target = self.path("made", "fresh.txt")
+            content = "fresh 1\nfresh 2\n"
+            try:
+                await self.conn.read_text_file(session_id=self.session_id, path=target)
+                report["read"] = "found"
+            except RequestError as exc:
+                report["read"] = {"code": exc.code, "message": str(exc), "data": exc.data}
+                missing = ("Resource not found", "ENOENT", "does not exist", "No such file")
+                if not any(word in str(exc) for word in missing):
+                    report["error"] = "Error checking existing file"
+                    return report
+            diff = [tool_diff_content(target, content, "")]
+            await self.update(start_tool_call("n-1", "WriteFile", kind="edit", status="pending"))
+            if await self.ask_edit("n-1", content=diff):
+                await self.conn.write_text_file(
+                    session_id=self.session_id, path=target, content=content)
+                report["allowed"] = True
+            await self.update(update_tool_call("n-1", status="completed", content=diff))
+        return report
+
     async def scenario_slow(self, args, text):
         """A turn that takes a while (`slow SECONDS`, 2 by default)."""
         await self.say("SLOW START\n")

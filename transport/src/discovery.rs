@@ -180,6 +180,58 @@ pub fn session_gone(session_file: &Path) -> Option<String> {
     }
 }
 
+/// What is wrong with a session file, found before any call is made (issue 39): the mistakes a
+/// frontend that starts once and then serves (`termsprawlctl mcp`) can name at start. A tool
+/// server that is down is none of them: it is found per call, because the app may be restarting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionFileProblem {
+    /// The file does not exist, and its folder is an existing `sessions/` folder: the node's
+    /// session was removed, because the node was closed or the app restarted without it (a
+    /// server that quits keeps its session files, `spec/protocol.md` §2.5).
+    Removed {
+        /// The node the file was named after (`<nodeId>.json`).
+        node_id: String,
+    },
+    /// The file does not exist and its folder is no `sessions/` folder: not a session file's path.
+    Missing,
+    /// The file exists and cannot be read.
+    Unreadable {
+        /// The operating system's message.
+        message: String,
+    },
+    /// The file is not JSON.
+    NotJson,
+    /// The file is JSON without a usable token.
+    NoToken,
+}
+
+/// The problem of a session file that cannot serve any call, or `None` when its token can be read
+/// (`spec/protocol.md` §7.1 step 1, the rules of [`read_token`]). The endpoint is not looked at.
+pub fn session_file_problem(session_file: &Path) -> Option<SessionFileProblem> {
+    let message = match read_token(session_file) {
+        Ok(_) => return None,
+        Err(DiscoveryError::NotJson { .. }) => return Some(SessionFileProblem::NotJson),
+        Err(DiscoveryError::NoToken) => return Some(SessionFileProblem::NoToken),
+        Err(DiscoveryError::Read { message, .. }) => message,
+        Err(DiscoveryError::InvalidEndpoint(_) | DiscoveryError::Resolve { .. }) => {
+            unreachable!("reading a token reads no endpoint")
+        }
+    };
+    match std::fs::symlink_metadata(session_file) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        _ => return Some(SessionFileProblem::Unreadable { message }),
+    }
+    let folder = absolute(session_file).ok().and_then(|path| path.parent().map(Path::to_path_buf));
+    let in_sessions = folder.is_some_and(|folder| {
+        folder.file_name().is_some_and(|name| name == "sessions") && folder.is_dir()
+    });
+    let node_id = session_file.file_stem().map(|stem| stem.to_string_lossy().into_owned());
+    match node_id {
+        Some(node_id) if in_sessions => Some(SessionFileProblem::Removed { node_id }),
+        _ => Some(SessionFileProblem::Missing),
+    }
+}
+
 fn read_json(path: &Path) -> Result<Value, DiscoveryError> {
     let bytes = std::fs::read(path).map_err(|error| DiscoveryError::Read {
         path: path.to_path_buf(),

@@ -6,6 +6,9 @@
 //!   the session token ([`discovery::validate_endpoint`]);
 //! - **the client** ([`Client`], [`call`], [`call_blocking`]): the one function every frontend
 //!   (CLI, MCP bridge) calls to reach the app, `spec/protocol.md` §7;
+//! - **long waits** ([`long_wait::call_waiting`]): the one loop that chains a `terminal_wait` or
+//!   `terminal_run` longer than a server's 30 s into turns and joins their answers (protocol
+//!   1.5.0, `spec/protocol.md` §7.3), used by `termsprawlctl` and its MCP bridge;
 //! - **the server half** (module `server`, cargo feature `server`): a loopback tool server with
 //!   the app's discovery layout and HTTP behaviour (`spec/protocol.md` §2, §6), used by tests of
 //!   every crate and as the base of the headless server (the fake app built on it lives in
@@ -13,7 +16,8 @@
 //!
 //! It must never
 //! - send the session token anywhere but `http://127.0.0.1:<port>/call`;
-//! - retry a call, or follow a redirect;
+//! - retry a call (a chained wait sends `terminal_wait` again with the next cursor, never the
+//!   request it chains, so a `terminal_run` is sent once), or follow a redirect;
 //! - return an error from a call, or let the token appear in a result, error or `Debug` output;
 //! - cache discovery: every call re-reads the session file and `endpoint.json`, so that running
 //!   agents survive an app restart.
@@ -22,6 +26,7 @@
 
 mod client;
 pub mod discovery;
+pub mod long_wait;
 #[cfg(feature = "server")]
 pub mod server;
 

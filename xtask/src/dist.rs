@@ -12,7 +12,7 @@
 //! The archive is a prefix tree (`bin/`, `share/man/man1/`, `share/bash-completion/…`,
 //! `share/zsh/site-functions/`, `share/fish/vendor_completions.d/`,
 //! `share/doc/termsprawl-agent-tools/`) under one top folder, so that
-//! `tar -xzf ARCHIVE -C ~/.local --strip-components=1` installs it. The man pages and completions
+//! `mkdir -p ~/.local && tar -xzf ARCHIVE -C ~/.local --strip-components=1` installs it (README, Install). The man pages and completions
 //! come from the programs' own generators: `termsprawlctl man`, `termsprawlctl completions SHELL`
 //! and the hidden `termsprawl-headless man` / `completions SHELL` (the shipped binaries are run),
 //! and `termsprawl-conformance`'s clap command ([`termsprawl_conformance::cli::command`]).

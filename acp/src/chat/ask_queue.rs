@@ -45,10 +45,17 @@ impl Chat {
         let Some(ask) = self.asks.front() else {
             return;
         };
-        let known = self.renderer.diffs_of(&ask.request.tool_call.tool_call_id);
-        let lines = permission::ask_lines(&ask.request, &known);
+        let changes = self.renderer.ask_changes(&ask.request.tool_call);
+        let head = permission::ask_head(&ask.request, !changes.is_empty());
+        let options = permission::option_lines(&ask.request);
         let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
-        for line in lines {
+        for line in head {
+            self.ui.line(&line);
+        }
+        for piece in changes {
+            self.piece(piece);
+        }
+        for line in options {
             self.ui.line(&line);
         }
         self.ui.finish_line();

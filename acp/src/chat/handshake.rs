@@ -400,6 +400,11 @@ impl Chat {
         self.ui.input_echoed();
         match input {
             Some(Input::Line(line)) => Ok(line),
+            // A run notice is not a choice: it waits for the chat.
+            Some(notice @ Input::Notice { .. }) => {
+                self.queued.push_back(notice);
+                Box::pin(self.menu_input()).await
+            }
             Some(Input::Interrupt) => Err("authentication interrupted (Ctrl-C)".to_owned()),
             Some(Input::Eof) | None => {
                 self.input_closed = true;
@@ -451,7 +456,9 @@ impl Chat {
                     return Err(format!("stopped waiting for {method} (a termination signal)"));
                 }
                 input = self.input.recv(), if self.stdin_tty && !self.input_closed => match input {
-                    Some(Input::Line(line)) => self.queued.push_back(Input::Line(line)),
+                    Some(input @ (Input::Line(_) | Input::Notice { .. })) => {
+                        self.queued.push_back(input);
+                    }
                     Some(Input::Interrupt) => {
                         return Err(format!("stopped waiting for {method} (Ctrl-C)"));
                     }

@@ -93,6 +93,10 @@ impl Chat {
                     continue;
                 }
                 Input::Line(line) => line,
+                Input::Notice { notice, unfinished } => {
+                    self.notice_turn(&notice, &unfinished).await?;
+                    continue;
+                }
             };
             if !self.asks.is_empty() {
                 self.answer_ask(&line);
@@ -179,6 +183,19 @@ impl Chat {
         self.interactive_turn(text).await
     }
 
+    /// A run notice termsprawl typed into this node (`spec/acp.md` §2.16): shown as termsprawl's,
+    /// and sent to the agent as the next prompt, marked as not the person's. What the person had
+    /// typed before it arrived is not sent: it is shown, to be typed again.
+    async fn notice_turn(&mut self, notice: &str, unfinished: &str) -> Result<(), Fatal> {
+        if !unfinished.trim().is_empty() {
+            self.ui.line(&format!(
+                "[termsprawl] a notice arrived while you typed; not sent, type it again: {unfinished}"
+            ));
+        }
+        self.ui.line(&format!("[termsprawl notice] {notice}"));
+        self.interactive_turn(&notice_prompt(notice)).await
+    }
+
     /// One turn of the interactive loop; a failed prompt is reported once, by the turn's own
     /// `[prompt failed: …]` line, followed by where the agent's stderr is.
     pub(super) async fn interactive_turn(&mut self, prompt: &str) -> Result<(), Fatal> {
@@ -241,6 +258,8 @@ impl Chat {
                             self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
                         }
                         Input::Line(line) => self.queued.push_back(Input::Line(line)),
+                        // A run notice waits for the turn's end; it never answers an ask.
+                        notice @ Input::Notice { .. } => self.queued.push_back(notice),
                         Input::Interrupt => {
                             if cancelled {
                                 return Err(Fatal::Forced);
@@ -338,4 +357,12 @@ impl Chat {
         self.asks.clear();
         self.ui.line("(cancelling the turn)");
     }
+}
+
+/// The prompt that hands a run notice to the agent: marked as termsprawl's, not the person's.
+pub(crate) fn notice_prompt(notice: &str) -> String {
+    format!(
+        "termsprawl notice, not typed by the person: a command you started with notify has \
+         ended.\n{notice}"
+    )
 }

@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{Client, Config, Event};
+use crate::change::OnDisk;
 use crate::connection::{Connection, Inbound};
 use crate::fs::Roots;
-use crate::messages::{ContentBlock, SessionUpdate};
+use crate::messages::{ContentBlock, SessionUpdate, ToolCallContent};
 use crate::options::PermissionMode;
 use crate::terminal::{Backend, Server, Terminals};
 
@@ -144,10 +145,11 @@ async fn policies_answer_without_asking_and_say_so() {
         f.answer().await["result"],
         json!({"outcome": {"outcome": "selected", "optionId": "no"}})
     );
-    let Event::Line(line) = f.event().await else {
-        panic!("expected a transcript line");
+    let Event::Decided(line, tool_call) = f.event().await else {
+        panic!("expected a decision");
     };
     assert_eq!(line, "[permission] Do it: selected \"No\" by the policy");
+    assert_eq!(tool_call.tool_call_id, "t");
     f.request(json!(2), "session/request_permission", permission_params(&json!([])));
     assert_eq!(f.answer().await["result"], json!({"outcome": {"outcome": "cancelled"}}));
 }
@@ -290,4 +292,49 @@ async fn updates_before_the_session_id_is_known_wait_for_it() {
     );
     assert_eq!(text(events.recv().await.unwrap()), "second");
     assert_eq!(text(events.recv().await.unwrap()), "third");
+}
+
+/// The file a `diff` item names is read when the item arrives, before a later write changes it:
+/// in an update on delivery, in a permission ask when the ask arrives.
+#[tokio::test]
+async fn diffs_see_the_file_as_it_was_when_they_arrived() {
+    let mut f = fixture(PermissionMode::AllowOnce, Duration::from_secs(5));
+    let path = f.directory.path().join("notes.md");
+    std::fs::write(&path, "old\n").unwrap();
+    let diff = |path: &std::path::Path| json!([{"type": "diff", "path": path, "newText": "new\n"}]);
+    f.client.dispatch(Inbound::Notification {
+        method: "session/update".to_owned(),
+        params: Some(json!({"sessionId": "s1", "update": {
+            "sessionUpdate": "tool_call", "toolCallId": "t", "title": "Write",
+            "content": diff(&path)}})),
+    });
+    std::fs::write(&path, "changed later\n").unwrap();
+    let Event::Update(SessionUpdate::ToolCall(call)) = f.event().await else {
+        panic!("expected the tool call");
+    };
+    let disks: Vec<OnDisk> = call
+        .content
+        .unwrap()
+        .into_iter()
+        .filter_map(|item| match item {
+            ToolCallContent::Diff { disk, .. } => Some(disk),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(disks, [OnDisk::Text("old\n".to_owned())]);
+    let missing = f.directory.path().join("new.txt");
+    let mut params = permission_params(&two_options());
+    params["toolCall"]["content"] = diff(&missing);
+    f.request(json!(1), "session/request_permission", params);
+    assert_eq!(
+        f.answer().await["result"],
+        json!({"outcome": {"outcome": "selected", "optionId": "yes"}})
+    );
+    let Event::Decided(_, tool_call) = f.event().await else {
+        panic!("expected a decision");
+    };
+    let Some(ToolCallContent::Diff { disk, .. }) = tool_call.content.unwrap().pop() else {
+        panic!("no diff");
+    };
+    assert_eq!(disk, OnDisk::Missing);
 }

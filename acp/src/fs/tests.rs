@@ -5,6 +5,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 use super::{MAX_READ_BYTES, Roots, normalize, select_lines};
+use crate::change::OnDisk;
 
 struct Fixture {
     _directory: tempfile::TempDir,
@@ -95,6 +96,41 @@ fn errors_carry_the_spec_codes() {
     let error = f.roots.write_text_file(&text(&f.root), "x").unwrap_err();
     assert_eq!(error.code, -32602);
     assert_eq!(f.roots.write_text_file("rel.txt", "x").unwrap_err().code, -32602);
+}
+
+/// Gemini CLI treats an error as a missing file only when its message says `Resource not found`
+/// (or `ENOENT`, `does not exist`, `No such file`).
+#[test]
+fn a_missing_file_is_resource_not_found_with_its_path_in_data() {
+    let f = fixture();
+    for missing in [f.root.join("missing.txt"), f.root.join("no/such/dir/file.txt")] {
+        let path = text(&missing);
+        let error = f.roots.read_text_file(&path, None, None).unwrap_err();
+        assert_eq!(error.code, -32002);
+        assert_eq!(error.message, format!("Resource not found: {path}"));
+        assert_eq!(error.data, Some(serde_json::json!({"uri": path})));
+    }
+}
+
+#[test]
+fn a_diff_sees_the_file_as_read_would_and_never_opens_a_fifo() {
+    let f = fixture();
+    let path = f.root.join("notes.md");
+    fs::write(&path, "a\nb\n").unwrap();
+    assert_eq!(f.roots.on_disk(&text(&path)), OnDisk::Text("a\nb\n".to_owned()));
+    assert_eq!(f.roots.on_disk(&text(&f.root.join("new/file.txt"))), OnDisk::Missing);
+    let unreadable = |path: &str| match f.roots.on_disk(path) {
+        OnDisk::Unreadable(why) => why,
+        other => panic!("{other:?}"),
+    };
+    assert!(unreadable(&text(&f.outside.join("secret.txt"))).contains("outside the session roots"));
+    assert!(unreadable("relative.txt").contains("absolute"));
+    assert!(unreadable(&text(&f.root)).contains("not a regular file"));
+    fs::write(f.root.join("latin1.txt"), b"caf\xe9").unwrap();
+    assert!(unreadable(&text(&f.root.join("latin1.txt"))).contains("UTF-8"));
+    let fifo = f.root.join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(unreadable(&text(&fifo)).contains("not a regular file"));
 }
 
 #[test]

@@ -6,6 +6,7 @@ use super::{
     Capabilities, ConfigValue, ContentBlock, CreateTerminalParams, ReadTextFileParams,
     SessionUpdate, ToolCallContent, decode, decode_update,
 };
+use crate::change::OnDisk;
 
 #[test]
 fn message_and_thought_chunks_decode_every_block_type() {
@@ -70,7 +71,8 @@ fn tool_calls_keep_content_and_ignore_unknown_members() {
             ToolCallContent::Diff {
                 path: "/a".to_owned(),
                 old_text: None,
-                new_text: "n".to_owned()
+                new_text: "n".to_owned(),
+                disk: OnDisk::Unread,
             },
             ToolCallContent::Terminal("term-1".to_owned()),
             ToolCallContent::Content(ContentBlock::Text("done".to_owned())),

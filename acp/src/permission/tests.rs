@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Decision, ask_lines, by_policy, choose_prompt, parse_choice};
+use super::{Decision, ask_head, by_policy, choose_prompt, option_lines, parse_choice};
 use crate::messages::{PermissionOption, RequestPermissionParams, decode};
 use crate::options::PermissionMode;
 
@@ -67,42 +67,18 @@ fn an_ask_shows_title_kind_input_and_numbered_options() {
     })))
     .unwrap();
     assert_eq!(
-        ask_lines(&request, &[]),
-        vec![
-            "[permission] Delete build (delete)",
-            "  input: {\"command\":\"rm -rf build\"}",
-            "  1. Allow (allow_once)",
-            "  2. Reject (reject_once)",
-        ]
+        ask_head(&request, false),
+        vec!["[permission] Delete build (delete)", "  input: {\"command\":\"rm -rf build\"}"]
+    );
+    // With file changes shown, the raw input (their escaped JSON) is left out.
+    assert_eq!(ask_head(&request, true), vec!["[permission] Delete build (delete)"]);
+    assert_eq!(
+        option_lines(&request),
+        vec!["  1. Allow (allow_once)", "  2. Reject (reject_once)"]
     );
     assert_eq!(choose_prompt(2, Duration::from_mins(10)), "choose 1-2 (cancelled after 600 s): ");
     assert_eq!(
         choose_prompt(3, Duration::from_millis(1500)),
         "choose 1-3 (cancelled after 1.5 s): "
     );
-}
-
-#[test]
-fn an_edit_ask_shows_its_diff_or_the_one_its_tool_call_showed() {
-    let request: RequestPermissionParams = decode(Some(&json!({
-        "sessionId": "s",
-        "toolCall": {"toolCallId": "t", "title": "Edit a.txt", "kind": "edit",
-            "content": [{"type": "diff", "path": "/p/a.txt", "oldText": "one\ntwo\n", "newText": "one\n2\n"}]},
-        "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}]
-    })))
-    .unwrap();
-    assert_eq!(
-        ask_lines(&request, &["ignored".to_owned()]),
-        vec![
-            "[permission] Edit a.txt (edit)",
-            "--- a/p/a.txt\n+++ b/p/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2",
-            "  1. Allow (allow_once)",
-        ]
-    );
-    let bare: RequestPermissionParams = decode(Some(&json!({
-        "sessionId": "s", "toolCall": {"toolCallId": "t"},
-        "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}]
-    })))
-    .unwrap();
-    assert_eq!(ask_lines(&bare, &["the diff".to_owned()])[1], "the diff");
 }

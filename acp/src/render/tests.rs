@@ -2,8 +2,9 @@
 
 use serde_json::json;
 
-use super::{Piece, Renderer, diff, stop_line};
-use crate::messages::decode_update;
+use super::{Piece, Renderer, stop_line};
+use crate::change::{OnDisk, resolve};
+use crate::messages::{SessionUpdate, ToolCallContent, ToolCallUpdate, decode, decode_update};
 
 fn render(renderer: &mut Renderer, update: &serde_json::Value) -> Vec<Piece> {
     let update = decode_update(update).unwrap();
@@ -115,7 +116,7 @@ fn unfinished_tool_calls_are_marked_cancelled() {
 }
 
 #[test]
-fn plans_are_lists_and_diffs_are_unified() {
+fn plans_are_lists() {
     let mut renderer = Renderer::default();
     let pieces = render(
         &mut renderer,
@@ -128,16 +129,118 @@ fn plans_are_lists_and_diffs_are_unified() {
         pieces,
         vec![line("[plan] 1/2 done"), line("  [x] Read (high)"), line("  [ ] Write (low)")]
     );
-    assert_eq!(
-        diff("/w/a.txt", Some("one\ntwo\n"), "one\nzwei\n"),
-        "--- a/w/a.txt\n+++ b/w/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+zwei"
-    );
-    assert_eq!(
-        diff("/w/new.txt", None, "hi\n"),
-        "--- /dev/null\n+++ b/w/new.txt\n@@ -0,0 +1 @@\n+hi"
-    );
-    assert_eq!(diff("/w/same", Some("x\n"), "x\n"), "  (no changes to /w/same)");
     assert_eq!(stop_line("end_turn"), "[stop reason: end_turn]");
+}
+
+/// An update whose `diff` items see `disk` (as the client reads it on delivery).
+fn with_disk(update: &serde_json::Value, disk: &OnDisk) -> SessionUpdate {
+    let mut update = decode_update(update).unwrap();
+    if let SessionUpdate::ToolCall(crate::messages::ToolCall { content, .. })
+    | SessionUpdate::ToolCallUpdate(ToolCallUpdate { content, .. }) = &mut update
+    {
+        for item in content.iter_mut().flatten() {
+            if let ToolCallContent::Diff { disk: seen, .. } = item {
+                seen.clone_from(disk);
+            }
+        }
+    }
+    update
+}
+
+fn titles(pieces: &[Piece]) -> Vec<String> {
+    pieces
+        .iter()
+        .filter_map(|piece| match piece {
+            Piece::Diff(lines) => Some(lines[0].text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// fast-agent: the diff with no old text, the ask with only the tool call's id, the diff again
+/// with the true old text, then the write: the change is drawn once, against the file.
+#[test]
+fn a_change_is_drawn_once_however_often_the_agent_repeats_it() {
+    let mut renderer = Renderer::default();
+    let attach = |_: &str| None;
+    let old = "# Notes\nfirst\nsecond\n";
+    let new = "# Notes\nnew 1\nnew 2\nnew 3\n";
+    let disk = OnDisk::Text(old.to_owned());
+    let first = with_disk(
+        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "w",
+            "content": [{"type": "diff", "path": "/w/notes.md", "newText": new}]}),
+        &disk,
+    );
+    let pieces = renderer.update(&first, &attach);
+    assert_eq!(titles(&pieces), ["[diff] /w/notes.md (2 lines removed, 3 added)"]);
+    let Piece::Diff(lines) = &pieces[1] else { panic!("{pieces:?}") };
+    assert_eq!(lines, &resolve("/w/notes.md", None, new, &disk).lines());
+    assert!(lines.iter().any(|line| line.text == "  2   - first"), "{lines:?}");
+    let ask: ToolCallUpdate = decode(Some(&json!({"toolCallId": "w"}))).unwrap();
+    assert_eq!(
+        titles(&renderer.ask_changes(&ask)),
+        ["[diff] /w/notes.md: shown above (2 lines removed, 3 added)"]
+    );
+    let again = with_disk(
+        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "w",
+            "content": [{"type": "diff", "path": "/w/notes.md", "oldText": old, "newText": new}]}),
+        &disk,
+    );
+    assert_eq!(titles(&renderer.update(&again, &attach)), Vec::<String>::new());
+    assert_eq!(renderer.written("/w/notes.md", Some(old), new), vec![]);
+    // The same claim once the file holds it (a completed update) is not drawn again either.
+    let done = with_disk(
+        &json!({"sessionUpdate": "tool_call_update", "toolCallId": "w", "status": "completed",
+            "content": [{"type": "diff", "path": "/w/notes.md", "newText": new}]}),
+        &OnDisk::Text(new.to_owned()),
+    );
+    assert_eq!(titles(&renderer.update(&done, &attach)), Vec::<String>::new());
+    // A write nobody announced is drawn; the next turn starts afresh.
+    assert_eq!(
+        titles(&renderer.written("/w/b.txt", None, "x\n")),
+        ["[diff] /w/b.txt (new file, 1 line)"]
+    );
+    renderer.end_turn();
+    assert_eq!(titles(&renderer.update(&first, &attach)).len(), 1);
+}
+
+/// An ask that carries its own diff draws it (against the file when it arrived) unless it was
+/// drawn; a changed file makes it a new change.
+#[test]
+fn an_ask_draws_its_own_changes_and_says_when_they_are_above() {
+    let mut renderer = Renderer::default();
+    let attach = |_: &str| None;
+    let ask = |disk: &OnDisk| {
+        let SessionUpdate::ToolCallUpdate(ask) = with_disk(
+            &json!({"sessionUpdate": "tool_call_update", "toolCallId": "e",
+                "content": [{"type": "diff", "path": "/w/a.txt", "oldText": "three", "newText": "3"}]}),
+            disk,
+        ) else {
+            panic!("not an update");
+        };
+        ask
+    };
+    let disk = OnDisk::Text("one\ntwo\nthree\n".to_owned());
+    let pieces = renderer.ask_changes(&ask(&disk));
+    assert_eq!(titles(&pieces), ["[diff] /w/a.txt (1 line removed, 1 added)"]);
+    let Piece::Diff(lines) = &pieces[0] else { panic!() };
+    assert!(lines.iter().any(|line| line.text == "  @@ -3 +3 @@"), "{lines:?}");
+    assert_eq!(
+        titles(&renderer.ask_changes(&ask(&disk)))[0],
+        "[diff] /w/a.txt: shown above (1 line removed, 1 added)"
+    );
+    let changed = OnDisk::Text("zero\none\ntwo\nthree\n".to_owned());
+    assert_eq!(
+        titles(&renderer.ask_changes(&ask(&changed))),
+        ["[diff] /w/a.txt (1 line removed, 1 added)"]
+    );
+    // A tool call drawn later with the same item says nothing more.
+    let call = json!({"sessionUpdate": "tool_call", "toolCallId": "e", "title": "Edit",
+        "content": [{"type": "diff", "path": "/w/a.txt", "oldText": "three", "newText": "3"}]});
+    assert_eq!(titles(&renderer.update(&with_disk(&call, &disk), &attach)), Vec::<String>::new());
+    // An ask without changes has none.
+    let bare: ToolCallUpdate = decode(Some(&json!({"toolCallId": "other"}))).unwrap();
+    assert_eq!(renderer.ask_changes(&bare), vec![]);
 }
 
 #[test]
@@ -185,4 +288,20 @@ fn a_long_result_is_shortened_and_kept_whole_for_last() {
     assert_eq!(pieces[1], line(&format!("  {}…", "x".repeat(160))));
     assert_eq!(pieces[2], line("  (shortened; /last shows the whole result)"));
     assert_eq!(renderer.last_result(), Some(wide.as_str()));
+}
+
+/// A patch repeating a tool call's content after its file changed is still the same content: its
+/// text result is not shown again.
+#[test]
+fn repeated_content_is_not_shown_again_when_only_the_file_changed() {
+    let mut renderer = Renderer::default();
+    let attach = |_: &str| None;
+    let patch = json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": [
+        {"type": "diff", "path": "/w/a", "oldText": "a", "newText": "b"},
+        {"type": "content", "content": {"type": "text", "text": "edited"}}
+    ]});
+    let first = renderer.update(&with_disk(&patch, &OnDisk::Text("a\n".to_owned())), &attach);
+    assert!(first.contains(&line("  edited")), "{first:?}");
+    let again = renderer.update(&with_disk(&patch, &OnDisk::Text("b\n".to_owned())), &attach);
+    assert_eq!(again, vec![]);
 }

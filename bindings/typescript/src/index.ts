@@ -7,4 +7,5 @@ export * from "./types.js";
 export * from "./operations.js";
 export * from "./guides.js";
 export * from "./validation-data.js";
+export * from "./pattern.js";
 export * from "./validate.js";

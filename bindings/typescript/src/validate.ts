@@ -8,12 +8,16 @@
 // generated from the protocol crate into validation-data.ts.
 
 import type { OperationName } from "./operations.js";
+import { checkPattern } from "./pattern.js";
 import type { ToolRequest } from "./types.js";
 import {
   KEY_MODIFIERS,
   MAX_ITEM_UTF16,
   MAX_STRING_UTF16,
   MESSAGES,
+  MAX_SEARCH_CONTEXT,
+  MAX_SEARCH_LIMIT,
+  MAX_WAIT_TEXTS,
   NAMED_KEYS,
   PARAMS,
   type ParamRule,
@@ -83,7 +87,7 @@ export function validate(body: unknown): Validation {
   // Step 6: the rules of one operation.
   const refused = operationRules(name, members);
   if (refused !== undefined) {
-    return failure(MESSAGES.invalidArgument + refused);
+    return failure(refused);
   }
   // Step 7: accepted, args unchanged.
   return { ok: true, request: { operation: name, args: members } };
@@ -117,26 +121,84 @@ export function isValidKey(key: string): boolean {
 }
 
 /**
- * The rules of protocol 1.4.0 that step 5's per-member checks cannot express, run once every
- * member passed them: the name of the argument to report as invalid, or `undefined`.
+ * The rules of protocols 1.4.0 and 1.5.0 that step 5's per-member checks cannot express, run
+ * once every member passed them: the whole message, or `undefined`.
  */
 function operationRules(operation: OperationName, args: Record<string, unknown>): string | undefined {
+  const invalid = (name: string): string => MESSAGES.invalidArgument + name;
+  const badPattern = (name: string, reason: string): string =>
+    MESSAGES.invalidArgument + name + MESSAGES.patternReason + reason;
   switch (operation) {
     case "terminal_input": {
       const keys = args["keys"];
       if (Array.isArray(keys) && !keys.filter(isString).every(isValidKey)) {
-        return "keys";
+        return invalid("keys");
       }
       if (!own(args, "text") && !own(args, "keys")) {
-        return "text";
+        return invalid("text");
       }
       return undefined;
     }
     case "terminal_read":
-      return args["view"] === "screen" && own(args, "since") ? "view" : undefined;
+      return args["view"] === "screen" && own(args, "since") ? invalid("view") : undefined;
+    case "terminal_wait": {
+      const untilText = args["until"] === "text";
+      const texts = args["anyOf"];
+      if (
+        Array.isArray(texts) &&
+        (!untilText || own(args, "text") || texts.length > MAX_WAIT_TEXTS || texts.some((text) => !isString(text) || text === ""))
+      ) {
+        return invalid("anyOf");
+      }
+      if (own(args, "regex") && !untilText) {
+        return invalid("regex");
+      }
+      if (args["regex"] === true) {
+        const text = args["text"];
+        const reason = isString(text) ? checkPattern(text) : undefined;
+        if (reason !== undefined) {
+          return badPattern("text", reason);
+        }
+        const items = Array.isArray(texts) ? texts.filter(isString) : [];
+        for (const [index, item] of items.entries()) {
+          const itemReason = checkPattern(item);
+          if (itemReason !== undefined) {
+            return badPattern("anyOf", `item ${index}: ${itemReason}`);
+          }
+        }
+      }
+      return undefined;
+    }
+    case "terminal_search": {
+      const pattern = isString(args["pattern"]) ? args["pattern"] : "";
+      if (pattern === "") {
+        return invalid("pattern");
+      }
+      if (args["regex"] === true) {
+        const reason = checkPattern(pattern);
+        if (reason !== undefined) {
+          return badPattern("pattern", reason);
+        }
+      }
+      if (own(args, "since") && !own(args, "nodeId")) {
+        return invalid("since");
+      }
+      if (!wholeIn(args["limit"], 1, MAX_SEARCH_LIMIT)) {
+        return invalid("limit");
+      }
+      if (!wholeIn(args["context"], 0, MAX_SEARCH_CONTEXT)) {
+        return invalid("context");
+      }
+      return undefined;
+    }
     default:
       return undefined;
   }
+}
+
+/** Whether an optional number member is absent or a whole number in `min..=max`. */
+function wholeIn(value: unknown, min: number, max: number): boolean {
+  return typeof value !== "number" || (Number.isInteger(value) && min <= value && value <= max);
 }
 
 function valueFits(param: ParamRule, value: unknown): boolean {

@@ -16,6 +16,18 @@ export const MAX_NUMBER_MAGNITUDE = 1000000;
 export const MAX_CURSOR = 9007199254740991;
 /** Most keys in one `terminal_input` call. */
 export const MAX_KEYS = 256;
+/** Most texts in `terminal_wait`'s `anyOf`. */
+export const MAX_WAIT_TEXTS = 16;
+/** The largest `limit` of `terminal_search`. */
+export const MAX_SEARCH_LIMIT = 200;
+/** The largest `context` of `terminal_search`. */
+export const MAX_SEARCH_CONTEXT = 5;
+/** The largest count of a repetition in a pattern (`{n}`, `{n,}`, `{n,m}`). */
+export const MAX_REPEAT = 1000;
+/** The largest size of a pattern, a repeated part counted as often as it may repeat. */
+export const MAX_PATTERN_SIZE = 2000;
+/** The deepest nesting of groups in a pattern. */
+export const MAX_GROUP_DEPTH = 32;
 
 /** The named keys of `terminal_input`'s `keys`, in the contract's order. */
 export const NAMED_KEYS = ["Enter", "Tab", "BTab", "Escape", "Space", "Backspace", "Delete", "Insert", "Home", "End", "PageUp", "PageDown", "Up", "Down", "Left", "Right", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F12"] as const;
@@ -31,6 +43,7 @@ export const MESSAGES = {
   missingArgument: "Missing argument: ",
   unknownArgument: "Unknown argument: ",
   invalidArgument: "Invalid ",
+  patternReason: ": ",
 } as const;
 
 /** One argument of an operation, as the validator checks it. */
@@ -109,17 +122,29 @@ export const PARAMS: Readonly<Record<OperationName, readonly ParamRule[]>> = {
     { name: "env", required: false, kind: "string[]", maxItems: 100 },
     { name: "timeoutMs", required: false, kind: "number", maxMagnitude: 1000000 },
     { name: "keep", required: false, kind: "boolean" },
+    { name: "notify", required: false, kind: "boolean" },
   ],
+  terminal_list: [],
   terminal_read: [
     { name: "nodeId", required: true, kind: "string" },
     { name: "maxChars", required: false, kind: "number", maxMagnitude: 1000000 },
     { name: "since", required: false, kind: "number", maxMagnitude: 9007199254740991 },
     { name: "view", required: false, kind: "enum", values: ["stream", "screen"] },
   ],
+  terminal_search: [
+    { name: "pattern", required: true, kind: "string" },
+    { name: "regex", required: false, kind: "boolean" },
+    { name: "nodeId", required: false, kind: "string" },
+    { name: "since", required: false, kind: "number", maxMagnitude: 9007199254740991 },
+    { name: "limit", required: false, kind: "number", maxMagnitude: 1000000 },
+    { name: "context", required: false, kind: "number", maxMagnitude: 1000000 },
+  ],
   terminal_wait: [
     { name: "nodeId", required: true, kind: "string" },
-    { name: "until", required: true, kind: "enum", values: ["exit", "text", "quiet", "change"] },
+    { name: "until", required: true, kind: "enum", values: ["exit", "text", "quiet", "change", "input"] },
     { name: "text", required: false, kind: "string" },
+    { name: "anyOf", required: false, kind: "string[]", maxItems: 16 },
+    { name: "regex", required: false, kind: "boolean" },
     { name: "since", required: false, kind: "number", maxMagnitude: 9007199254740991 },
     { name: "quietMs", required: false, kind: "number", maxMagnitude: 1000000 },
     { name: "timeoutMs", required: false, kind: "number", maxMagnitude: 1000000 },

@@ -269,3 +269,60 @@ fn tab_completes_fast_agents_commands_and_mode_at_the_prompt() {
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
 }
+
+/// Issue 35: fast-agent's `write_text_file` over an existing notes.md sends its diff without the
+/// old text, then asks with only the tool call's id: the ask shows, before anything is allowed,
+/// the two lines the write removes (never a new file), and the change once.
+#[test]
+fn fast_agents_overwrite_shows_the_lines_it_removes_before_allowing() {
+    let python = fast_agent_python();
+    let home = TempDir::new().unwrap();
+    let agent: Vec<String> = [
+        python.to_string_lossy().as_ref(),
+        "-m",
+        "fast_agent.cli",
+        "--no-update-check",
+        "acp",
+        "--model",
+        "passthrough",
+        "--home",
+        home.path().to_string_lossy().as_ref(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let node = crate::acp_interactive::Node::start_other(&agent, &["--no-mcp"], &[]);
+    node.wait_prompt("[agent] >");
+    let notes = node.place.root().join("notes.md");
+    std::fs::write(&notes, "# Notes\nfirst old line\nsecond old line\n").unwrap();
+    let content = "# Notes\nnew line 1\nnew line 2\nnew line 3\n";
+    let call = serde_json::json!({"path": notes, "content": content});
+    node.type_line(&format!("***CALL_TOOL write_text_file {call}"));
+    let before = node.wait_for("choose 1-", 1);
+    let drawing = format!(
+        "[diff] {} (2 lines removed, 3 added)\n  1 1   # Notes\n  @@ -2,2 +2,3 @@\n  2   - first \
+         old line\n  3   - second old line\n    2 + new line 1\n    3 + new line 2\n    4 + new \
+         line 3\n",
+        notes.display()
+    );
+    assert!(before.contains(&drawing), "{before}");
+    assert!(!before.contains("/dev/null") && !before.contains("new file"), "{before}");
+    assert!(!before.contains("input: "), "{before}");
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "# Notes\nfirst old line\nsecond old line\n"
+    );
+    let allow = before
+        .lines()
+        .find(|line| line.ends_with(". Allow Once (allow_once)"))
+        .and_then(|line| line.trim().split('.').next())
+        .unwrap_or_else(|| panic!("no allow_once option:\n{before}"))
+        .to_owned();
+    node.type_line(&allow);
+    let after = node.wait_for("[stop reason: end_turn]", 1);
+    assert_eq!(after.matches("- first old line").count(), 1, "{after}");
+    assert_eq!(after.matches("+ new line 3").count(), 1, "{after}");
+    assert!(after.contains(&format!("[file] wrote {} (41 bytes)", notes.display())), "{after}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), content);
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}

@@ -369,10 +369,10 @@ fn status_says_the_bridge_was_left_out_while_the_tool_server_was_down() {
     assert_eq!(new_session.unwrap().1["mcpServers"], json!([]));
 }
 
-/// Issue 25: the transcript of a file edit: the tool line once per change, the diff in the
-/// permission ask (taken from the tool call when the ask carries only its id), the written
-/// change as a diff, a long result shortened with `/last` for the whole text, and one line per
-/// terminal saying where it runs.
+/// Issue 25: the transcript of a file edit: the tool line once per change, the diff once (with
+/// its tool call; the permission ask, which carries only the tool call's id, and the write say
+/// nothing more of it: issue 35), a long result shortened with `/last` for the whole text, and one
+/// line per terminal saying where it runs.
 #[test]
 fn an_edit_shows_its_diff_in_the_ask_and_the_write_and_a_long_result_is_shortened() {
     let node = Node::start(&[], &[]);
@@ -381,17 +381,26 @@ fn an_edit_shows_its_diff_in_the_ask_and_the_write_and_a_long_result_is_shortene
     let screen = node.wait_for("choose 1-2 (cancelled after 600 s): ", 1);
     let notes = node.place.root().join("notes.txt");
     let diff = format!(
-        "--- a{path}\n+++ b{path}\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n",
+        "[diff] {path} (1 line removed, 1 added)\n  1 1   alpha\n  @@ -2 +2 @@\n  2   - beta\n    2 \
+         + BETA\n",
         path = notes.display()
     );
-    let ask = format!("[permission] edit-1 (other)\n{diff}  1. Allow once (allow_once)\n");
+    let ask = format!(
+        "{diff}[permission] edit-1 (other)\n[diff] {}: shown above (1 line removed, 1 added)\n  1. \
+         Allow once (allow_once)\n",
+        notes.display()
+    );
     assert!(screen.contains(&ask), "{screen}");
     node.type_line("1");
     let screen = node.wait_for("[stop reason: end_turn]", 1);
     assert_eq!(screen.matches("[tool] Edit notes.txt (edit, pending)").count(), 1, "{screen}");
     assert_eq!(screen.matches("[tool] Edit notes.txt (edit, completed)").count(), 1, "{screen}");
+    assert_eq!(screen.matches(&diff).count(), 1, "{screen}");
     assert!(
-        screen.contains(&format!("[file] wrote {} (11 bytes)\n{diff}", notes.display())),
+        screen.contains(&format!(
+            "[file] wrote {} (11 bytes)\n[tool] Edit notes.txt (edit, completed)",
+            notes.display()
+        )),
         "{screen}"
     );
     assert!(
@@ -447,7 +456,8 @@ fn agent_messages_are_rendered_from_markdown_on_a_terminal_and_plain_with_no_col
     );
 }
 
-/// Issue 25: with a policy answering, the diff of the edit it allowed is still in the transcript.
+/// Issue 25: with a policy answering, the diff of the edit it allowed is still in the transcript,
+/// once (issue 35).
 #[test]
 fn a_policy_answered_edit_ask_shows_its_diff() {
     let place = Place::new();
@@ -455,11 +465,17 @@ fn a_policy_answered_edit_ask_shows_its_diff() {
     finished.assert_end_turn();
     let notes = place.root().join("notes.txt");
     let diff = format!(
-        "--- a{path}\n+++ b{path}\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n",
+        "[diff] {path} (1 line removed, 1 added)\n  1 1   alpha\n  @@ -2 +2 @@\n  2   - beta\n    2 \
+         + BETA\n",
         path = notes.display()
     );
-    let allowed = format!("[permission] edit-1: selected \"Allow once\" by the policy\n{diff}");
+    let allowed = format!(
+        "{diff}[permission] edit-1: selected \"Allow once\" by the policy\n[diff] {}: shown above (1 \
+         line removed, 1 added)\n",
+        notes.display()
+    );
     assert!(finished.stdout.contains(&allowed), "{}", finished.stdout);
+    assert_eq!(finished.stdout.matches("- beta").count(), 1, "{}", finished.stdout);
     assert_eq!(finished.report()["outcome"], json!({"outcome": "selected", "optionId": "yes"}));
     assert_eq!(place.check_trace(&peer()), Vec::<Value>::new());
 }

@@ -183,6 +183,8 @@ fn files_are_confined_to_the_session_root() {
     assert_eq!(content("read_limit1"), "one\n");
     assert_eq!(content("read_after_overwrite"), "replaced");
     assert_eq!(code("missing"), -32002);
+    let missing = place.root().join("no-such-file.txt");
+    assert_eq!(report["missing"]["message"], format!("Resource not found: {}", missing.display()));
     assert_eq!(code("relative"), -32602);
     assert_eq!(code("dotdot"), -32602);
     assert_eq!(code("symlink_read"), -32602);
@@ -295,9 +297,9 @@ fn odd_updates_leave_the_client_working_and_every_variant_renders() {
         "thinking about updates".to_owned(),
         "[plan] 1/2 done\n  [x] Read the code (high)\n  [~] Write the fix (medium)\n".to_owned(),
         "[tool] Edit notes.txt (edit, pending)".to_owned(),
-        format!("--- a{}", notes.display()),
-        format!("+++ b{}", notes.display()),
-        "-beta\n+beta changed".to_owned(),
+        // The agent claims notes.txt held two lines; it does not exist: a new file.
+        format!("[diff] {} (new file, 2 lines)\n  @@ -0,0 +1,2 @@\n", notes.display()),
+        "    1 + alpha\n    2 + beta changed\n".to_owned(),
         "[tool] Edit notes.txt (edit, completed)".to_owned(),
         "  edited 1 line".to_owned(),
         "still alive".to_owned(),
@@ -467,4 +469,52 @@ fn agent_failures_exit_1_and_start_failures_exit_2() {
     let output = std::process::Command::new(BIN).args(["acp", "--help"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&output.stdout).contains("--permission-timeout SECONDS"));
+}
+
+/// Issue 38 item 4: a run notice that termsprawl types into the node (`spec/acp.md` §2.16) goes
+/// to the agent as a prompt of its own, marked as termsprawl's, after the turn under way; what the
+/// person had typed before it on the same line is not sent.
+#[test]
+fn a_run_notice_typed_into_the_node_is_the_next_prompt_marked_as_termsprawls() {
+    use std::io::Write as _;
+    let peer = peer();
+    let place = Place::new();
+    let mut command = place.command(&peer, &[], &[]);
+    command.stdin(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let notice = r#"[termsprawl] terminal-1a2b "sleep 3; exit 4" exited 4 after 3s; read it with terminal_read {"nodeId":"terminal-1a2b","since":17}"#;
+    let mut stdin = child.stdin.take().unwrap();
+    write!(stdin, "echo one\nhalf typed{notice}\necho two\n").unwrap();
+    drop(stdin);
+    let finished = finish(child, Duration::from_mins(1));
+    assert_eq!(finished.code(), Some(0), "{}", finished.stderr);
+    let prompts: Vec<String> = place
+        .traced("out")
+        .into_iter()
+        .filter(|message| message["method"] == "session/prompt")
+        .map(|message| message["params"]["prompt"][0]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "echo one".to_owned(),
+            format!(
+                "termsprawl notice, not typed by the person: a command you started with notify \
+                 has ended.\n{notice}"
+            ),
+            "echo two".to_owned(),
+        ]
+    );
+    assert!(
+        finished.stdout.contains(&format!("[termsprawl notice] {notice}\n")),
+        "{}",
+        finished.stdout
+    );
+    assert!(
+        finished.stdout.contains(
+            "[termsprawl] a notice arrived while you typed; not sent, type it again: half typed\n"
+        ),
+        "{}",
+        finished.stdout
+    );
 }

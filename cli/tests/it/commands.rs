@@ -124,10 +124,15 @@ fn completions_and_the_man_page() {
         assert_eq!(output.status.code(), Some(0), "{shell}");
         let script = String::from_utf8(output.stdout).unwrap();
         assert!(script.contains("terminal_submit") && script.contains("nodeId"), "{shell}");
+        // Protocol 1.5.0's operations and flags.
+        for word in ["terminal_list", "terminal_search", "context", "anyOf", "notify", "input"] {
+            assert!(script.contains(word), "{shell}: {word}");
+        }
     }
     let output = fixture.ctl().arg("man").output();
     assert_eq!(output.status.code(), Some(0));
     let page = String::from_utf8(output.stdout).unwrap();
     assert!(page.contains(".TH termsprawlctl 1"));
     assert!(page.contains("canvas_select"));
+    assert!(page.contains("terminal_search") && page.contains("terminal_list"));
 }

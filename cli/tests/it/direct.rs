@@ -262,3 +262,54 @@ fn flag_numbers_travel_as_written() {
         r#"{"operation":"canvas_move","args":{"nodeId":"n","extra":[1.0, 2E1],"y":0.5,"x":7}}"#,
     );
 }
+
+#[test]
+fn the_flags_of_protocol_1_5_0() {
+    check_body(
+        &["terminal_search", "--pattern", "FAIL", "--context", "2"],
+        "",
+        r#"{"operation":"terminal_search","args":{"pattern":"FAIL","context":2}}"#,
+    );
+    check_body(
+        &["terminal_search", "--pattern", r"listening on port 8\d+", "--regex", "--limit=5"],
+        "",
+        r#"{"operation":"terminal_search","args":{"pattern":"listening on port 8\\d+","regex":true,"limit":5}}"#,
+    );
+    check_body(
+        &["terminal_wait", "--nodeId", "t", "--until", "text", "--anyOf", "A", "--anyOf", "B"],
+        "",
+        r#"{"operation":"terminal_wait","args":{"nodeId":"t","until":"text","anyOf":["A","B"]}}"#,
+    );
+    check_body(
+        &["terminal_wait", "--nodeId", "t", "--until", "input"],
+        "",
+        r#"{"operation":"terminal_wait","args":{"nodeId":"t","until":"input"}}"#,
+    );
+    check_body(
+        &["terminal_run", "--command", "make test", "--notify"],
+        "",
+        r#"{"operation":"terminal_run","args":{"command":"make test","notify":true}}"#,
+    );
+    check_body(
+        &["terminal_run", "--command", "make", "--notify=false"],
+        "",
+        r#"{"operation":"terminal_run","args":{"command":"make","notify":false}}"#,
+    );
+    check_body(&["terminal_list"], "", r#"{"operation":"terminal_list","args":{}}"#);
+}
+
+#[test]
+fn the_flags_of_protocol_1_5_0_are_checked_before_anything_is_sent() {
+    let fixture = Fixture::new();
+    insta::assert_snapshot!(transcripts(
+        &fixture,
+        &[
+            // a boolean takes no separate word
+            &["terminal_search", "--pattern", "x", "--regex", "yes"],
+            // a number flag needs a number
+            &["terminal_search", "--pattern", "x", "--context", "two"],
+            // an unknown flag, named as typed
+            &["terminal_wait", "--nodeId", "t", "--until", "text", "--anyof", "A"],
+        ]
+    ));
+}

@@ -30,7 +30,7 @@ pub(crate) fn binary() -> PathBuf {
 
 /// A running server. Dropped: the server is killed, then its tmux server.
 pub(crate) struct Headless {
-    _serve: Serve,
+    serve: Serve,
     program: PathBuf,
     data: PathBuf,
     _tmux: TmuxGuard,
@@ -51,7 +51,7 @@ impl Headless {
         let tmux = TmuxGuard::new(data);
         let serve =
             Serve::start(&mut command, PATIENCE, |_| {}).unwrap_or_else(|error| panic!("{error}"));
-        Headless { _serve: serve, program, data: data.to_path_buf(), _tmux: tmux }
+        Headless { serve, program, data: data.to_path_buf(), _tmux: tmux }
     }
 
     /// `termsprawl-headless --data D ARGS…`, to completion.
@@ -77,5 +77,12 @@ impl Headless {
     /// The session file of a newly launched agent `name`.
     pub(crate) fn session(&self, name: &str) -> PathBuf {
         PathBuf::from(self.launch(name)["sessionFile"].as_str().unwrap())
+    }
+}
+
+impl Headless {
+    /// Kills the server (SIGKILL), leaving its tmux server and files: a server gone mid-call.
+    pub(crate) fn kill_server(&mut self) {
+        self.serve.kill();
     }
 }

@@ -1,8 +1,10 @@
-//! Issue 24 items 3 and 4 through the real `termsprawlctl`: what a host can show when the bridge
-//! cannot work (no session, a session whose node is gone), options that would widen access by a
-//! typo, the names the narrowing flags drop, and `resources/templates/list` in both eras.
+//! Issues 24 and 39 through the real `termsprawlctl`: every startup mistake of the bridge (a
+//! mistake on its command line, no session, a session file that cannot serve) answered to the
+//! host in both eras, a server that is down served as usual, a session removed while the bridge
+//! runs, the names the narrowing flags drop, and `resources/templates/list` in both eras.
 
-use std::process::Command;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use termsprawl_cli::{MCP_MISSING_SESSION, MISSING_SESSION};
@@ -29,6 +31,22 @@ fn initialize(id: Value, version: &str) -> Value {
     )
 }
 
+/// `command` run with one line on stdin: its exit status, its one answer, its stderr.
+fn one_line(command: &mut Command, message: &Value) -> (Option<i32>, Value, String) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{message}").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let answer = serde_json::from_slice(&output.stdout).expect("one JSON answer");
+    (output.status.code(), answer, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
 /// `termsprawlctl ARGS` as an MCP process, without `TERMSPRAWL_SESSION_FILE`.
 fn ctl(args: &[&str]) -> Mcp {
     let mut command = Command::new(BIN);
@@ -36,67 +54,294 @@ fn ctl(args: &[&str]) -> Mcp {
     Mcp::spawn(command, "no token")
 }
 
-#[test]
-fn mcp_without_a_session_answers_every_request_with_what_to_pass_and_exits_2() {
+/// The fix every command-line mistake of `mcp` points to.
+const FIX: &str = "Fix the command the host runs for this server: termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS] (docs/hosts.md)";
+
+/// What a session file's mistakes ask for.
+const REGISTER: &str = "register the session file of an open termsprawl node (the TERMSPRAWL_SESSION_FILE its agents get, <userData>/agent-tools/sessions/<nodeId>.json) with --session or TERMSPRAWL_SESSION_FILE (docs/hosts.md)";
+
+/// Each mistake of `mcp`'s command line, after `mcp`: the message's problem and `data.problem`.
+const COMMAND_LINE_CASES: [(&[&str], &str, &str); 20] = [
+    (&["--readonly"], ": unknown option --readonly: did you mean --read-only?", "unknown-option"),
+    (&["--read_only"], ": unknown option --read_only: did you mean --read-only?", "unknown-option"),
+    (&["-readonly"], ": unknown option -readonly: did you mean --read-only?", "unknown-option"),
+    (
+        &["--ReadOnly=true"],
+        ": unknown option --ReadOnly: did you mean --read-only?",
+        "unknown-option",
+    ),
+    (
+        &["--tool", "terminal_read"],
+        ": unknown option --tool: did you mean --tools?",
+        "unknown-option",
+    ),
+    (
+        &["--mcp-readonly"],
+        ": unknown option --mcp-readonly: did you mean --read-only?",
+        "unknown-option",
+    ),
+    (&["--read-only", "--zzqx"], ": unknown option --zzqx.", "unknown-option"),
+    (&["---read-only"], ": bad flag syntax: ---read-only.", "option"),
+    (
+        &["--read-only", "extra"],
+        ": unexpected argument \"extra\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS.",
+        "unexpected-argument",
+    ),
+    (
+        &["--read-only", "--", "--readonly"],
+        ": unexpected argument \"--readonly\": mcp takes only --read-only, --tools NAME,... and --max-wait-ms MS.",
+        "unexpected-argument",
+    ),
+    (
+        &["--read-only=maybe"],
+        ": invalid boolean value \"maybe\" for --read-only: \"maybe\" is not true or false.",
+        "option-value",
+    ),
+    (&["--tools"], " --tools needs a value (NAME,NAME…).", "option-value"),
+    (&["--tools", " , "], " --tools needs at least one tool name.", "option-value"),
+    (
+        &["--tools", "terminal_read,terminal_raed"],
+        " --tools: \"terminal_raed\" is no termsprawl operation: did you mean terminal_read?",
+        "unknown-tool",
+    ),
+    (
+        &["--tools=TerminalRun"],
+        " --tools: \"TerminalRun\" is no termsprawl operation: did you mean terminal_run?",
+        "unknown-tool",
+    ),
+    (&["--tools", "zzqx"], " --tools: \"zzqx\" is no termsprawl operation.", "unknown-tool"),
+    (&["--max-wait"], ": unknown option --max-wait: did you mean --max-wait-ms?", "unknown-option"),
+    (&["--max-wait-ms"], " --max-wait-ms needs a value (MILLISECONDS).", "option-value"),
+    (
+        &["--max-wait-ms", "600001"],
+        " --max-wait-ms: \"600001\" is not a whole number of milliseconds from 0 to 600000.",
+        "option-value",
+    ),
+    (
+        &["--max-wait-ms=1.5"],
+        " --max-wait-ms: \"1.5\" is not a whole number of milliseconds from 0 to 600000.",
+        "option-value",
+    ),
+];
+
+/// Drives a bridge that refuses through every request of both eras: each is answered with
+/// `-32603`, `message` and `data`; notifications and lines that are not requests are not. Then
+/// it must exit 2 at end of input, with `stderr` as given.
+fn check_refusal(mut mcp: Mcp, message: &str, data: &Value, stderr: &str) {
+    let what = &message[..message.len().min(80)];
     let refusal = |id: Value| {
         json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32603,
-            "message": MCP_MISSING_SESSION,
-            "data": {
-                "missing": "session",
-                "flag": "--session",
-                "environment": "TERMSPRAWL_SESSION_FILE",
-                "usage": "termsprawlctl --session /absolute/path/to/session.json mcp",
-                "guide": "docs/hosts.md"
-            }
+            "code": -32603, "message": message, "data": data
         }})
     };
-    assert!(MCP_MISSING_SESSION.contains("--session /absolute/path/to/session.json"));
-    assert!(MCP_MISSING_SESSION.contains("TERMSPRAWL_SESSION_FILE"));
-    let mut mcp = ctl(&["mcp"]);
-    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
-        assert_eq!(mcp.request(&initialize(json!(version), version)), refusal(json!(version)));
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let answer = mcp.request(&initialize(json!(version), version));
+        assert_eq!(answer, refusal(json!(version)), "{what}");
     }
-    assert_eq!(mcp.request(&modern(json!("d"), "server/discover", json!({}))), refusal(json!("d")));
-    assert_eq!(mcp.request(&modern(json!(2), "tools/list", json!({}))), refusal(json!(2)));
-    // Notifications and lines that are not requests are not answered: the next line answers the
-    // next request.
     mcp.send_json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     mcp.send_bytes(b"not json\n");
-    for (id, message) in [
-        (json!(3), request(json!(3), "ping", None)),
-        (json!(4), request(json!(4), "tools/list", None)),
-        (json!(5), call(json!(5), "canvas_list", json!({}))),
-        (json!(6), request(json!(6), "no/such/method", None)),
-    ] {
-        assert_eq!(mcp.request(&message), refusal(id));
+    let legacy = [
+        request(json!(1), "tools/list", None),
+        request(json!(2), "ping", None),
+        call(json!(3), "canvas_list", json!({})),
+        request(json!(4), "resources/list", None),
+        request(json!(5), "no/such/method", None),
+    ];
+    let modern = [
+        modern(json!("d"), "server/discover", json!({})),
+        modern(json!(6), "tools/list", json!({})),
+        modern(json!(7), "tools/call", json!({"name": "canvas_list", "arguments": {}})),
+        modern(json!(8), "resources/list", json!({})),
+    ];
+    for message in legacy.iter().chain(&modern) {
+        assert_eq!(mcp.request(message), refusal(message["id"].clone()), "{what}");
     }
     let closed = mcp.close_unchecked();
-    assert_eq!(closed.status.code(), Some(2), "the exit status of a missing session");
-    assert!(closed.rest.is_empty());
+    assert_eq!(closed.status.code(), Some(2), "{what}");
+    assert!(closed.rest.is_empty(), "{what}");
+    let not_json = format!("{LOG_PREFIX}ignored a line that is not JSON");
     let mut lines = closed.stderr.lines();
-    assert_eq!(lines.next(), Some(MISSING_SESSION), "{}", closed.stderr);
-    let logs: Vec<&str> = lines.collect();
-    assert_eq!(logs.len(), 1, "{logs:?}");
-    assert!(logs[0].starts_with(&format!("{LOG_PREFIX}ignored a line that is not JSON")));
-    // Every way of having no session: an empty flag value, the flag without a value.
-    for args in [&["--session", "", "mcp"][..], &["mcp", "--session"], &["mcp", "--read-only"]] {
-        let mut mcp = ctl(args);
-        assert_eq!(mcp.request(&initialize(json!(1), "2025-06-18")), refusal(json!(1)), "{args:?}");
-        let closed = mcp.close_unchecked();
-        assert_eq!(closed.status.code(), Some(2), "{args:?}");
-        assert_eq!(closed.stderr, format!("{MISSING_SESSION}\n"), "{args:?}");
+    assert_eq!(lines.next_back().map(|line| line.starts_with(&not_json)), Some(true), "{what}");
+    assert_eq!(lines.collect::<Vec<_>>().join("\n"), stderr, "{what}");
+}
+
+#[test]
+fn every_command_line_mistake_is_answered_in_both_eras_with_its_fix() {
+    let app = App::start();
+    for (options, problem, kind) in COMMAND_LINE_CASES {
+        let message = format!("termsprawlctl mcp{problem} {FIX}");
+        let data = json!({
+            "problem": kind,
+            "usage": "termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS]",
+            "guide": "docs/hosts.md"
+        });
+        // With a working session it serves nothing: a typo must never widen access.
+        check_refusal(app.mcp_with(options), &message, &data, &message);
+        assert_eq!(app.calls(), 0, "{options:?}: nothing reached the app");
+        // Without a session the option is still the mistake named first.
+        let mut args = vec!["mcp"];
+        args.extend_from_slice(options);
+        check_refusal(ctl(&args), &message, &data, &message);
+    }
+    // The accepted spellings of the scanner serve as before.
+    for options in [&["--read-only=true"][..], &["-read-only"], &["--tools=terminal_read"]] {
+        let mut mcp = app.mcp_with(options);
+        let list = mcp.request(&request(json!(1), "tools/list", None));
+        assert!(list["result"]["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+        assert!(mcp.close().status.success(), "{options:?}");
+    }
+    let mut mcp = app.mcp_with(&["--read-only=false"]);
+    let list = mcp.request(&request(json!(1), "tools/list", None));
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(all_operations().len()));
+    assert!(mcp.close().status.success());
+}
+
+#[test]
+fn mcp_without_a_session_answers_every_request_with_what_to_pass_and_exits_2() {
+    let data = json!({
+        "missing": "session",
+        "flag": "--session",
+        "environment": "TERMSPRAWL_SESSION_FILE",
+        "usage": "termsprawlctl --session /absolute/path/to/session.json mcp",
+        "guide": "docs/hosts.md"
+    });
+    assert!(MCP_MISSING_SESSION.contains("--session /absolute/path/to/session.json"));
+    assert!(MCP_MISSING_SESSION.contains("TERMSPRAWL_SESSION_FILE"));
+    // The compatibility line of a missing session, then the bridge's own message.
+    let stderr = format!("{MISSING_SESSION}\n{MCP_MISSING_SESSION}");
+    // Every way of having no session: none, an empty flag value, the flag without a value.
+    for args in [
+        &["mcp"][..],
+        &["--session", "", "mcp"],
+        &["mcp", "--session"],
+        &["mcp", "--read-only", "--tools", "terminal_read"],
+    ] {
+        check_refusal(ctl(args), MCP_MISSING_SESSION, &data, &stderr);
     }
 }
 
 #[test]
-fn a_session_whose_node_is_gone_says_so_beside_the_contracts_text() {
+fn a_session_file_that_cannot_serve_is_answered_in_both_eras_with_its_fix() {
     let app = App::start();
+    let sessions = app.session_file().parent().unwrap().to_path_buf();
+    let temp = tempfile::tempdir().unwrap();
+    let folder = sessions.join("folder-node.json");
+    std::fs::create_dir(&folder).unwrap();
+    let not_json = sessions.join("broken.json");
+    std::fs::write(&not_json, "{\"token\":").unwrap();
+    let no_token = sessions.join("empty.json");
+    std::fs::write(&no_token, "{\"nodeId\":\"empty\"}").unwrap();
+    let gone = sessions.join("closed-node.json");
+    let nowhere = temp.path().join("agent-1.json");
+    let cases = [
+        (
+            &gone,
+            "session-removed",
+            format!(
+                "termsprawlctl mcp: the session of termsprawl node closed-node was removed ({} no longer exists): that node was closed, or the app restarted without it. Start the agent in an open node (or make one, e.g. `termsprawl-headless launch --json`), then register that node's session file in place of this one, with --session or TERMSPRAWL_SESSION_FILE (docs/hosts.md)",
+                gone.display()
+            ),
+        ),
+        (
+            &nowhere,
+            "session-missing",
+            format!(
+                "termsprawlctl mcp: there is no session file {}: {REGISTER}",
+                nowhere.display()
+            ),
+        ),
+        (
+            &folder,
+            "session-unreadable",
+            format!(
+                "termsprawlctl mcp cannot read its session file {}: Is a directory (os error 21): let the host's user read it, or {REGISTER}",
+                folder.display()
+            ),
+        ),
+        (
+            &not_json,
+            "session-malformed",
+            format!(
+                "termsprawlctl mcp: {} is not a session file (it is not JSON): {REGISTER}",
+                not_json.display()
+            ),
+        ),
+        (
+            &no_token,
+            "session-malformed",
+            format!(
+                "termsprawlctl mcp: {} is not a session file (it has no token): {REGISTER}",
+                no_token.display()
+            ),
+        ),
+    ];
+    for (path, kind, message) in &cases {
+        assert!(!message.contains("Check that termsprawl is running"), "{message}");
+        let data = json!({
+            "problem": kind,
+            "sessionFile": path.display().to_string(),
+            "flag": "--session",
+            "environment": "TERMSPRAWL_SESSION_FILE",
+            "guide": "docs/hosts.md"
+        });
+        let mut command = Command::new(BIN);
+        command.arg("--session").arg(path).arg("mcp");
+        check_refusal(Mcp::spawn(command, app.token()), message, &data, message);
+        // The variable is read the same way.
+        let (status, stdout, stderr) = one_line(
+            Command::new(BIN).arg("mcp").env("TERMSPRAWL_SESSION_FILE", path),
+            &initialize(json!(1), "2025-11-25"),
+        );
+        assert_eq!(status, Some(2), "{message}");
+        assert_eq!(stdout["error"]["message"], json!(message));
+        assert_eq!(stderr, format!("{message}\n"));
+    }
+    assert_eq!(app.calls(), 0, "nothing reached the app");
+}
+
+#[test]
+fn a_tool_server_that_is_down_is_no_startup_mistake() {
+    // A valid session file whose server is not running (no endpoint.json): the bridge serves,
+    // and each handshake finds the server, or not, when it comes; the app may be restarting.
+    let temp = tempfile::tempdir().unwrap();
+    let sessions = temp.path().join("sessions");
+    std::fs::create_dir(&sessions).unwrap();
+    let session = sessions.join("agent-1.json");
+    std::fs::write(
+        &session,
+        format!("{{\"nodeId\":\"agent-1\",\"token\":\"{}\"}}", "a".repeat(64)),
+    )
+    .unwrap();
+    let mut command = Command::new(BIN);
+    command.arg("--session").arg(&session).arg("mcp");
+    let mut mcp = Mcp::spawn(command, &"a".repeat(64));
+    let answer = mcp.request(&initialize(json!(1), "2025-11-25"));
+    let endpoint = temp.path().join("endpoint.json");
+    assert_eq!(
+        answer["error"]["message"],
+        format!(
+            "Tool connection unavailable: cannot read {}: No such file or directory (os error 2). Check that termsprawl is running. Mutations are not automatically retried.",
+            endpoint.display()
+        )
+    );
+    let closed = mcp.close();
+    assert!(closed.status.success());
+    assert_eq!(closed.stderr, "");
+}
+
+#[test]
+fn a_session_removed_while_the_bridge_runs_says_so_beside_the_contracts_text() {
+    let app = App::start();
+    // A second session file of the same token, removed once the bridge serves: the node closed.
     let gone = app.session_file().with_file_name("closed-node.json");
+    std::fs::copy(app.session_file(), &gone).unwrap();
     let gone_text = gone.display().to_string();
     let mut command = Command::new(BIN);
     command.arg("--session").arg(&gone).arg("mcp");
     let mut mcp = Mcp::spawn(command, app.token());
+    let answer = mcp.request(&initialize(json!(0), "2025-11-25"));
+    assert!(answer["result"].is_object(), "{answer}");
+    std::fs::remove_file(&gone).unwrap();
     let contract = format!(
         "Tool connection unavailable: cannot read {gone_text}: No such file or directory (os error 2). Check that termsprawl is running. Mutations are not automatically retried."
     );
@@ -145,54 +390,6 @@ fn a_session_whose_node_is_gone_says_so_beside_the_contracts_text() {
         String::from_utf8_lossy(&output.stderr),
         format!("Error: {contract}\nhint: {hint}\n")
     );
-}
-
-/// Each unknown option of `mcp`, as typed, the message, with and without a session.
-const MCP_CASES: [(&[&str], &str); 9] = [
-    (&["--readonly"], "Error: mcp: unknown option --readonly: did you mean --read-only?\n"),
-    (&["--read_only"], "Error: mcp: unknown option --read_only: did you mean --read-only?\n"),
-    (&["-readonly"], "Error: mcp: unknown option -readonly: did you mean --read-only?\n"),
-    (&["--ReadOnly=true"], "Error: mcp: unknown option --ReadOnly: did you mean --read-only?\n"),
-    (&["--tool", "terminal_read"], "Error: mcp: unknown option --tool: did you mean --tools?\n"),
-    (&["--mcp-readonly"], "Error: mcp: unknown option --mcp-readonly: did you mean --read-only?\n"),
-    (&["--read-only", "--zzqx"], "Error: mcp: unknown option --zzqx\n"),
-    (
-        &["--read-only", "extra"],
-        "Error: mcp: unexpected argument \"extra\": mcp takes only --read-only and --tools NAME,...\n",
-    ),
-    (
-        &["--read-only", "--", "--readonly"],
-        "Error: mcp: unexpected argument \"--readonly\": mcp takes only --read-only and --tools NAME,...\n",
-    ),
-];
-
-#[test]
-fn an_unknown_mcp_option_is_a_usage_error_that_names_it_and_writes_nothing() {
-    let app = App::start();
-    for (options, message) in MCP_CASES {
-        let closed = app.mcp_with(options).close_unchecked();
-        assert_eq!(closed.status.code(), Some(2), "{options:?}");
-        assert!(closed.rest.is_empty(), "{options:?}");
-        assert_eq!(closed.stderr, message, "{options:?}");
-        // Without a session the option is still the error: it would widen access once one is given.
-        let mut args = vec!["mcp"];
-        args.extend_from_slice(options);
-        let closed = ctl(&args).close_unchecked();
-        assert_eq!(closed.status.code(), Some(2), "{options:?}");
-        assert!(closed.rest.is_empty(), "{options:?}");
-        assert_eq!(closed.stderr, message, "{options:?}");
-    }
-    // The accepted spellings of the scanner serve as before.
-    for options in [&["--read-only=true"][..], &["-read-only"], &["--tools=terminal_read"]] {
-        let mut mcp = app.mcp_with(options);
-        let list = mcp.request(&request(json!(1), "tools/list", None));
-        assert!(list["result"]["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
-        assert!(mcp.close().status.success(), "{options:?}");
-    }
-    let mut mcp = app.mcp_with(&["--read-only=false"]);
-    let list = mcp.request(&request(json!(1), "tools/list", None));
-    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(all_operations().len()));
-    assert!(mcp.close().status.success());
 }
 
 #[test]
@@ -281,4 +478,69 @@ fn resources_templates_list_is_an_empty_list_in_both_eras() {
     let closed = mcp.close();
     assert!(closed.status.success());
     assert_eq!(closed.stderr, "");
+}
+
+/// The startup mistakes a real host is tried with: a name, the arguments, and a `sessions/`
+/// folder to put session files in (the removed node's, a malformed one).
+fn startup_mistakes(sessions: &std::path::Path) -> Vec<(&'static str, Vec<String>)> {
+    std::fs::create_dir_all(sessions).unwrap();
+    let broken = sessions.join("broken.json");
+    std::fs::write(&broken, "{\"token\":").unwrap();
+    let session = |path: std::path::PathBuf| {
+        vec!["--session".to_owned(), path.display().to_string(), "mcp".to_owned()]
+    };
+    let words = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect::<Vec<_>>();
+    vec![
+        ("misspelt option", words(&["mcp", "--readonly"])),
+        ("tools name", words(&["mcp", "--tools", "terminal_raed"])),
+        ("no session", words(&["mcp"])),
+        ("closed node", session(sessions.join("closed-node.json"))),
+        ("missing file", session(sessions.join("../../nowhere/agent-1.json"))),
+        ("unreadable file", session(sessions.to_path_buf())),
+        ("malformed file", session(broken)),
+    ]
+}
+
+/// The message the bridge answers an `initialize` with, read over a raw pipe.
+fn refusal_message(args: &[String]) -> String {
+    let (status, answer, _) = one_line(
+        Command::new(BIN).args(args).env_remove("TERMSPRAWL_SESSION_FILE"),
+        &initialize(json!(1), "2025-11-25"),
+    );
+    assert_eq!(status, Some(2), "{args:?}");
+    let message = answer["error"]["message"].as_str().expect("a refusal").to_owned();
+    assert!(message.starts_with("termsprawlctl mcp"), "{message}");
+    message
+}
+
+#[test]
+fn the_official_python_sdk_shows_each_startup_mistake_in_both_eras() {
+    let temp = tempfile::tempdir().unwrap();
+    let mistakes = startup_mistakes(&temp.path().join("data/sessions"));
+    let python = termsprawl_test_support::peers::python("mcp-sdk");
+    let mut command = Command::new(python);
+    command
+        .arg(termsprawl_test_support::workspace_root().join("tests/python/mcp_startup.py"))
+        .arg("--binary")
+        .arg(BIN);
+    for (name, args) in &mistakes {
+        command.arg("--case").arg(name).arg(json!(args).to_string());
+    }
+    let output = command.output().expect("the venv's python runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for (name, args) in &mistakes {
+        let message = refusal_message(args);
+        let runs = report[name].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{report}");
+        for (run, era) in runs.iter().zip(["2026-07-28", "handshake"]) {
+            // What the SDK raises, as a host shows it: the error's code and message.
+            assert_eq!(run["era"], era);
+            assert_eq!(run["code"], -32603, "{name} {era}: {run}");
+            assert_eq!(run["message"], json!(message), "{name} {era}");
+            let stderr: Vec<&str> =
+                run["stderr"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+            assert_eq!(stderr.last(), Some(&message.as_str()), "{name} {era}: the same on stderr");
+        }
+    }
 }

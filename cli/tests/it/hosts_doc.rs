@@ -22,8 +22,21 @@ const PLACEHOLDER: &str = "/absolute/path/to/session.json";
 const SESSION_ENV: &str = "TERMSPRAWL_SESSION_FILE";
 
 /// Every host the guide must cover.
-const HOSTS: [&str; 8] =
-    ["claude-code", "codex", "gemini", "opencode", "vscode", "cursor", "zed", "inspector"];
+const HOSTS: [&str; 9] = [
+    "claude-code",
+    "codex",
+    "gemini",
+    "opencode",
+    "copilot",
+    "vscode",
+    "cursor",
+    "zed",
+    "inspector",
+];
+
+/// The hosts that pass their own environment to the bridge, so that an entry without `--session`
+/// follows the node the host runs in (the form a committed project file uses).
+const PASSES_ENVIRONMENT: [&str; 3] = ["claude-code", "gemini", "copilot"];
 
 /// One fenced block of the guide that names a host.
 #[derive(Debug)]
@@ -113,6 +126,11 @@ fn launch_of(snippet: &Snippet) -> Launch {
 fn launch_in(document: &Value, host: &str, at: &str) -> Launch {
     let entry = match host {
         "claude-code" | "gemini" | "cursor" | "inspector" => &document["mcpServers"]["termsprawl"],
+        "copilot" => {
+            let entry = &document["mcpServers"]["termsprawl"];
+            assert_eq!(entry["type"], "local", "{at}");
+            entry
+        }
         "vscode" => {
             let entry = &document["servers"]["termsprawl"];
             assert_eq!(entry["type"], "stdio", "{at}");
@@ -136,9 +154,11 @@ fn launch_in(document: &Value, host: &str, at: &str) -> Launch {
         other => panic!("{at}: unknown host {other}"),
     };
     assert!(entry.is_object(), "{at}: no termsprawl server entry");
+    let without_session = !strings(&entry["args"], at).iter().any(|arg| arg == "--session");
     let forwards_session_env = entry
         .get("env_vars")
-        .is_some_and(|names| strings(names, at).iter().any(|name| name == SESSION_ENV));
+        .is_some_and(|names| strings(names, at).iter().any(|name| name == SESSION_ENV))
+        || (PASSES_ENVIRONMENT.contains(&host) && without_session);
     Launch {
         command: entry["command"].as_str().unwrap_or_else(|| panic!("{at}: command")).to_owned(),
         args: strings(&entry["args"], at),
@@ -148,7 +168,8 @@ fn launch_in(document: &Value, host: &str, at: &str) -> Launch {
 }
 
 /// The bridge's own rules: the program is `termsprawlctl`; the arguments are `--session FILE mcp`
-/// followed by `mcp`'s options only, or just `mcp` when the host passes the variable on.
+/// followed by `mcp`'s options only (`--max-wait-ms` with a value in range), or just `mcp` when
+/// the host passes the variable on.
 #[track_caller]
 fn check_shape(launch: &Launch, at: &str) {
     assert_eq!(Path::new(&launch.command).file_name().unwrap(), "termsprawlctl", "{at}");
@@ -159,7 +180,13 @@ fn check_shape(launch: &Launch, at: &str) {
     } else {
         assert_eq!(before, ["--session", PLACEHOLDER], "{at}: the session goes before mcp");
     }
-    for option in &launch.args[mcp + 1..] {
+    let mut options = launch.args[mcp + 1..].iter();
+    while let Some(option) = options.next() {
+        if option == "--max-wait-ms" {
+            let value = options.next().unwrap_or_else(|| panic!("{at}: --max-wait-ms needs MS"));
+            assert!(value.parse::<u64>().is_ok_and(|ms| ms <= 600_000), "{at}: {value}");
+            continue;
+        }
         assert!(
             option == "--read-only" || option.starts_with("--tools"),
             "{at}: {option} is not an option of mcp"
@@ -224,8 +251,9 @@ fn every_config_snippet_parses_and_starts_the_bridge_as_written() {
         start_as_written(&launch, &app, &at);
         configs += 1;
     }
-    // Claude Code, Codex twice, Gemini, opencode, VS Code, Cursor, Zed, the Inspector.
-    assert_eq!(configs, 9);
+    // Claude Code, Codex twice, Gemini, opencode, Copilot CLI, VS Code, Cursor, Zed, the
+    // Inspector, and the long-wait entries of Claude Code, Codex, Gemini and opencode.
+    assert_eq!(configs, 14);
 }
 
 /// Shell words: whitespace-separated, single quotes kept together (what the guide's lines use).
@@ -302,6 +330,12 @@ fn each_hosts_command_line_has_the_shape_that_host_needs() {
         assert!(words.windows(2).any(|pair| pair == ["-s", "user"]), "{words:?}");
         check_shape(&launch_from(words), "gemini line");
     }
+    // Copilot CLI: `copilot mcp add NAME -- COMMAND…`.
+    let copilot = shell_lines(&snippets, "copilot");
+    assert_eq!(copilot.len(), 1);
+    assert_eq!(copilot[0][..5], ["copilot", "mcp", "add", "termsprawl", "--"]);
+    assert_eq!(copilot[0][5], "termsprawlctl");
+    check_shape(&launch_from(&copilot[0]), "copilot line");
     // Codex: `codex mcp add NAME -- COMMAND…`, and app-server's `-c` overrides, each a TOML value.
     let codex = shell_lines(&snippets, "codex");
     assert_eq!(codex.len(), 2);
@@ -353,15 +387,15 @@ fn the_inspectors_lines_run_for_real() {
         .filter(|snippet| snippet.language == "sh" && snippet.host == "inspector")
         .flat_map(|snippet| snippet.text.lines().map(words).collect::<Vec<_>>())
         .collect();
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    // With `--session`, with the configuration file, and with the variable passed by `-e`.
+    assert_eq!(lines.len(), 3, "{lines:?}");
     for words in lines {
         assert_eq!(words[..2], ["npx", "@modelcontextprotocol/inspector"]);
         let args: Vec<String> = words[2..]
             .iter()
             .map(|word| match word.as_str() {
                 "termsprawlctl" => BIN.to_owned(),
-                PLACEHOLDER => session.clone(),
-                other => other.to_owned(),
+                other => other.replace(PLACEHOLDER, &session),
             })
             .collect();
         let mut child = Command::new("node")

@@ -7,6 +7,7 @@
 
 mod acp;
 mod acp_agent_orders;
+mod acp_asks;
 mod acp_canvas;
 mod acp_discovery;
 mod acp_fast_agent;
@@ -21,6 +22,7 @@ mod fuzz_regressions;
 mod headless;
 mod host_errors;
 mod hosts_doc;
+mod long_wait;
 mod mcp_inspector;
 mod mcp_interop;
 mod mcp_stdio;

@@ -301,3 +301,40 @@ fn the_mcp_inspector_sees_only_what_the_narrowing_flags_keep() {
         tool_result(&inspector.call("terminal_read", &[&format!("nodeId={}", server.agent_node)]));
     assert!(read["value"]["output"].is_string(), "{read}");
 }
+
+#[test]
+fn the_mcp_inspector_shows_each_startup_mistake_as_its_connection_failure() {
+    // What the Inspector displays (issue 39): `Failed to connect to MCP server: MCP error -32603:`
+    // and the bridge's whole message, where it showed `Connection closed` before (0.15.0).
+    let dir = TempDir::new().unwrap();
+    let sessions = dir.path().join("data/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let gone = sessions.join("closed-node.json");
+    let cases: [(&str, Vec<Value>, String); 3] = [
+        (
+            "misspelt option",
+            vec![json!("mcp"), json!("--readonly")],
+            "termsprawlctl mcp: unknown option --readonly: did you mean --read-only? Fix the command the host runs for this server: termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] (docs/hosts.md)".to_owned(),
+        ),
+        ("no session", vec![json!("mcp")], termsprawl_cli::MCP_MISSING_SESSION.to_owned()),
+        (
+            "closed node",
+            vec![json!("--session"), json!(gone), json!("mcp")],
+            format!(
+                "termsprawlctl mcp: the session of termsprawl node closed-node was removed ({} no longer exists): that node was closed, or the app restarted without it. Start the agent in an open node (or make one, e.g. `termsprawl-headless launch --json`), then register that node's session file in place of this one, with --session or TERMSPRAWL_SESSION_FILE (docs/hosts.md)",
+                gone.display()
+            ),
+        ),
+    ];
+    for (index, (name, args, message)) in cases.iter().enumerate() {
+        let config = json!({"mcpServers": {"termsprawl": {"command": BIN, "args": args}}});
+        let path = dir.path().join(format!("mistake-{index}.json"));
+        std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+        let failure = Inspector::new(path)
+            .run(&["--method", "tools/list"])
+            .expect_err("a startup mistake is a failed connection");
+        let shown = format!("Failed to connect to MCP server: MCP error -32603: {message}\n");
+        assert!(failure.contains(&shown), "{name}: {failure}");
+        assert!(!failure.contains("Connection closed"), "{name}: {failure}");
+    }
+}

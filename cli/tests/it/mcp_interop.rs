@@ -72,7 +72,7 @@ fn the_official_python_sdk_speaks_to_the_bridge_in_every_protocol_version() {
     let runs = report["runs"].as_array().unwrap();
     assert_eq!(runs.len(), VERSIONS.len());
     let operations = all_operations();
-    assert_eq!(operations.len(), 35);
+    assert_eq!(operations.len(), 37);
     check_modern_run(&report["modern"], &operations);
     for (run, version) in runs.iter().zip(VERSIONS) {
         assert_eq!(run["requested"], version);
@@ -181,7 +181,7 @@ fn check_modern_run(run: &Value, operations: &[&str]) {
         run["unknownTool"],
         json!({"error": {"code": -32602, "message": "Unknown tool: no_such_tool"}})
     );
-    assert_eq!(run["listAfterError"], 35);
+    assert_eq!(run["listAfterError"], 37);
     assert_eq!(run["streamErrors"], json!([]));
     assert_eq!(run["stderr"], json!([]));
 }

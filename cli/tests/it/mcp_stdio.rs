@@ -88,7 +88,7 @@ fn a_modern_session_over_the_pipe() {
     let list = mcp.request(&modern(json!(1), "tools/list", json!({})));
     assert_eq!(list["result"]["resultType"], "complete");
     assert_eq!(list["result"]["cacheScope"], "private");
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 35);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 37);
     assert!(
         list["result"]["tools"].as_array().unwrap().iter().all(|tool| tool["title"].is_string())
     );
@@ -151,24 +151,6 @@ fn read_only_and_tools_narrow_what_the_bridge_serves() {
     );
     let closed = mcp.close();
     assert!(closed.status.success());
-}
-
-#[test]
-fn a_bad_tools_flag_is_a_usage_error_before_any_output() {
-    let app = App::start();
-    for (flags, message) in [
-        (
-            &["--tools", "terminal_read,terminal_sumbit"][..],
-            "Error: mcp --tools: unknown tool \"terminal_sumbit\"\n",
-        ),
-        (&["--tools"][..], "Error: mcp --tools needs a value: NAME,NAME…\n"),
-        (&["--tools=,"][..], "Error: mcp --tools needs at least one tool name\n"),
-    ] {
-        let closed = app.mcp_with(flags).close_unchecked();
-        assert_eq!(closed.status.code(), Some(2), "{flags:?}");
-        assert!(closed.rest.is_empty(), "{flags:?}");
-        assert_eq!(closed.stderr, message, "{flags:?}");
-    }
 }
 
 #[test]
@@ -395,4 +377,31 @@ fn sockets_and_a_file_on_stdin_are_served_like_pipes() {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     check(&answers);
+}
+
+/// `--max-wait-ms` is the bridge's longest wait: a longer `timeoutMs` reaches the tool server
+/// lowered to it (the fake app echoes the arguments it got); without the option, 50 s.
+#[test]
+fn the_longest_wait_is_the_bridges_option() {
+    let app = App::start();
+    let wait = |id: i64, timeout: u64| {
+        call(
+            json!(id),
+            "terminal_wait",
+            json!({"nodeId": "t", "until": "exit", "timeoutMs": timeout}),
+        )
+    };
+    let mut mcp = app.mcp_with(&["--max-wait-ms", "2000"]);
+    let answer = mcp.request(&wait(1, 90_000));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""timeoutMs":2000"#), "{text}");
+    let answer = mcp.request(&wait(2, 1_500));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""timeoutMs":1500"#), "a shorter wait is sent as it came: {text}");
+    assert!(mcp.close().status.success());
+    let mut mcp = app.mcp_with(&["--max-wait-ms=45000"]);
+    let answer = mcp.request(&wait(3, 40_000));
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(r#""timeoutMs":30000"#), "chained in turns of 30 s: {text}");
+    assert!(mcp.close().status.success());
 }

@@ -20,7 +20,7 @@ pub(crate) const APP_VERSION: &str = "7.1.0";
 
 /// The shared fake app set up as an MCP host's app: `session_info` listing every operation,
 /// `canvas_list` succeeding, `terminal_read` failing (or, for node `slow`, held until released),
-/// `browser_screenshot` answering an image.
+/// `browser_screenshot` answering an image, `terminal_wait` echoing its arguments.
 pub(crate) struct App {
     app: BlockingFakeApp,
     token: String,
@@ -46,6 +46,8 @@ impl App {
                     "terminal_read" => {
                         ToolResult::failure("Local terminal not found in this project")
                     }
+                    // What reached the server, for the bridge's longest wait (`--max-wait-ms`).
+                    "terminal_wait" => ToolResult::ok(request.args_value()),
                     other => ToolResult::failure(format!("the fake app does not do {other}")),
                 }
             }
@@ -71,6 +73,11 @@ impl App {
     /// The session token, to prove that it appears nowhere.
     pub(crate) fn token(&self) -> &str {
         &self.token
+    }
+
+    /// How many requests reached the app since the last look.
+    pub(crate) fn calls(&self) -> usize {
+        self.app.take_received().len()
     }
 
     /// Waits until a `terminal_read` of node `slow` has reached the app.

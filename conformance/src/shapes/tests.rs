@@ -125,3 +125,52 @@ fn the_terminal_shapes_follow_the_version() {
     assert_eq!(check(Version::V1_3, "terminal_kill", &args, &kill), None);
     assert!(check(Version::V1_2, "terminal_kill", &args, &kill).unwrap().contains("knows no"));
 }
+
+#[test]
+fn the_shapes_of_1_4_and_1_5_are_exact_and_typed() {
+    let read = json!({"nodeId": "t1", "view": "screen"});
+    let mut screen = json!({"nodeId": "t1", "output": "a\n\n", "cursor": 4, "running": true, "exitCode": null, "signal": null, "rows": 2, "cols": 80, "cursorRow": 1, "cursorCol": 0, "alternateScreen": false});
+    assert_eq!(check(Version::V1_3, "terminal_read", &read, &screen), None);
+    screen["waitingForInput"] = json!(false);
+    assert_eq!(check(Version::V1_3, "terminal_read", &read, &screen), None, "later members after");
+    screen["rows"] = json!(3);
+    assert!(check(Version::V1_3, "terminal_read", &read, &screen).unwrap().contains("one per row"));
+
+    let wait = json!({"nodeId": "t1", "until": "text", "anyOf": ["a"]});
+    let mut value = json!({"nodeId": "t1", "reached": true, "running": true, "exitCode": null, "signal": null, "output": "a", "truncated": false, "cursor": 1});
+    assert_eq!(check(Version::V1_3, "terminal_wait", &wait, &value), None);
+    value["matched"] = json!(0);
+    value["matchCursor"] = json!(0);
+    assert_eq!(check(Version::V1_3, "terminal_wait", &wait, &value), None);
+    value["matched"] = json!("0");
+    assert!(check(Version::V1_3, "terminal_wait", &wait, &value).unwrap().contains("matched"));
+    let input = json!({"nodeId": "t1", "until": "input"});
+    assert!(check(Version::V1_3, "terminal_wait", &input, &value).unwrap().contains("members"));
+
+    let entry = json!({"nodeId": "terminal-1", "title": "t", "kind": "run", "command": "make", "running": false, "exitCode": 3, "signal": null, "startedAt": "2026-12-03T17:00:00Z", "endedAt": "2026-12-03T17:00:01.250Z", "cursor": 9, "lastOutputAt": null, "waitingForInput": false, "inputBy": null, "notify": false});
+    assert_eq!(check(Version::V1_3, "terminal_list", &json!({}), &json!([entry])), None);
+    for (member, bad, part) in [
+        ("kind", json!("pane"), "kind"),
+        ("startedAt", json!("2026-12-03 17:00:00"), "startedAt"),
+        ("endedAt", json!(1), "endedAt"),
+        ("notify", json!(null), "notify"),
+    ] {
+        let mut wrong = entry.clone();
+        wrong[member] = bad;
+        let problem = check(Version::V1_3, "terminal_list", &json!({}), &json!([wrong])).unwrap();
+        assert!(problem.contains(part), "{member}: {problem}");
+    }
+    let mut running = entry.clone();
+    running["running"] = json!(true);
+    assert!(
+        check(Version::V1_3, "terminal_list", &json!({}), &json!([running]))
+            .unwrap()
+            .contains("while running")
+    );
+
+    let found = json!({"matches": [{"nodeId": "t1", "cursor": 0, "line": "x", "before": [], "after": ["y"]}], "truncated": false});
+    assert_eq!(check(Version::V1_3, "terminal_search", &json!({}), &found), None);
+    let mut bad = found.clone();
+    bad["matches"][0]["after"] = json!("y");
+    assert!(check(Version::V1_3, "terminal_search", &json!({}), &bad).unwrap().contains("after"));
+}

@@ -219,6 +219,8 @@ async fn a_v1_server_is_checked_for_v1_and_passes() {
     assert_eq!(run.code, Some(0), "{}", run.failures());
     let report = run.report();
     assert_eq!(report["version"], "v1");
+    let skipped = run.ids("SKIP");
+    assert!(skipped.contains("validate.values:guide_read.topic=agents"), "{skipped:?}");
     assert!(report["facts"].to_string().contains("protocol version v1"), "{}", report["facts"]);
     let passed = run.ids("PASS");
     assert!(passed.contains("route.query") && passed.contains("order.unauthenticated-route"));
@@ -227,9 +229,17 @@ async fn a_v1_server_is_checked_for_v1_and_passes() {
     assert!(!run.stdout.contains("result.guide_read:agents"));
 }
 
-/// v1's order: method and path first, answered 403, and the path exactly `/call`.
+/// v1's order: method and path first, answered 403, and the path exactly `/call`; v1's guide
+/// topics, without `agents` (1.2.0).
 fn v1_routing(seen: &crate::support::Seen<'_>) -> Action {
-    if seen.method == "POST" && seen.target == "/call" {
+    let agents_topic = seen.body.is_some_and(|body| {
+        serde_json::from_slice::<Value>(body).is_ok_and(|value| {
+            value["operation"] == "guide_read" && value["args"]["topic"] == "agents"
+        })
+    });
+    if seen.method == "POST" && seen.target == "/call" && agents_topic {
+        Action::Answer(400, json!({"ok": false, "error": "Invalid topic"}))
+    } else if seen.method == "POST" && seen.target == "/call" {
         Action::Forward
     } else {
         Action::Answer(403, json!({"ok": false, "error": "Unsupported request"}))

@@ -150,3 +150,92 @@ async fn list_shows_every_strict_prefix_and_the_default_level() {
     }
     assert!(run.stdout.contains("protocol every other rule"), "{}", run.stdout);
 }
+
+/// The request side of a 1.2.0 server (the TypeScript reference, the desktop app today):
+/// `terminal_input` requires `text` and has no `keys`, `terminal_read` has neither `since` nor
+/// `view` (renamed to members the fake does not know, so they are reported in document order like
+/// any unknown member).
+fn request_12(body: &str) -> String {
+    let operation = |name: &str| body.contains(&format!(r#""operation":"{name}""#));
+    if operation("terminal_input") {
+        body.replace(r#""keys":"#, r#""zzz_keys":"#)
+    } else if operation("terminal_read") {
+        body.replace(r#""since":"#, r#""zzz_since":"#).replace(r#""view":"#, r#""zzz_view":"#)
+    } else {
+        body.to_owned()
+    }
+}
+
+/// The answers of a 1.2.0 server: the renamed members under their own names.
+fn answer_12(mut value: Value) -> Value {
+    if let Some(error) = value["error"].as_str()
+        && let Some(name) = error.strip_prefix("Unknown argument: zzz_")
+        && ["keys", "since", "view"].contains(&name)
+    {
+        value["error"] = json!(format!("Unknown argument: {name}"));
+    }
+    value
+}
+
+/// `Missing argument: text` for a `terminal_input` with its `nodeId` and without `text` (step 4
+/// of a 1.2.0 validator, before any member is looked at).
+fn lacks_text(body: &[u8]) -> bool {
+    let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(body) else { return false };
+    let Some(Value::Object(args)) = request.get("args") else { return false };
+    request.get("operation") == Some(&json!("terminal_input"))
+        && args.contains_key("nodeId")
+        && !args.contains_key("text")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_1_2_0_server_whose_terminal_input_requires_text_passes_protocol_with_its_own_catalog() {
+    let app = fake_app(HandlerDefects { catalog_12: true, ..HandlerDefects::default() }).await;
+    plant(
+        &app,
+        Arc::new(|seen| match seen.body {
+            Some(body) if lacks_text(body) => {
+                Action::Answer(400, json!({"ok": false, "error": "Missing argument: text"}))
+            }
+            _ => Action::Transform(request_12, answer_12),
+        }),
+    )
+    .await;
+
+    let run = check(app.session_file(), &[]).await;
+    assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
+    let report = run.report();
+    assert_eq!(report["version"], "1.2");
+    // The probes carry `text` where the server requires it: the rules of terminal_input pass.
+    let passed = run.ids("PASS");
+    for id in [
+        "validate.unknown:terminal_input",
+        "validate.document-order:terminal_input",
+        "validate.type:terminal_input.nodeId",
+        "validate.empty:terminal_input.nodeId",
+        "validate.missing:terminal_input.nodeId",
+        "validate.missing:terminal_input.text",
+        "validate.type:terminal_input.text",
+    ] {
+        assert!(passed.contains(id), "{id} did not pass: {}", rule(&report, id));
+    }
+    // What the catalog lacks is skipped with the reason, and said once in the facts.
+    for id in [
+        "validate.type:terminal_input.keys",
+        "validate.count:terminal_input.keys",
+        "validate.values:terminal_read.view",
+        "validate.type:terminal_read.since",
+    ] {
+        let rule = rule(&report, id);
+        assert_eq!(rule["verdict"], "SKIP", "{rule}");
+        assert!(rule["note"].as_str().unwrap().contains("the server's catalog has no"), "{rule}");
+    }
+    let facts = report["facts"].to_string();
+    assert!(facts.contains(r#"terminal_input requires [\"nodeId\", \"text\"]"#), "{facts}");
+    assert!(facts.contains("terminal_input has no keys"), "{facts}");
+    // No rule of a later operation or member runs.
+    let ids = run.ids("PASS");
+    assert!(
+        !ids.iter().any(|id| id.contains("terminal_search") || id.contains("terminal_list")),
+        "{ids:?}"
+    );
+}

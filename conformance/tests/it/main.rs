@@ -9,4 +9,5 @@ mod headless;
 mod levels;
 mod links;
 mod support;
+mod terminals;
 mod typescript;

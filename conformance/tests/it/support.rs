@@ -111,7 +111,12 @@ pub(crate) struct HandlerDefects {
     pub(crate) peer_not_found: bool,
     /// An operation the catalog leaves out.
     pub(crate) catalog_omits: Option<&'static str>,
+    /// The catalog of 1.2.0 exactly: without the operations of 1.5.0 either.
+    pub(crate) catalog_12: bool,
 }
+
+/// The operations 1.5.0 adds.
+pub(crate) const TERMINAL_15: [&str; 2] = ["terminal_list", "terminal_search"];
 
 /// The fake's shell terminals: node id → (project id, screen text).
 type Terminals = HashMap<String, (String, String)>;
@@ -139,7 +144,7 @@ pub(crate) const TERMINAL_13: [&str; 3] = ["terminal_run", "terminal_wait", "ter
 const AGENT_NOT_YOURS: &str = "Another agent's terminal is driven only by the user: no agent may type into, interrupt, kill or attach to it; send it a request with agent_send over an enabled link instead";
 
 #[expect(clippy::too_many_lines, reason = "one short arm per operation")]
-async fn answer(
+pub(crate) async fn answer(
     caller: &Caller,
     request: &ToolRequest,
     terminals: &Mutex<Terminals>,
@@ -172,6 +177,7 @@ async fn answer(
                 .filter(|name| !defects.v1_catalog || !MESSAGING.contains(name))
                 .filter(|name| defects.terminal_13 || !TERMINAL_13.contains(name))
                 .filter(|name| defects.catalog_omits != Some(*name))
+                .filter(|name| !defects.catalog_12 || !TERMINAL_15.contains(name))
                 .collect();
             let mut value = session_info(caller, "conformance-test", false, &names);
             if defects.declare_links {

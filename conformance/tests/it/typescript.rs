@@ -3,7 +3,8 @@
 //! on them; then Node's test runner runs `tests/typescript/*.test.ts` (compiled by the same
 //! `tsc`, Node 20 cannot run TypeScript), which compare the generated table with
 //! `docs/reference/catalog.json`, run the generated validator over the Rust validator's cases
-//! (`protocol/tests/validation-cases.json`) and run this crate's binary, `--level protocol`,
+//! (`protocol/tests/validation-cases.json`), hold the generated pattern checker to the Rust
+//! checker's answers and to ECMAScript's `RegExp` (`pattern.test.ts`) and run this crate's binary, `--level protocol`,
 //! against the TypeScript server.
 //!
 //! TypeScript and Node's types are pinned in `tests/node/package.json` and provisioned with the
@@ -89,7 +90,7 @@ fn the_client_and_the_server_type_check_and_nodes_test_runner_passes_their_tests
     // The compiled files are ES modules, as the package declares.
     std::fs::write(out.join("package.json"), r#"{"type":"module"}"#).unwrap();
 
-    let tests: Vec<PathBuf> = ["table", "validate", "conformance"]
+    let tests: Vec<PathBuf> = ["table", "validate", "pattern", "conformance"]
         .iter()
         .map(|name| out.join(format!("tests/typescript/{name}.test.js")))
         .collect();
@@ -106,6 +107,6 @@ fn the_client_and_the_server_type_check_and_nodes_test_runner_passes_their_tests
         "node --test failed:\n{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    // Every test of the three files ran and passed.
-    assert!(stdout.contains("\n# pass 8\n") && stdout.contains("\n# fail 0\n"), "{stdout}");
+    // Every test of the four files ran and passed.
+    assert!(stdout.contains("\n# pass 12\n") && stdout.contains("\n# fail 0\n"), "{stdout}");
 }

@@ -117,11 +117,7 @@ pub(super) async fn send(
         task
     };
     let prompt = delivery_text(&task);
-    let delivered = match engine.tmux.send_text(&task.to_node_id, &prompt).await {
-        Ok(()) => engine.tmux.send_key(&task.to_node_id, "Enter").await,
-        Err(error) => Err(error),
-    };
-    if let Err(error) = delivered {
+    if let Err(error) = engine.submit_line(&task.to_node_id, &prompt).await {
         let reason = format!("Delivery failed: {}", tmux_error(error));
         let failed = engine.state().tasks.finish(
             &task.task_id,

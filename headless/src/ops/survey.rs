@@ -79,11 +79,9 @@ fn waiting_for_input(
 }
 
 /// Whether a notice goes to the caller of `terminal_run` when this node's command ends (its
-/// `notify`): the one place `terminal_list` asks. `terminal_run`'s `notify` lands here; until then
-/// no node notifies.
+/// `notify`, `spec/protocol.md` §4.9): the one place `terminal_list` asks.
 fn notifies(engine: &Engine, node: &Node) -> bool {
-    let _ = (engine, node);
-    false
+    engine.notices.notifies(&node.id)
 }
 
 /// The terminal nodes of the caller's project it may read, in canvas order.

@@ -75,6 +75,7 @@ pub(super) async fn run(
     caller: &Caller,
     args: TerminalRunArgs,
 ) -> Result<Wait, ToolError> {
+    let started = SystemTime::now();
     if args.command.trim().is_empty() {
         return Err(messages::RUN_COMMAND_EMPTY.into());
     }
@@ -93,6 +94,15 @@ pub(super) async fn run(
         engine.mark_discard(&node_id).map_err(|error| {
             ToolError::new(format!("cannot record keep false for {node_id}: {error}"))
         })?;
+    }
+    // Only an agent node is told (§4.9): a caller of another kind gets no notice.
+    let caller_is_agent = engine
+        .with_project(caller.project_id(), |project| {
+            project.node(caller.node_id()).is_some_and(|node| node.kind == NodeKind::Agent)
+        })
+        .unwrap_or(false);
+    if args.notify == Some(true) && caller_is_agent {
+        engine.notices.arm(&node_id, caller.node_id(), caller.project_id(), &args.command, started);
     }
     let stream = engine.streams.get(&node_id);
     Ok(Wait {
@@ -175,8 +185,13 @@ pub(super) async fn read(
     args: &TerminalReadArgs,
 ) -> Result<Value, ToolError> {
     access::terminal(engine, caller, &args.node_id, Access::Read)?;
+    let _answering = engine.notices.answering(&args.node_id, caller.node_id());
     if args.view == Some(ReadView::Screen) {
-        return read_screen(engine, &args.node_id).await;
+        let value = read_screen(engine, &args.node_id).await?;
+        let cursor = value["cursor"].as_u64().unwrap_or_default();
+        let running = value["running"] == Value::Bool(true);
+        engine.notices.answered(&args.node_id, caller.node_id(), cursor, running);
+        return Ok(value);
     }
     let limit = clamp_max_chars(args.max_chars);
     let stream = engine.streams.get(&args.node_id);
@@ -199,6 +214,7 @@ pub(super) async fn read(
             (tail(&text, limit), cursor, state)
         }
     };
+    engine.notices.answered(&args.node_id, caller.node_id(), cursor, !state.dead);
     let mut value = json!({ "nodeId": args.node_id, "output": output });
     add_state(&mut value, cursor, state);
     Ok(value)
@@ -282,6 +298,7 @@ pub(super) async fn kill(
     if node.command.is_none() {
         return Err(messages::KILL_RUN_ONLY.into());
     }
+    let _answering = engine.notices.answering(&args.node_id, caller.node_id());
     let stream = engine.streams.get(&args.node_id);
     let mut changes = stream.subscribe();
     let mut state = engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
@@ -310,8 +327,10 @@ pub(super) async fn kill(
         // Waits that asked before tmux saw the end ask again.
         engine.streams.wake(&args.node_id);
     }
+    let cursor = stream.cursor();
+    engine.notices.answered(&args.node_id, caller.node_id(), cursor, !state.dead);
     let mut value = json!({ "nodeId": args.node_id });
-    add_state(&mut value, stream.cursor(), state);
+    add_state(&mut value, cursor, state);
     if state.dead {
         // The answer reports the finish: the node lets go of its processes (a keep-false node
         // stays, §4.6), as it would at a wait's answer.
@@ -534,7 +553,19 @@ impl Wait {
 
     /// Waits until the condition holds, the timeout passes (not an error) or the node is closed
     /// (an error). Wakes on every change of the node's stream files, never on a timer alone.
-    pub(super) async fn finish(mut self, engine: &Engine) -> Result<Value, ToolError> {
+    /// The answer counts for the node's run notice (§4.9): it may make it due, move its cursor
+    /// or make it unnecessary; a `terminal_run` that fails has none.
+    pub(super) async fn finish(self, engine: &Engine) -> Result<Value, ToolError> {
+        let node_id = self.node_id.clone();
+        let answer = self.answer(engine).await;
+        if answer.is_err() {
+            engine.notices.disarm(&node_id);
+        }
+        answer
+    }
+
+    async fn answer(mut self, engine: &Engine) -> Result<Value, ToolError> {
+        let _answering = engine.notices.answering(&self.node_id, &self.reader);
         let mut changes = self.stream.subscribe();
         let deadline = Instant::now() + self.timeout;
         // Whether the pane had ended before the wait: an end during it may be tmux going away.
@@ -612,7 +643,9 @@ impl Wait {
                 self.stream.settle(EXIT_SETTLE_QUIET, EXIT_SETTLE_LIMIT).await;
             }
         }
-        let value = self.answer(reached, state)?;
+        let value = self.value(reached, state)?;
+        let cursor = value["cursor"].as_u64().unwrap_or_default();
+        engine.notices.answered(&self.node_id, &self.reader, cursor, !state.dead);
         if state.dead {
             // The answer reports the finish: a keep-false node goes, any other lets go of its
             // processes.
@@ -626,7 +659,7 @@ impl Wait {
     }
     /// The answer: `terminal_wait`'s, or `terminal_run`'s (without `reached`), with the output
     /// after `since`.
-    fn answer(&self, reached: bool, state: PaneState) -> Result<Value, ToolError> {
+    fn value(&self, reached: bool, state: PaneState) -> Result<Value, ToolError> {
         let (text, dropped, cursor) = self.stream.after(self.since);
         let output = tail(&text, WAIT_OUTPUT_CHARS);
         let truncated = dropped || output.len() < text.len();

@@ -8,6 +8,7 @@ mod faults;
 mod flood;
 mod interactive;
 mod messaging;
+mod notify;
 mod queue;
 mod serve;
 mod support;

@@ -212,7 +212,7 @@ async fn unknown_members_are_ignored() {
             "params": {"_meta": {"progressToken": "abc"}}
         }))
         .await;
-    assert_eq!(response["result"]["tools"].as_array().unwrap().len(), 35);
+    assert_eq!(response["result"]["tools"].as_array().unwrap().len(), 37);
     let (served, _, logs) = bridge.close().await;
     served.unwrap();
     assert!(logs.is_empty());

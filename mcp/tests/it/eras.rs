@@ -344,7 +344,7 @@ async fn read_only_lists_and_serves_only_read_only_tools() {
         .map(termsprawl_protocol::Operation::name)
         .collect();
     assert_eq!(listed, expected);
-    assert_eq!(listed.len(), 12);
+    assert_eq!(listed.len(), 14);
     let response = bridge
         .request(&call(json!(2), "terminal_submit", json!({"nodeId": "t", "command": "rm -rf /"})))
         .await;
@@ -450,7 +450,7 @@ async fn a_held_list_is_answered_after_a_failed_handshake_too() {
     let list = bridge.recv().await;
     assert_eq!(list["id"], 2);
     // No handshake completed: the whole table, in the newest legacy shape.
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 35);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 37);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ mod eof;
 mod eras;
 mod framing;
 mod methods;
+mod progress;
 mod support;
 mod tools_call;
 mod transport;

@@ -117,7 +117,7 @@ async fn initialize_fails_with_the_error_of_session_info() {
 async fn initialize_may_arrive_more_than_once_and_requests_before_it_are_served() {
     let mut bridge = Bridge::start(Fake::new());
     let response = bridge.request(&request(json!(1), "tools/list", None)).await;
-    assert_eq!(tool_names(&response).len(), 35);
+    assert_eq!(tool_names(&response).len(), 37);
     let response = bridge
         .request(&request(
             json!(2),
@@ -155,7 +155,7 @@ async fn tools_list_without_a_handshake_is_the_whole_table() {
     let names = tool_names(&response);
     let table: Vec<&str> = operations().iter().map(termsprawl_protocol::Operation::name).collect();
     assert_eq!(names, table);
-    assert_eq!(names.len(), 35);
+    assert_eq!(names.len(), 37);
     // Annotations (the title and the four hints) on every tool, and no nextCursor.
     for tool in response["result"]["tools"].as_array().unwrap() {
         assert_eq!(tool["annotations"].as_object().unwrap().len(), 5, "{tool}");
@@ -186,14 +186,14 @@ async fn tools_list_is_filtered_by_the_handshake_in_table_order() {
     bridge.request(&initialize(3, None)).await;
     let response = bridge.request(&request(json!(4), "tools/list", None)).await;
     assert_eq!(tool_names(&response), without_browser);
-    assert_eq!(without_browser.len(), 26);
+    assert_eq!(without_browser.len(), 28);
     // A later handshake whose session_info has no list restores the whole table; so does a list
     // that is not an array.
     for value in [json!({"appVersion": "1.0.0"}), json!({"operations": "all"})] {
         fake.session_info(value);
         bridge.request(&initialize(5, None)).await;
         let response = bridge.request(&request(json!(6), "tools/list", None)).await;
-        assert_eq!(tool_names(&response).len(), 35);
+        assert_eq!(tool_names(&response).len(), 37);
     }
     // An empty list means no tools.
     fake.session_info(json!({"operations": []}));
@@ -250,11 +250,13 @@ async fn unknown_methods_are_method_not_found() {
     }
 }
 
-/// The 1.3.0 terminal tools appear exactly where the server serves them: a server whose
-/// `session_info` lists the 1.2.0 table (the desktop app today) gets none of them, in both eras.
+/// The terminal tools of 1.3.0 and 1.5.0 appear exactly where the server serves them: a server
+/// whose `session_info` lists the 1.2.0 table (the desktop app today) gets none of them, in both
+/// eras.
 #[tokio::test]
 async fn the_terminal_tools_of_1_3_0_follow_the_servers_list() {
-    const NEW: [&str; 3] = ["terminal_run", "terminal_wait", "terminal_kill"];
+    const NEW: [&str; 5] =
+        ["terminal_run", "terminal_list", "terminal_search", "terminal_wait", "terminal_kill"];
     let fake = Fake::new();
     let older: Vec<&str> = operations()
         .iter()

@@ -75,9 +75,10 @@ fn every_description_and_the_whole_tool_list_stay_well_under_host_limits() {
         let entry = operation.tool_json_for(McpRevision::V2025_06_18);
         total += serde_json::to_string(&entry).unwrap().len();
     }
-    // The whole `tools/list` of the newest revision, compact: about 5,000 tokens at most, a small
-    // share of any host's context (35 tools of protocol 1.3.0 take about 18.8 KB).
-    assert!(total <= 20 * 1024, "the tool list is {total} bytes");
+    // The whole `tools/list` of the newest revision, compact: about 6,000 tokens at most, a small
+    // share of any host's context (35 tools of protocol 1.3.0 take about 18.8 KB, the 37 of
+    // 1.5.0 about 21.5 KB).
+    assert!(total <= 24 * 1024, "the tool list is {total} bytes");
     let titles: std::collections::HashSet<&str> =
         operations().iter().map(crate::Operation::title).collect();
     assert_eq!(titles.len(), operations().len(), "titles are unique");

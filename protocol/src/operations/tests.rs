@@ -29,9 +29,11 @@ const SPEC_TABLE: &[(&str, &[SpecArg], &str)] = &[
     ("browser_type", &[("nodeId", "string", true), ("selector", "string", true), ("text", "string", true)], "---O"),
     ("browser_screenshot", &[("nodeId", "string", true)], "R-IO"),
     ("terminal_open", &[("title", "string", false)], "---O"),
-    ("terminal_run", &[("command", "string", true), ("title", "string", false), ("cwd", "string", false), ("env", "string[]", false), ("timeoutMs", "number", false), ("keep", "boolean", false)], "-D-O"),
+    ("terminal_run", &[("command", "string", true), ("title", "string", false), ("cwd", "string", false), ("env", "string[]", false), ("timeoutMs", "number", false), ("keep", "boolean", false), ("notify", "boolean", false)], "-D-O"),
+    ("terminal_list", &[], "R-IO"),
     ("terminal_read", &[("nodeId", "string", true), ("maxChars", "number", false), ("since", "number", false), ("view", "stream|screen", false)], "R-IO"),
-    ("terminal_wait", &[("nodeId", "string", true), ("until", "exit|text|quiet|change", true), ("text", "string", false), ("since", "number", false), ("quietMs", "number", false), ("timeoutMs", "number", false)], "R-IO"),
+    ("terminal_search", &[("pattern", "string", true), ("regex", "boolean", false), ("nodeId", "string", false), ("since", "number", false), ("limit", "number", false), ("context", "number", false)], "R-IO"),
+    ("terminal_wait", &[("nodeId", "string", true), ("until", "exit|text|quiet|change|input", true), ("text", "string", false), ("anyOf", "string[]", false), ("regex", "boolean", false), ("since", "number", false), ("quietMs", "number", false), ("timeoutMs", "number", false)], "R-IO"),
     ("terminal_submit", &[("nodeId", "string", true), ("command", "string", true)], "-D-O"),
     ("terminal_input", &[("nodeId", "string", true), ("text", "string", false), ("keys", "string[]", false)], "-D-O"),
     ("terminal_interrupt", &[("nodeId", "string", true)], "-D-O"),
@@ -147,7 +149,8 @@ fn schemas_have_exactly_the_contract_shape() {
             "format",
             "null",
             "oneOf",
-            "anyOf",
+            // The keyword, not the property of `terminal_wait` (protocol 1.5.0).
+            "\"anyOf\":[",
             "const",
         ] {
             assert!(!text.contains(forbidden), "{}: {forbidden} in {text}", operation.name());

@@ -1,8 +1,10 @@
-//! Unit tests of the endpoint gate and of endpoint-file location.
+//! Unit tests of the endpoint gate, of endpoint-file location and of the session file's problems.
 
 use std::path::{Path, PathBuf};
 
-use super::{InvalidEndpoint, endpoint_file, validate_endpoint};
+use super::{
+    InvalidEndpoint, SessionFileProblem, endpoint_file, session_file_problem, validate_endpoint,
+};
 
 #[test]
 fn accepts_the_literal_form() {
@@ -125,4 +127,38 @@ fn relative_session_paths_are_made_absolute_first() {
         endpoint_file(Path::new("sessions/agent-1.json")).unwrap(),
         cwd.join("endpoint.json")
     );
+}
+
+#[test]
+fn a_session_files_problem_is_named_before_any_call() {
+    let data = tempfile::tempdir().unwrap();
+    let sessions = data.path().join("sessions");
+    std::fs::create_dir(&sessions).unwrap();
+    let problem = |path: &Path| session_file_problem(path);
+    let good = sessions.join("agent-1.json");
+    std::fs::write(&good, r#"{"nodeId":"agent-1","token":"ab12"}"#).unwrap();
+    assert_eq!(problem(&good), None, "no endpoint is needed: a server may be down");
+    // Gone from an existing `sessions/` folder: the node's session was removed.
+    assert_eq!(
+        problem(&sessions.join("closed-node.json")),
+        Some(SessionFileProblem::Removed { node_id: "closed-node".to_owned() })
+    );
+    // Anywhere else, a path that names no session file.
+    for missing in [data.path().join("agent-1.json"), data.path().join("nowhere/sessions/a.json")] {
+        assert_eq!(problem(&missing), Some(SessionFileProblem::Missing), "{}", missing.display());
+    }
+    // A folder cannot be read as a file (root reads any file, so a mode would not do).
+    let folder = sessions.join("folder.json");
+    std::fs::create_dir(&folder).unwrap();
+    assert!(matches!(
+        problem(&folder),
+        Some(SessionFileProblem::Unreadable { message }) if message.contains("Is a directory")
+    ));
+    let not_json = sessions.join("broken.json");
+    std::fs::write(&not_json, "{\"token\":").unwrap();
+    assert_eq!(problem(&not_json), Some(SessionFileProblem::NotJson));
+    for content in [r#"{"nodeId":"a"}"#, r#"{"token":""}"#, r#"{"token":"a b"}"#, "[]"] {
+        std::fs::write(&not_json, content).unwrap();
+        assert_eq!(problem(&not_json), Some(SessionFileProblem::NoToken), "{content}");
+    }
 }

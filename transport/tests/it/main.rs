@@ -3,6 +3,7 @@
 mod client;
 mod endpoint;
 mod files;
+mod long_wait;
 mod restart;
 mod server;
 mod support;

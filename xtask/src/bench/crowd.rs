@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
+use termsprawl_transport::long_wait::{WaitOptions, call_waiting};
 
 use super::command::Invocation;
 use super::report;
@@ -49,6 +50,10 @@ pub const TICK: Duration = Duration::from_millis(50);
 pub const SETTLE: Duration = Duration::from_secs(1);
 /// The `timeoutMs` of every wait: a mark that does not arrive in time is an error.
 pub const WAIT_TIMEOUT_MS: u64 = 20_000;
+/// The turns of the one chained wait per agent and round (`long_wait::call_waiting`, issue 38):
+/// by the time its mark is printed ([`SETTLE`]) it has chained five turns, so its reaction is the
+/// reaction at the end of a long chain, to compare with a single wait's.
+pub const CHAIN_TURN: Duration = Duration::from_millis(200);
 
 /// How many rounds to take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +73,9 @@ pub struct Outcome {
     pub settings: Settings,
     /// Printed to answered, per measured wait, in nanoseconds.
     pub reactions_ns: Vec<u64>,
+    /// Likewise for the one chained wait per agent and round.
+    #[serde(default)]
+    pub chained_reactions_ns: Vec<u64>,
     /// One-shot calls made meanwhile (all answered the guide).
     pub one_shot_calls: usize,
     /// MCP `tools/call`s made meanwhile (all answered the guide).
@@ -202,6 +210,8 @@ fn launch_and_run(
         warmup_rounds: settings.warmup_rounds,
         tick: TICK,
         reaction: Summary::of(&outcome.reactions_ns).context("no crowd wait was measured")?,
+        chained: Summary::of(&outcome.chained_reactions_ns)
+            .context("no chained crowd wait was measured")?,
         one_shot_calls: outcome.one_shot_calls,
         mcp_calls: outcome.mcp_calls,
         idle,
@@ -287,6 +297,7 @@ pub fn run(
         };
 
         let mut reactions_ns = Vec::new();
+        let mut chained_reactions_ns = Vec::new();
         for round in 0..settings.warmup_rounds + settings.rounds {
             let measured = one_round(&client, &mut tickers, round).await;
             let measured = match measured {
@@ -297,7 +308,8 @@ pub fn run(
                 }
             };
             if round >= settings.warmup_rounds {
-                reactions_ns.extend(measured);
+                reactions_ns.extend(measured.0);
+                chained_reactions_ns.extend(measured.1);
             }
         }
         stop.store(true, Ordering::Relaxed);
@@ -309,6 +321,7 @@ pub fn run(
         Ok(Outcome {
             settings: *settings,
             reactions_ns,
+            chained_reactions_ns,
             one_shot_calls: one_shots.load(Ordering::Relaxed),
             mcp_calls,
         })
@@ -350,16 +363,20 @@ async fn start_ticker(
 }
 
 /// One round: every wait sent, [`SETTLE`], every FIFO written in one sweep, every answer checked;
-/// the reactions in nanoseconds.
+/// the reactions in nanoseconds, of the single waits and of the chained ones.
 async fn one_round(
     client: &Client,
     tickers: &mut [Ticker],
     round: usize,
-) -> anyhow::Result<Vec<u64>> {
+) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
     let mut pending = Vec::new();
+    let chain = WaitOptions::new(WAIT_TIMEOUT_MS).with_turns(CHAIN_TURN, CHAIN_TURN);
     for (agent, ticker) in tickers.iter().enumerate() {
-        for wait in 0..WAITS_PER_AGENT {
-            let mark = mark(&format!("{round}.{agent}.{wait}"));
+        // `WAITS_PER_AGENT` single waits, then one chained wait.
+        for wait in 0..=WAITS_PER_AGENT {
+            let chained = wait == WAITS_PER_AGENT;
+            let label = if chained { "c".to_owned() } else { wait.to_string() };
+            let mark = mark(&format!("{round}.{agent}.{label}"));
             let args = json!({
                 "nodeId": ticker.node_id, "until": "text", "text": mark, "since": ticker.cursor,
                 "timeoutMs": WAIT_TIMEOUT_MS,
@@ -368,9 +385,14 @@ async fn one_round(
             let (client, session) = (client.clone(), ticker.session.clone());
             pending.push((
                 agent,
+                chained,
                 mark,
                 tokio::spawn(async move {
-                    let result = client.call(&session, &request).await;
+                    let result = if chained {
+                        call_waiting(&client, &session, &request, &chain, None).await
+                    } else {
+                        client.call(&session, &request).await
+                    };
                     (result, monotonic_ns())
                 }),
             ));
@@ -382,11 +404,13 @@ async fn one_round(
         for wait in 0..WAITS_PER_AGENT {
             let _ = writeln!(lines, "{round}.{agent}.{wait}");
         }
+        let _ = writeln!(lines, "{round}.{agent}.c");
         ticker.fifo.write_all(lines.as_bytes()).context("cannot write into a FIFO")?;
     }
     let mut reactions = Vec::with_capacity(pending.len());
+    let mut chained_reactions = Vec::with_capacity(tickers.len());
     let mut cursors: HashMap<usize, u64> = HashMap::new();
-    for (agent, mark, task) in pending {
+    for (agent, chained, mark, task) in pending {
         let (result, answered_ns) = task.await.context("a waiting task panicked")?;
         let value = value_of("terminal_wait", result)?;
         ensure!(value["reached"] == true, "terminal_wait did not see {mark}: {value}");
@@ -396,7 +420,11 @@ async fn one_round(
         let reaction = answered_ns
             .checked_sub(printed_ns)
             .with_context(|| format!("{mark} was answered before it was printed"))?;
-        reactions.push(reaction);
+        if chained {
+            chained_reactions.push(reaction);
+        } else {
+            reactions.push(reaction);
+        }
         let cursor = value["cursor"].as_u64().context("terminal_wait gave no cursor")?;
         let known = cursors.entry(agent).or_default();
         *known = (*known).max(cursor);
@@ -404,7 +432,7 @@ async fn one_round(
     for (agent, cursor) in cursors {
         tickers[agent].cursor = cursor;
     }
-    Ok(reactions)
+    Ok((reactions, chained_reactions))
 }
 
 /// One-shot `guide_read` calls of `ctl` one after another until `stop`; each must answer.

@@ -168,6 +168,8 @@ pub struct Crowd {
     pub tick: Duration,
     /// Printed to answered, per wait, in nanoseconds.
     pub reaction: Summary,
+    /// Likewise for the one chained wait per agent and round (turns of `crowd::CHAIN_TURN`).
+    pub chained: Summary,
     /// One-shot calls made meanwhile.
     pub one_shot_calls: usize,
     /// MCP calls made meanwhile.
@@ -527,7 +529,11 @@ impl Report {
              warm-up rounds, round-robin, reading the run node above.\n\
              `guide_read` is answered at once; `terminal_read` takes a turn in the project queue and \
              runs tmux: `capture-pane` of the screen and scrollback without `since`, the pane's \
-             state with it (the text after `since` comes from the node's stream).\n\n",
+             state with it (the text after `since` comes from the node's stream).\n\
+             The survey rows (protocol 1.5.0) come last, as many calls of each, once the server also \
+             holds 64 finished run nodes that each printed 1 050 000 characters (the last one then \
+             `FAILED test_needle`, the one line the search finds) and 190 short ones: 256 terminals. \
+             Their targets: `terminal_list` well under 5 ms, `terminal_search` within 50 ms.\n\n",
             terminals.reads, terminals.warmup_reads,
         );
         out.push_str(
@@ -585,6 +591,26 @@ impl Report {
             millis(reaction.p95),
             millis(reaction.p99),
             millis(reaction.max),
+        );
+        let chained = &crowd.chained;
+        let _ = writeln!(
+            out,
+            "Beside them, each agent sends one `terminal_wait` chained by `termsprawlctl`'s long \
+             wait (`long_wait::call_waiting`, turns of {}): when its mark is printed it has \
+             chained {} turns, so its reaction is the one at the end of a long chain (goal: within \
+             5 ms of a single wait's).\n\n\
+             | chained waits | min | p50 | p95 | p99 | max | p50 over the single waits' |\n\
+             | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n\
+             | {} | {} | {} | {} | {} | {} | {} |\n",
+            millis(nanos(super::crowd::CHAIN_TURN)),
+            super::crowd::SETTLE.as_millis() / super::crowd::CHAIN_TURN.as_millis(),
+            chained.count,
+            millis(chained.min),
+            millis(chained.median),
+            millis(chained.p95),
+            millis(chained.p99),
+            millis(chained.max),
+            signed_millis(chained.median, reaction.median),
         );
         let per = |more: u64, count: usize| {
             #[allow(clippy::cast_precision_loss, reason = "a figure to read")]
@@ -779,6 +805,13 @@ fn time_goals(
             met: Some(found <= limit),
         });
     }
+}
+
+/// `later - earlier` in milliseconds with its sign and two decimals: `+0.42 ms`, `-1.05 ms`.
+#[expect(clippy::cast_precision_loss, reason = "display only")]
+pub fn signed_millis(later: u64, earlier: u64) -> String {
+    let ms = (later as f64 - earlier as f64) / 1e6;
+    format!("{ms:+.2} ms")
 }
 
 /// Nanoseconds as milliseconds with three significant decimals at most.

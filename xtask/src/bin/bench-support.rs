@@ -112,7 +112,11 @@ fn termsprawlctl(args: &[OsString]) -> ExitCode {
     let session_env = std::env::var_os(termsprawl_cli::SESSION_ENV);
     let (mut stdin, mut stdout, mut stderr) =
         (std::io::stdin(), std::io::stdout(), std::io::stderr());
-    let mut streams =
-        termsprawl_cli::Streams { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
+    let mut streams = termsprawl_cli::Streams {
+        stdin: &mut stdin,
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+        stderr_is_terminal: false,
+    };
     termsprawl_cli::run(args, session_env.as_deref(), &mut streams)
 }

@@ -116,7 +116,7 @@ fn enum_arguments_list_their_values_in_the_reference() {
         "| `agent` | string, one of `claude`, `codex`, `gemini`, `grok`, `openclaude`, `opencode`, `custom` | yes | The agent preset to start. |"
     ));
     assert!(
-        reference.contains("| 28 | [`agent_launch`](#agent_launch) | `agent`* | – | – | – | ✓ |")
+        reference.contains("| 30 | [`agent_launch`](#agent_launch) | `agent`* | – | – | – | ✓ |")
     );
 }
 
@@ -126,19 +126,42 @@ fn enum_arguments_list_their_values_in_the_reference() {
 /// sibling file in `types/`. Member order must follow `properties`, and no undeclared member may
 /// appear (our writers emit none).
 fn conforms(schema: &Value, value: &Value) -> Result<(), String> {
+    conforms_in(schema, value, &|name| generated_json(&format!("docs/reference/types/{name}.json")))
+}
+
+/// [`conforms`], with `$ref` names resolved by `resolve`.
+fn conforms_in(
+    schema: &Value,
+    value: &Value,
+    resolve: &dyn Fn(&str) -> Value,
+) -> Result<(), String> {
+    let conforms = |schema: &Value, value: &Value| conforms_in(schema, value, resolve);
     if let Some(Value::String(reference)) = schema.get("$ref") {
         let name = reference.strip_suffix(".json").unwrap();
-        return conforms(&generated_json(&format!("docs/reference/types/{name}.json")), value);
+        return conforms(&resolve(name), value);
     }
-    if let Some(Value::String(kind)) = schema.get("type") {
-        let matches = match kind.as_str() {
+    let kinds: Vec<&str> = match schema.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !kinds.is_empty() {
+        let matches = kinds.iter().any(|kind| match *kind {
             "object" => value.is_object(),
             "string" => value.is_string(),
             "boolean" => value.is_boolean(),
-            other => panic!("type {other} is not used by the wire types"),
-        };
+            "integer" => value.is_u64() || value.is_i64(),
+            "array" => value.is_array(),
+            "null" => value.is_null(),
+            other => panic!("type {other} is not used by the wire and result types"),
+        });
         if !matches {
-            return Err(format!("{value} is not of type {kind}"));
+            return Err(format!("{value} is not of type {kinds:?}"));
+        }
+    }
+    if let (Some(items), Value::Array(values)) = (schema.get("items"), value) {
+        for item in values {
+            conforms(items, item)?;
         }
     }
     if let Some(expected) = schema.get("const")
@@ -180,6 +203,91 @@ fn conforms(schema: &Value, value: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Checks `value` against the result type `name` of `result_types`.
+fn result(name: &str, value: &impl serde::Serialize) -> Result<(), String> {
+    let schema = |name: &str| {
+        super::result_types::schemas()
+            .into_iter()
+            .find(|(type_name, _)| *type_name == name)
+            .unwrap_or_else(|| panic!("no result type {name}"))
+            .1
+    };
+    conforms_in(&schema(name), &serde_json::to_value(value).unwrap(), &schema)
+}
+
+#[test]
+fn result_type_schemas_accept_what_the_protocol_types_write() {
+    use termsprawl_protocol::results::{
+        SearchMatch, TerminalKind, TerminalListEntry, TerminalRunResult, TerminalSearchResult,
+        TerminalWaitResult,
+    };
+    let run = TerminalRunResult {
+        node_id: "terminal-1".to_owned(),
+        running: false,
+        exit_code: Some(3),
+        signal: None,
+        output: "x\n".to_owned(),
+        truncated: false,
+        cursor: 2,
+    };
+    result("TerminalRunResult", &run).unwrap();
+    let mut wait = TerminalWaitResult {
+        node_id: "terminal-1".to_owned(),
+        reached: true,
+        running: true,
+        exit_code: None,
+        signal: Some("SIGTERM".to_owned()),
+        output: String::new(),
+        truncated: true,
+        cursor: 9,
+        matched: None,
+        match_cursor: None,
+        input_by: None,
+    };
+    result("TerminalWaitResult", &wait).unwrap();
+    wait.matched = Some(Some(1));
+    wait.match_cursor = Some(None);
+    wait.input_by = Some(Some("bash".to_owned()));
+    result("TerminalWaitResult", &wait).unwrap();
+    for kind in [TerminalKind::Shell, TerminalKind::Run, TerminalKind::Agent] {
+        let entry = TerminalListEntry {
+            node_id: "terminal-1".to_owned(),
+            title: "make".to_owned(),
+            kind,
+            command: Some("make".to_owned()),
+            running: true,
+            exit_code: None,
+            signal: None,
+            started_at: "2026-12-03T17:00:00Z".to_owned(),
+            ended_at: None,
+            cursor: 0,
+            last_output_at: None,
+            waiting_for_input: false,
+            input_by: None,
+            notify: true,
+        };
+        result("TerminalListEntry", &entry).unwrap();
+    }
+    let found = TerminalSearchResult {
+        matches: vec![SearchMatch {
+            node_id: "terminal-1".to_owned(),
+            cursor: 4,
+            line: "FAILED".to_owned(),
+            before: vec!["a".to_owned()],
+            after: Vec::new(),
+        }],
+        truncated: false,
+    };
+    result("TerminalSearchResult", &found).unwrap();
+    // And what they must refuse: a member out of order, a wrong kind, a missing member.
+    assert!(
+        result("TerminalSearchResult", &serde_json::json!({"truncated": false, "matches": []}))
+            .is_err()
+    );
+    assert!(result("TerminalKind", &serde_json::json!("pane")).is_err());
+    assert!(result("TerminalRunResult", &serde_json::json!({"nodeId": "n"})).is_err());
 }
 
 fn wire(name: &str, value: &Value) -> Result<(), String> {

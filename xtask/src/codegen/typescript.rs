@@ -15,12 +15,18 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use termsprawl_protocol::keys::{MAX_KEYS, MODIFIERS, NAMED_KEYS};
+use termsprawl_protocol::pattern::{MAX_GROUP_DEPTH, MAX_PATTERN_SIZE, MAX_REPEAT};
+use termsprawl_protocol::results::{
+    DEFAULT_READ_CHARS, DEFAULT_WAIT_MS, MAX_CLIENT_WAIT_MS, MAX_OUTPUT_UTF16, MAX_READ_CHARS,
+    MAX_WAIT_MS,
+};
 use termsprawl_protocol::{
-    MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE, MAX_STRING_UTF16, Operation,
+    DEFAULT_SEARCH_LIMIT, MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE,
+    MAX_SEARCH_CONTEXT, MAX_SEARCH_LIMIT, MAX_STRING_UTF16, MAX_WAIT_TEXTS, Operation,
     PROTOCOL_VERSION, ParamKind, Topic, ValidationError, guide, instructions, operations,
 };
 
-use super::{GeneratedFile, MARKER, markdown, wire_types};
+use super::{GeneratedFile, MARKER, markdown, result_types, wire_types};
 
 /// The package's folder, relative to the repository root.
 pub const DIR: &str = "bindings/typescript";
@@ -30,6 +36,9 @@ pub const PACKAGE: &str = "@termsprawl/agent-tools-protocol";
 
 /// The validator's algorithm, emitted as it is (see the module doc).
 const VALIDATE_TEMPLATE: &str = include_str!("typescript/validate.ts");
+/// The pattern dialect's checker (`spec/protocol.md` §5.1), emitted as it is: a hand-written
+/// mirror of `protocol/src/pattern.rs`, held to it by the shared cases.
+const PATTERN_TEMPLATE: &str = include_str!("typescript/pattern.ts");
 
 /// Every file of the package.
 pub(super) fn files() -> Vec<GeneratedFile> {
@@ -42,7 +51,9 @@ pub(super) fn files() -> Vec<GeneratedFile> {
         source("types.ts", &types()),
         source("operations.ts", &operations_ts()),
         source("guides.ts", &guides()),
+        source("results.ts", &results()),
         source("validation-data.ts", &validation_data()),
+        source("pattern.ts", PATTERN_TEMPLATE),
         source("validate.ts", VALIDATE_TEMPLATE),
     ]
 }
@@ -116,7 +127,13 @@ fn readme() -> String {
         "| `src/guides.ts` | `GuideTopic`, `GUIDES` (the text `guide_read` returns for each topic) and `INSTRUCTIONS` |\n",
     );
     out.push_str(
-        "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n\n",
+        "| `src/results.ts` | the typed answers of `terminal_run`, `terminal_wait`, `terminal_list` and `terminal_search` (`TerminalRunResult`, `TerminalWaitResult`, `TerminalListEntry`, `SearchMatch`, `TerminalSearchResult`) and their limits (`MAX_WAIT_MS`, `MAX_CLIENT_WAIT_MS`, …), as `termsprawl_protocol::results` has them |\n",
+    );
+    out.push_str(
+        "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n",
+    );
+    out.push_str(
+        "| `src/pattern.ts` | `checkPattern`: the pattern dialect of `spec/protocol.md` §5.1 (`terminal_search` and `terminal_wait` with `regex: true`), the reason of a refusal as the Rust checker gives it; an accepted pattern means what `new RegExp(pattern, \"u\")` means, tested against one line of output at a time |\n\n",
     );
     out.push_str("```ts\n");
     out.push_str(
@@ -137,7 +154,9 @@ fn readme() -> String {
 
 fn index() -> String {
     let mut out = String::from("// The package's entry: everything, re-exported.\n\n");
-    for module in ["version", "types", "operations", "guides", "validation-data", "validate"] {
+    for module in
+        ["version", "types", "operations", "guides", "validation-data", "pattern", "validate"]
+    {
         let _ = writeln!(out, "export * from \"./{module}.js\";");
     }
     out
@@ -318,12 +337,9 @@ fn guides() -> String {
     out
 }
 
-fn validation_data() -> String {
-    let mut out = String::from(
-        "// The data of the validator (validate.ts): spec/protocol.md §5 as the protocol crate states it.\n\n",
-    );
-    out.push_str("import type { OperationName } from \"./operations.js\";\n\n");
-    let constants: [(&str, &str, String); 6] = [
+/// The limits of §5 and §5.1 the validator reads: (name, doc, value).
+fn validation_constants() -> Vec<(&'static str, &'static str, String)> {
+    vec![
         (
             "MAX_ARRAY_ITEMS",
             "Most items in a `string[]` argument (`terminal_input`'s `keys` excepted).",
@@ -350,8 +366,95 @@ fn validation_data() -> String {
             number(MAX_CURSOR),
         ),
         ("MAX_KEYS", "Most keys in one `terminal_input` call.", MAX_KEYS.to_string()),
+        ("MAX_WAIT_TEXTS", "Most texts in `terminal_wait`'s `anyOf`.", MAX_WAIT_TEXTS.to_string()),
+        ("MAX_SEARCH_LIMIT", "The largest `limit` of `terminal_search`.", number(MAX_SEARCH_LIMIT)),
+        (
+            "MAX_SEARCH_CONTEXT",
+            "The largest `context` of `terminal_search`.",
+            number(MAX_SEARCH_CONTEXT),
+        ),
+        (
+            "MAX_REPEAT",
+            "The largest count of a repetition in a pattern (`{n}`, `{n,}`, `{n,m}`).",
+            MAX_REPEAT.to_string(),
+        ),
+        (
+            "MAX_PATTERN_SIZE",
+            "The largest size of a pattern, a repeated part counted as often as it may repeat.",
+            MAX_PATTERN_SIZE.to_string(),
+        ),
+        (
+            "MAX_GROUP_DEPTH",
+            "The deepest nesting of groups in a pattern.",
+            MAX_GROUP_DEPTH.to_string(),
+        ),
+    ]
+}
+
+/// `results.ts`: the typed answers of `termsprawl_protocol::results` and their limits.
+fn results() -> String {
+    let mut out = String::from(
+        "// The typed answers of the terminal operations (spec/protocol.md §4.5 and §4.6), as protocol::results has them, with their limits.\n\n",
+    );
+    let constants: [(&str, &str, String); 7] = [
+        (
+            "MAX_WAIT_MS",
+            "The longest wait a server runs in one call (`timeoutMs` is clamped to it).",
+            MAX_WAIT_MS.to_string(),
+        ),
+        (
+            "DEFAULT_WAIT_MS",
+            "`timeoutMs` of `terminal_run` and `terminal_wait` when omitted.",
+            DEFAULT_WAIT_MS.to_string(),
+        ),
+        (
+            "MAX_CLIENT_WAIT_MS",
+            "The longest wait `termsprawlctl` and its MCP bridge run for one call, in turns of at most `MAX_WAIT_MS`.",
+            MAX_CLIENT_WAIT_MS.to_string(),
+        ),
+        (
+            "MAX_OUTPUT_UTF16",
+            "The most UTF-16 units of `output` in a run or wait answer.",
+            MAX_OUTPUT_UTF16.to_string(),
+        ),
+        (
+            "DEFAULT_READ_CHARS",
+            "`maxChars` of `terminal_read` when omitted.",
+            DEFAULT_READ_CHARS.to_string(),
+        ),
+        (
+            "MAX_READ_CHARS",
+            "The largest `maxChars` of `terminal_read`.",
+            MAX_READ_CHARS.to_string(),
+        ),
+        (
+            "DEFAULT_SEARCH_LIMIT",
+            "`limit` of `terminal_search` when omitted.",
+            DEFAULT_SEARCH_LIMIT.to_string(),
+        ),
     ];
     for (name, text, value) in constants {
+        out.push_str(&doc(text, ""));
+        let _ = writeln!(out, "export const {name} = {value};");
+    }
+    for (name, schema) in result_types::schemas() {
+        out.push('\n');
+        out.push_str(&doc(schema["description"].as_str().unwrap_or_default(), ""));
+        if schema.get("enum").is_some() {
+            let _ = writeln!(out, "export type {name} = {};", ts_type(&schema, "", name));
+            continue;
+        }
+        let _ = writeln!(out, "export interface {name} {}", object_type(&schema, "", name));
+    }
+    out
+}
+
+fn validation_data() -> String {
+    let mut out = String::from(
+        "// The data of the validator (validate.ts): spec/protocol.md §5 as the protocol crate states it.\n\n",
+    );
+    out.push_str("import type { OperationName } from \"./operations.js\";\n\n");
+    for (name, text, value) in validation_constants() {
         out.push_str(&doc(text, ""));
         let _ = writeln!(out, "export const {name} = {value};");
     }
@@ -375,6 +478,7 @@ fn validation_data() -> String {
         ("missingArgument", prefix(&ValidationError::MissingArgument)),
         ("unknownArgument", prefix(&ValidationError::UnknownArgument)),
         ("invalidArgument", prefix(&ValidationError::InvalidArgument)),
+        ("patternReason", pattern_separator()),
     ];
     for (name, text) in messages {
         let _ = writeln!(out, "  {name}: {},", string(&text));
@@ -419,6 +523,13 @@ fn validation_data() -> String {
     out
 }
 
+/// The text an `Invalid <name>: <reason>` message puts between the name and the reason.
+fn pattern_separator() -> String {
+    let text = ValidationError::InvalidPattern("\u{1}".to_owned(), "\u{2}".to_owned()).to_string();
+    let (_, after) = text.split_once('\u{1}').expect("the message holds the name");
+    after.strip_suffix('\u{2}').expect("a message ends with the reason").to_owned()
+}
+
 /// The text a message with an argument name puts before the name.
 fn prefix(message: &dyn Fn(String) -> ValidationError) -> String {
     const NAME: &str = "\u{1}";
@@ -439,9 +550,22 @@ fn ts_type(schema: &Value, indent: &str, owner: &str) -> String {
         let literals: Vec<String> = values.iter().map(Value::to_string).collect();
         return literals.join(" | ");
     }
+    if let Some(Value::Array(kinds)) = schema.get("type") {
+        let kinds: Vec<&str> = kinds
+            .iter()
+            .map(|kind| match kind.as_str() {
+                Some("integer" | "number") => "number",
+                Some("string") => "string",
+                Some("boolean") => "boolean",
+                Some("null") => "null",
+                other => panic!("no TypeScript type for the JSON type {other:?}"),
+            })
+            .collect();
+        return kinds.join(" | ");
+    }
     match schema.get("type").and_then(Value::as_str) {
         Some("string") => "string".to_owned(),
-        Some("number") => "number".to_owned(),
+        Some("number" | "integer") => "number".to_owned(),
         Some("boolean") => "boolean".to_owned(),
         Some("array") => format!("{}[]", ts_type(&schema["items"], indent, owner)),
         Some("object") if schema.get("properties").is_none() => {

@@ -186,3 +186,92 @@ fn the_interpreter_check_reads_real_programs() {
         "not a 64-bit little-endian ELF file"
     );
 }
+
+/// The fenced blocks of `language` in `markdown`, in order.
+fn fenced_blocks(markdown: &str, language: &str) -> Vec<String> {
+    let opening = format!("```{language}");
+    let mut blocks = Vec::new();
+    let mut lines = markdown.lines();
+    while let Some(line) = lines.next() {
+        if line.trim_end() == opening {
+            let block: Vec<&str> = lines.by_ref().take_while(|line| *line != "```").collect();
+            blocks.push(block.join("\n"));
+        }
+    }
+    blocks
+}
+
+/// The workspace's version, from `[workspace.package]`.
+fn workspace_version(root: &Path) -> String {
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let package = manifest.split("[workspace.package]").nth(1).unwrap();
+    let line = package.lines().find(|line| line.starts_with("version = ")).unwrap();
+    line.trim_start_matches("version = ").trim_matches('"').to_owned()
+}
+
+#[test]
+fn the_readmes_install_lines_install_an_archive_into_a_bare_home() {
+    let root = crate::project_root();
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme.split("\n## Install\n").nth(1).unwrap().split("\n## ").next().unwrap();
+    let install = fenced_blocks(section, "sh").into_iter().next().expect("an sh block");
+    // The archive it names is this workspace's, for the x86_64 Linux target.
+    let release = Release {
+        version: workspace_version(&root),
+        target: "x86_64-unknown-linux-gnu".to_owned(),
+    };
+    assert!(install.contains(&release.archive()), "{install}");
+    // What the section says ships is where dist puts it.
+    for path in expected_paths() {
+        let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        assert!(section.contains(&format!("`{folder}/")), "the README does not show {path}");
+    }
+    for program in PROGRAMS {
+        assert!(section.contains(&format!("`bin/{program}`")), "{program}");
+    }
+    let zsh = fenced_blocks(section, "zsh").join("\n");
+    let site_functions = completion_path(CTL, "zsh").rsplit_once('/').unwrap().0.to_owned();
+    assert!(zsh.contains(&format!("fpath=(~/.local/{site_functions} $fpath)")), "{zsh}");
+    // A packed archive of that layout (stand-in programs: `termsprawlctl` a script that prints
+    // its version) and a HOME without `~/.local`, as on a bare machine.
+    let dist = tempfile::tempdir().unwrap();
+    let mut entries = stand_in_entries(&root);
+    let script = format!("#!/bin/sh\necho 'termsprawlctl {}'\n", release.version);
+    entries.retain(|entry| entry.path != format!("bin/{CTL}"));
+    entries.push(Entry {
+        path: format!("bin/{CTL}"),
+        bytes: script.into_bytes(),
+        executable: true,
+    });
+    pack(dist.path(), &release, &entries).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = format!(
+        "set -eu\n{install}\ncommand -v termsprawlctl\nman -w termsprawlctl\nman -w termsprawl-headless\n"
+    );
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(&run)
+        .current_dir(dist.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{run}\n{stderr}");
+    let local = home.path().join(".local");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!(
+            "{}: OK\ntermsprawlctl {}\n{}\n{}\n{}\n",
+            release.archive(),
+            release.version,
+            local.join("bin/termsprawlctl").display(),
+            local.join("share/man/man1/termsprawlctl.1").display(),
+            local.join("share/man/man1/termsprawl-headless.1").display(),
+        )
+    );
+    for path in expected_paths() {
+        assert!(local.join(&path).is_file(), "{path} was not installed");
+    }
+}

@@ -363,8 +363,8 @@ fn malformed_catalogs_are_errors() {
 }
 
 /// The current table extends the reference v1 compatibly: v1 is the current catalog without the
-/// four messaging operations, the three 1.3.0 terminal operations, `terminal_read`'s `since`,
-/// the `agents` guide topic and the `opencode` preset.
+/// four messaging operations, the three 1.3.0 and two 1.5.0 terminal operations,
+/// `terminal_read`'s `since`, the `agents` guide topic and the `opencode` preset.
 #[test]
 fn the_current_catalog_is_a_compatible_extension_of_v1() {
     let mut v1 = catalog_json();
@@ -376,6 +376,8 @@ fn the_current_catalog_is_a_compatible_extension_of_v1() {
             "agent_task",
             "agent_reply",
             "terminal_run",
+            "terminal_list",
+            "terminal_search",
             "terminal_wait",
             "terminal_kill",
         ]
@@ -401,6 +403,8 @@ fn the_current_catalog_is_a_compatible_extension_of_v1() {
             "compatible: `terminal_read`: optional property `since` added",
             "compatible: `agent_launch`: property `agent` enum value `opencode` added",
             "compatible: operation `terminal_run` added",
+            "compatible: operation `terminal_list` added",
+            "compatible: operation `terminal_search` added",
             "compatible: operation `terminal_wait` added",
             "compatible: operation `terminal_kill` added",
             "compatible: operation `agent_cards` added",

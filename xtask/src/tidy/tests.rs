@@ -131,6 +131,43 @@ fn internal_path_dependencies_carry_a_version() {
     assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
 }
 
+#[test]
+fn every_crate_has_its_package_metadata_and_each_unpublished_one_is_named_with_why() {
+    let root = project_root();
+    let metadata = cargo_metadata(&root).unwrap();
+    let architecture = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let publishing = architecture
+        .split("### Build configuration and publishing")
+        .nth(1)
+        .and_then(|rest| rest.split("\n### ").next())
+        .expect("ARCHITECTURE.md has a publishing section");
+    let unpublished = unpublished_packages(&metadata);
+    let mut violations = Vec::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        if name == "xtask" {
+            continue; // the automation, reached through the cargo alias: never a package
+        }
+        for field in ["description", "license", "repository", "readme", "documentation"] {
+            if !package[field].is_string() {
+                violations.push(format!("{name}: no {field}"));
+            }
+        }
+        let manifest = Path::new(package["manifest_path"].as_str().unwrap());
+        if let Some(readme) = package["readme"].as_str()
+            && !manifest.parent().unwrap().join(readme).is_file()
+        {
+            violations.push(format!("{name}: readme {readme} does not exist"));
+        }
+        if unpublished.contains(&name) && !publishing.contains(&format!("`{name}`")) {
+            violations.push(format!(
+                "{name} is publish = false and ARCHITECTURE.md's publishing section does not name it"
+            ));
+        }
+    }
+    assert!(violations.is_empty(), "\n{}\n", violations.join("\n"));
+}
+
 // The checks catch what they should.
 
 #[test]

@@ -136,6 +136,9 @@ fn every_part_is_measured_and_reported() {
             // Part 5: every wait of every agent answered its mark, with the traffic beside.
             let crowd = report.crowd.as_ref().expect("part 5 runs where part 4 does");
             assert_eq!((crowd.agents, crowd.reaction.count), (3, 3 * 4));
+            // One chained wait per agent and round, answered at the end of its chain.
+            assert_eq!(crowd.chained.count, 3);
+            assert!(crowd.chained.min > 0, "{crowd:?}");
             assert!(crowd.reaction.min > 0 && crowd.one_shot_calls > 0 && crowd.mcp_calls > 0);
             assert!(crowd.nodes.fds > 0 && crowd.peak_fds >= crowd.nodes.fds, "{crowd:?}");
             assert!(crowd.peak_rss >= crowd.nodes.rss, "{crowd:?}");

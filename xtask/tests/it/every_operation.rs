@@ -570,6 +570,170 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             );
             d.fails("terminal_open", &json!({"title": 7}), "Invalid title");
         }
+        "terminal_list" => {
+            // A shell, a finished run (exit 3), a running run and a prompt waiting in read -p.
+            let finished = d.ok(
+                "terminal_run",
+                &json!({"command": format!("echo list-{tag}; exit 3"), "timeoutMs": 20000}),
+            );
+            let finished = World::node_id(&finished);
+            let running = World::node_id(
+                &d.ok("terminal_run", &json!({"command": "sleep 30", "timeoutMs": 0})),
+            );
+            let prompt = World::node_id(
+                &d.ok("terminal_run", &json!({"command": "read -p 'Name? ' name", "timeoutMs": 0})),
+            );
+            let asked = d.ok(
+                "terminal_wait",
+                &json!({"nodeId": prompt, "until": "input", "timeoutMs": 20000}),
+            );
+            assert_eq!(asked["reached"], true, "{asked}");
+            let list = d.ok("terminal_list", &json!({}));
+            let entries = list.as_array().unwrap_or_else(|| panic!("not an array: {list}"));
+            let entry = |node_id: &str| {
+                entries
+                    .iter()
+                    .find(|entry| entry["nodeId"] == node_id)
+                    .unwrap_or_else(|| panic!("{node_id} is not listed: {list}"))
+                    .clone()
+            };
+            let keys: Vec<String> = entry(&w.shell).as_object().unwrap().keys().cloned().collect();
+            assert_eq!(
+                keys,
+                [
+                    "nodeId",
+                    "title",
+                    "kind",
+                    "command",
+                    "running",
+                    "exitCode",
+                    "signal",
+                    "startedAt",
+                    "endedAt",
+                    "cursor",
+                    "lastOutputAt",
+                    "waitingForInput",
+                    "inputBy",
+                    "notify"
+                ]
+            );
+            let shell = entry(&w.shell);
+            assert_eq!(
+                (&shell["kind"], &shell["command"], &shell["running"]),
+                (&json!("shell"), &Value::Null, &json!(true)),
+                "{shell}"
+            );
+            let done = entry(&finished);
+            assert_eq!(
+                (&done["kind"], &done["command"], &done["running"], &done["exitCode"]),
+                (
+                    &json!("run"),
+                    &json!(format!("echo list-{tag}; exit 3")),
+                    &json!(false),
+                    &json!(3)
+                ),
+                "{done}"
+            );
+            assert!(done["endedAt"].as_str().is_some_and(|at| at.ends_with('Z')), "{done}");
+            assert!(done["startedAt"].as_str().is_some_and(|at| at.ends_with('Z')), "{done}");
+            let going = entry(&running);
+            assert_eq!(
+                (&going["running"], &going["endedAt"], &going["waitingForInput"]),
+                (&json!(true), &Value::Null, &json!(false)),
+                "{going}"
+            );
+            let waiting = entry(&prompt);
+            assert_eq!(waiting["waitingForInput"], true, "{waiting}");
+            assert!(waiting["inputBy"].is_string(), "{waiting}");
+            // In canvas order.
+            let canvas = w.setup(&w.alpha, "canvas_list", &json!({}));
+            let listed: Vec<&str> =
+                entries.iter().filter_map(|entry| entry["nodeId"].as_str()).collect();
+            let canvas_order: Vec<&str> = canvas
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|node| node["nodeId"].as_str())
+                .filter(|id| listed.contains(id))
+                .collect();
+            assert_eq!(listed, canvas_order);
+            for node in [finished, running, prompt] {
+                w.setup(&w.alpha, "terminal_close", &json!({"nodeId": node}));
+            }
+            d.fails("terminal_list", &json!({"all": true}), &unknown_argument("all"));
+        }
+        "terminal_search" => {
+            // FAILED test_x in the third of three terminals, two lines of context each side.
+            let mut runs = Vec::new();
+            for (index, lines) in [
+                "one\ntwo".to_owned(),
+                format!("alpha\nbeta-{tag}"),
+                format!("a\nb\nc\nFAILED test_x-{tag}\nd\ne\nf"),
+            ]
+            .iter()
+            .enumerate()
+            {
+                let ran = d.ok(
+                    "terminal_run",
+                    &json!({"command": format!("printf '{lines}\\n'"), "title": format!("search-{tag}-{index}"), "timeoutMs": 20000}),
+                );
+                runs.push(World::node_id(&ran));
+            }
+            let found = d.ok(
+                "terminal_search",
+                &json!({"pattern": format!("FAILED test_x-{tag}"), "context": 2}),
+            );
+            assert_eq!(found["truncated"], false, "{found}");
+            let matches = found["matches"].as_array().unwrap();
+            assert_eq!(matches.len(), 1, "{found}");
+            let first = &matches[0];
+            assert_eq!(
+                (&first["nodeId"], &first["line"], &first["before"], &first["after"]),
+                (
+                    &json!(runs[2]),
+                    &json!(format!("FAILED test_x-{tag}")),
+                    &json!(["b", "c"]),
+                    &json!(["d", "e"])
+                ),
+                "{found}"
+            );
+            let read_on =
+                d.ok("terminal_read", &json!({"nodeId": runs[2], "since": first["cursor"]}));
+            assert_eq!(
+                read_on["output"],
+                json!(format!("FAILED test_x-{tag}\nd\ne\nf\n")),
+                "{read_on}"
+            );
+            // A pattern, in one terminal, from a cursor.
+            let by_pattern = d.ok(
+                "terminal_search",
+                &json!({"pattern": format!(r"^[a-c]$|^FAILED \w+-{tag}$"), "regex": true, "nodeId": runs[2], "since": 0}),
+            );
+            let lines: Vec<&Value> =
+                by_pattern["matches"].as_array().unwrap().iter().map(|m| &m["line"]).collect();
+            assert_eq!(
+                lines,
+                [&json!("a"), &json!("b"), &json!("c"), &json!(format!("FAILED test_x-{tag}"))],
+                "{by_pattern}"
+            );
+            // limit cuts the list, oldest first.
+            let cut = d.ok(
+                "terminal_search",
+                &json!({"pattern": "^[a-c]$", "regex": true, "nodeId": runs[2], "limit": 2}),
+            );
+            assert_eq!(cut["truncated"], true, "{cut}");
+            assert_eq!(cut["matches"].as_array().unwrap().len(), 2, "{cut}");
+            for node in runs {
+                w.setup(&w.alpha, "terminal_close", &json!({"nodeId": node}));
+            }
+            d.fails(
+                "terminal_search",
+                &json!({"pattern": "(?=x)", "regex": true}),
+                "Invalid pattern: look-around is not supported, at 0",
+            );
+            d.fails("terminal_search", &json!({"pattern": "x", "since": 3}), "Invalid since");
+            d.fails("terminal_search", &json!({"pattern": "x", "context": 6}), "Invalid context");
+        }
         "terminal_read" => {
             w.setup(
                 &w.alpha,
@@ -744,6 +908,42 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             );
             assert_eq!(gone["output"], format!("gone-{tag}\n"), "{gone}");
             assert_eq!(w.node(&World::node_id(&gone)), Value::Null);
+            // Protocol 1.5.0: a run still going at the answer tells its caller when it ends,
+            // exactly once, in the caller's own node (beta, linked, reads alpha's).
+            let since =
+                w.setup(&w.beta, "terminal_read", &json!({"nodeId": w.alpha.node_id}))["cursor"]
+                    .clone();
+            let notifying = d.ok(
+                "terminal_run",
+                &json!({"command": format!("sleep 1; echo notify-{tag}; exit 4"), "notify": true, "timeoutMs": 100}),
+            );
+            assert_eq!(notifying["running"], true, "{notifying}");
+            let notifier = World::node_id(&notifying);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let notice = loop {
+                let read = w.setup(
+                    &w.beta,
+                    "terminal_read",
+                    &json!({"nodeId": w.alpha.node_id, "since": since}),
+                );
+                let output = read["output"].as_str().unwrap().to_owned();
+                if let Some(line) = output.lines().find(|line| line.contains(&notifier)) {
+                    break line.to_owned();
+                }
+                assert!(Instant::now() < deadline, "no notice of {notifier} within 5 s:\n{output}");
+                std::thread::sleep(Duration::from_millis(50));
+            };
+            assert!(notice.contains('4') && notice.contains("since"), "{notice}");
+            std::thread::sleep(Duration::from_secs(1));
+            let after = w.setup(
+                &w.beta,
+                "terminal_read",
+                &json!({"nodeId": w.alpha.node_id, "since": since}),
+            );
+            let notices = after["output"].as_str().unwrap().matches(notifier.as_str()).count();
+            assert_eq!(notices, 1, "{after}");
+            w.setup(&w.alpha, "terminal_close", &json!({"nodeId": notifier}));
+            d.fails("terminal_run", &json!({"command": "true", "notify": "yes"}), "Invalid notify");
             d.fails("terminal_run", &json!({"command": "true", "keep": 0}), "Invalid keep");
             d.fails("terminal_run", &json!({"command": ""}), "command must not be empty");
             d.fails("terminal_run", &json!({}), "Missing argument: command");
@@ -762,6 +962,68 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
             let timed_out =
                 d.ok("terminal_wait", &json!({"nodeId": run, "until": "exit", "timeoutMs": 100}));
             assert_eq!(timed_out["reached"], false);
+            // Protocol 1.5.0: the first of several texts, and a pattern.
+            let outcome = d.ok(
+                "terminal_run",
+                &json!({"command": format!("sleep 0.2; echo 'test_x FAILED-{tag}'; echo listening on port 8080-{tag}; sleep 30"), "timeoutMs": 0}),
+            );
+            let outcome = World::node_id(&outcome);
+            let which = d.ok(
+                "terminal_wait",
+                &json!({"nodeId": outcome, "until": "text", "anyOf": [format!("PASSED-{tag}"), format!("FAILED-{tag}")], "since": 0, "timeoutMs": 20000}),
+            );
+            assert_eq!(
+                (&which["reached"], &which["matched"]),
+                (&json!(true), &json!(1)),
+                "{which}"
+            );
+            assert_eq!(which["matchCursor"], json!(7), "{which}");
+            let port = d.ok(
+                "terminal_wait",
+                &json!({"nodeId": outcome, "until": "text", "text": format!(r"listening on port 8\d+-{tag}$"), "regex": true, "since": 0, "timeoutMs": 20000}),
+            );
+            assert_eq!((&port["reached"], &port["matched"]), (&json!(true), &json!(0)), "{port}");
+            w.setup(&w.alpha, "terminal_close", &json!({"nodeId": outcome}));
+            // Until input: a prompt reading the terminal, not a sleep.
+            let prompt = d.ok(
+                "terminal_run",
+                &json!({"command": "read -p 'Name? ' name; echo \"hi $name\"", "timeoutMs": 0}),
+            );
+            let prompt = World::node_id(&prompt);
+            let asked = d.ok(
+                "terminal_wait",
+                &json!({"nodeId": prompt, "until": "input", "timeoutMs": 20000}),
+            );
+            assert_eq!(asked["reached"], true, "{asked}");
+            assert!(asked["inputBy"].is_string(), "{asked}");
+            let sleeping = d.ok("terminal_run", &json!({"command": "sleep 30", "timeoutMs": 0}));
+            let sleeping = World::node_id(&sleeping);
+            let not_asked = d.ok(
+                "terminal_wait",
+                &json!({"nodeId": sleeping, "until": "input", "timeoutMs": 1500}),
+            );
+            assert_eq!(
+                (&not_asked["reached"], &not_asked["inputBy"]),
+                (&json!(false), &Value::Null)
+            );
+            for node in [prompt, sleeping] {
+                w.setup(&w.alpha, "terminal_close", &json!({"nodeId": node}));
+            }
+            d.fails(
+                "terminal_wait",
+                &json!({"nodeId": run, "until": "text", "text": "a", "anyOf": ["b"]}),
+                "Invalid anyOf",
+            );
+            d.fails(
+                "terminal_wait",
+                &json!({"nodeId": run, "until": "exit", "regex": true}),
+                "Invalid regex",
+            );
+            d.fails(
+                "terminal_wait",
+                &json!({"nodeId": run, "until": "text", "anyOf": ["ok", "(?=x)"], "regex": true}),
+                "Invalid anyOf: item 1: look-around is not supported, at 0",
+            );
             d.fails(
                 "terminal_wait",
                 &json!({"nodeId": run, "until": "text"}),

@@ -112,6 +112,8 @@ fn terminals() -> Terminals {
             read("`guide_read` `{\"topic\":\"canvas\"}`", 250_000),
             read("`terminal_read` `{\"nodeId\":…}`", 400_000),
             read("`terminal_read` `{\"nodeId\":…,\"since\":0}`", 350_000),
+            read(crate::bench::survey::TERMINAL_LIST, 1_800_000),
+            read(crate::bench::survey::TERMINAL_SEARCH, 3_700_000),
         ],
     }
 }
@@ -341,6 +343,7 @@ fn crowd() -> Crowd {
         warmup_rounds: 1,
         tick: Duration::from_millis(50),
         reaction: summary(3_000_000, 8_000_000, 30_000_000, 60_000_000),
+        chained: summary(3_100_000, 8_200_000, 30_000_000, 61_000_000),
         one_shot_calls: 400,
         mcp_calls: 2000,
         idle: crate::bench::crowd::Usage { fds: 20, rss: 8 * MIB },
