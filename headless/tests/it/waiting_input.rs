@@ -207,13 +207,17 @@ async fn a_sleep_a_busy_loop_and_steady_output_are_not_waiting_for_input() {
         // The command line's echo has arrived: the program runs.
         shown(&agent, &node_id, "\n", &submitted["cursor"]).await;
         check_not_reached(&agent, &node_id, what).await;
+        // Its programs end, so that no busy loop holds the machine's other tests up.
+        ok(&agent, "terminal_close", json!({"nodeId": node_id})).await;
     }
     // A run node that sleeps, and one that computes.
     for (command, what) in
         [("sleep 30", "a sleeping run node"), ("while :; do :; done", "a busy run node")]
     {
         let run = ok(&agent, "terminal_run", json!({"command": command, "timeoutMs": 0})).await;
-        check_not_reached(&agent, run["nodeId"].as_str().unwrap(), what).await;
+        let node_id = run["nodeId"].as_str().unwrap();
+        check_not_reached(&agent, node_id, what).await;
+        ok(&agent, "terminal_kill", json!({"nodeId": node_id})).await;
     }
 }
 
