@@ -13,7 +13,8 @@ fn a_pattern_outside_the_dialect_or_the_engine_is_refused_with_the_reason() {
         "Invalid pattern: repetition at 1 has its least count above its largest"
     );
     // ... and the engine's reason, should it refuse what the dialect passed, is one line.
-    let engine = regex::Regex::new("(unclosed").unwrap_err();
+    let unclosed = ["(", "unclosed"].concat();
+    let engine = regex::Regex::new(&unclosed).unwrap_err();
     assert_eq!(engine_reason(&engine), "unclosed group");
     // The same text as a literal is fine.
     assert!(Matcher::new(&["(unclosed".to_owned()], false).is_ok());
