@@ -16,6 +16,7 @@ use termsprawl_transport::server::ToolServer;
 use crate::canvas::{AgentInfo, Canvas, Node, NodeKind, Project};
 use crate::config::Config;
 use crate::error::{ToolError, messages};
+use crate::foreground::{self, Foreground, Pane, Processes};
 use crate::launch;
 use crate::layout::Layout;
 use crate::notices::Notices;
@@ -52,6 +53,9 @@ pub(crate) struct Engine {
     /// Nodes some answer has seen ended (tmux showed the pane dead or gone): no later answer
     /// takes them for running by their files ([`Engine::runs_by_its_files`]).
     seen_ended: Mutex<HashSet<String>>,
+    /// The process of every terminal node's pane, as tmux last showed it: the looks of
+    /// [`Engine::input_by`] start from it and read only `/proc`.
+    panes: Mutex<HashMap<String, Pane>>,
     /// [`Engine::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
     ends: Mutex<HashMap<String, EndLook>>,
@@ -139,6 +143,7 @@ impl Engine {
             launching: Mutex::new(HashSet::new()),
             unretirable: Mutex::new(HashSet::new()),
             seen_ended: Mutex::new(HashSet::new()),
+            panes: Mutex::new(HashMap::new()),
             ends: Mutex::new(HashMap::new()),
         }
     }
@@ -367,7 +372,11 @@ impl Engine {
                 return Err(error);
             }
         };
-        if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
+        let respawned = self.tmux.respawn(node_id, cwd, argv).await;
+        if let Ok(Some(pid)) = respawned {
+            self.remember_pane(node_id, pid);
+        }
+        if let Err(error) = respawned {
             // Undone as far as the disk allows: a node whose removal cannot be saved stays,
             // reading as not running (`Engine::gone_state`).
             let _ = self.tmux.kill_session(node_id).await;
@@ -389,10 +398,79 @@ impl Engine {
     }
 
     /// Remembers that `node_id` ended when `state` says so ([`Engine::runs_by_its_files`]).
+    /// Also remembers the pane's process while it runs ([`Engine::input_by`]).
     pub(crate) fn saw(&self, node_id: &str, state: Option<&PaneState>) {
         if state.is_some_and(|state| state.dead) {
             lock(&self.seen_ended).insert(node_id.to_owned());
         }
+        if let Some(pid) = state.filter(|state| !state.dead).and_then(|state| state.pid) {
+            self.remember_pane(node_id, pid);
+        }
+    }
+
+    /// Remembers `pid` as the process of `node_id`'s pane, unless it is already.
+    fn remember_pane(&self, node_id: &str, pid: i32) {
+        let known = lock(&self.panes).get(node_id).is_some_and(|pane| pane.pid() == pid);
+        if !known && let Some(pane) = Pane::of(pid) {
+            lock(&self.panes).insert(node_id.to_owned(), pane);
+        }
+    }
+
+    /// Asks tmux for the process of `node_id`'s pane (one command on the control client) unless
+    /// it is remembered and still runs. A node's start learns it from its `new-session` or
+    /// `respawn-pane` (no command of its own); a wait for input and the liveness round (for nodes
+    /// a restart left unknown) ask here.
+    pub(crate) async fn know_pane(&self, node_id: &str) {
+        let known = lock(&self.panes).get(node_id).copied();
+        if known.is_some_and(|pane| Pane::of(pane.pid()) == Some(pane)) {
+            return;
+        }
+        if let Ok(Some(pid)) = self.tmux.pane_pid(node_id).await {
+            self.remember_pane(node_id, pid);
+        }
+    }
+
+    /// The foreground program of `node_id`'s terminal (its name, `bash`, `python3`) while it
+    /// sleeps reading the terminal ([`foreground::look`]), now; `None` otherwise, and for a node
+    /// whose pane's process is not known or has ended. Reads `/proc` only: no tmux command, no
+    /// process; `processes` is shared by the looks of one answer.
+    pub(crate) fn foreground_reader(
+        &self,
+        node_id: &str,
+        processes: &mut Processes,
+    ) -> Option<String> {
+        let pane = lock(&self.panes).get(node_id).copied()?;
+        match foreground::look(pane, processes) {
+            Foreground::Reading(program) => Some(program),
+            Foreground::NotReading => None,
+            Foreground::Gone => {
+                let mut panes = lock(&self.panes);
+                if panes.get(node_id) == Some(&pane) {
+                    panes.remove(node_id);
+                }
+                None
+            }
+        }
+    }
+
+    /// `waitingForInput` and `inputBy` of `terminal_list` and `terminal_read`'s screen view
+    /// (protocol 1.5.0, `spec/protocol.md` §4.8): the foreground program while it sleeps reading
+    /// the terminal ([`Engine::foreground_reader`]) and the node, whose last output was at
+    /// `last_output`, has printed nothing for [`foreground::INPUT_QUIET`]. One look, `/proc`
+    /// reads only: no tmux command, no process.
+    pub(crate) fn input_by(
+        &self,
+        node_id: &str,
+        last_output: Option<SystemTime>,
+        processes: &mut Processes,
+    ) -> Option<String> {
+        let quiet = last_output
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
+            .is_none_or(|quiet| quiet >= foreground::INPUT_QUIET);
+        if !quiet {
+            return None;
+        }
+        self.foreground_reader(node_id, processes)
     }
 
     async fn pane_state_unseen(&self, node_id: &str) -> Result<PaneState, TmuxError> {
@@ -704,7 +782,11 @@ impl Engine {
             died: keep_after_exit.then_some(died.as_path()),
         };
         let stream = self.streams.get(node_id);
-        self.tmux.new_session(node_id, cwd, env, argv, &capture).await.map_err(tmux_error)?;
+        let pid =
+            self.tmux.new_session(node_id, cwd, env, argv, &capture).await.map_err(tmux_error)?;
+        if let Some(pid) = pid {
+            self.remember_pane(node_id, pid);
+        }
         if let (true, Some(argv)) = (keep_after_exit, argv) {
             // The program starts once the pipe's reader runs (see `Tmux::new_session`).
             if !stream.wait_for_file(&start, PIPE_START_LIMIT).await {
@@ -712,10 +794,17 @@ impl Engine {
                 self.streams.remove_files(node_id);
                 return Err(ToolError::new("the terminal's output pipe did not start"));
             }
-            if let Err(error) = self.tmux.respawn(node_id, cwd, argv).await {
-                let _ = self.tmux.kill_session(node_id).await;
-                self.streams.remove_files(node_id);
-                return Err(tmux_error(error));
+            match self.tmux.respawn(node_id, cwd, argv).await {
+                Ok(pid) => {
+                    if let Some(pid) = pid {
+                        self.remember_pane(node_id, pid);
+                    }
+                }
+                Err(error) => {
+                    let _ = self.tmux.kill_session(node_id).await;
+                    self.streams.remove_files(node_id);
+                    return Err(tmux_error(error));
+                }
             }
         }
         Ok(())
@@ -743,6 +832,7 @@ impl Engine {
         }
         self.mutate(project_id, |project| Ok(project.remove(node_id)))?;
         if node.kind.is_terminal() {
+            lock(&self.panes).remove(node_id);
             lock(&self.ends).remove(node_id);
             self.streams.remove_files(node_id);
             let _ = std::fs::remove_file(self.final_file(node_id));
@@ -862,7 +952,20 @@ impl Engine {
             }
         }
         self.follow_again(&running).await;
+        self.know_panes(&running).await;
         dead
+    }
+
+    /// Part of the liveness check: the pane's process of every running terminal node that is not
+    /// remembered (after a restart), so that `waitingForInput` needs no tmux command.
+    async fn know_panes(&self, running: &HashSet<String>) {
+        let terminals = self.node_ids(|node| node.kind.is_terminal());
+        for node_id in terminals {
+            let known = lock(&self.panes).contains_key(&node_id);
+            if !known && running.contains(&session_name(&node_id)) {
+                self.know_pane(&node_id).await;
+            }
+        }
     }
 
     /// The project of `folder` (made canonical), created if new.

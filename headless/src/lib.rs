@@ -13,6 +13,8 @@
 //!   `terminal_run`, `terminal_wait` and `terminal_read` with `since` read, and whose changes wake
 //!   waiting calls, and which `terminal_search` searches with the texts and patterns of
 //!   `matcher` (protocol 1.5.0);
+//! - whether a terminal's foreground program is blocked reading it (`foreground`, from `/proc`
+//!   only: protocol 1.5.0's `until: "input"`, `waitingForInput` and `inputBy`);
 //! - per-project serialisation of operations with the queue expiry of `spec/protocol.md` §6.4
 //!   ([`queue`]);
 //! - a control channel on the Unix socket `D/headless.sock` ([`control`]) through which other
@@ -31,6 +33,7 @@ mod config;
 pub mod control;
 mod engine;
 mod error;
+mod foreground;
 pub mod launch;
 mod layout;
 mod matcher;

@@ -109,17 +109,22 @@ async fn dispatch(
 /// What a call's turn in the queue produced: its answer, or a wait to finish after the turn.
 enum Step {
     Done(Value),
-    Wait(terminal::Wait),
+    /// Boxed: a wait's state is several times the size of an answer.
+    Wait(Box<terminal::Wait>),
 }
 
 /// Runs one call in the caller's turn of its project's queue.
 async fn run(engine: &Engine, caller: &Caller, call: Call) -> Result<Step, ToolError> {
     let value = match call {
         Call::TerminalRun(args) => {
-            return terminal::run(engine, caller, args).await.map(Step::Wait);
+            return terminal::run(engine, caller, args)
+                .await
+                .map(|wait| Step::Wait(Box::new(wait)));
         }
         Call::TerminalWait(args) => {
-            return terminal::wait(engine, caller, args).await.map(Step::Wait);
+            return terminal::wait(engine, caller, args)
+                .await
+                .map(|wait| Step::Wait(Box::new(wait)));
         }
         other => other,
     };

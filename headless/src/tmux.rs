@@ -280,6 +280,9 @@ impl Tmux {
     /// exits (`remain-on-exit`, so that its exit status can be read) and that file is touched when
     /// it does; the program is then started by [`Tmux::respawn`] once the reader runs, so that
     /// the output of a short command is in the file when its exit is seen.
+    ///
+    /// Answers the pid of the pane's process (`-P -F '#{pane_pid}'`, printed by the same tmux
+    /// process), when tmux printed one.
     pub async fn new_session(
         &self,
         node_id: &str,
@@ -287,9 +290,12 @@ impl Tmux {
         env: &[(String, String)],
         argv: Option<&[String]>,
         capture: &Capture<'_>,
-    ) -> Result<(), TmuxError> {
+    ) -> Result<Option<i32>, TmuxError> {
         let mut command_args: Vec<OsString> = vec![
             "-d".into(),
+            "-P".into(),
+            "-F".into(),
+            "#{pane_pid}".into(),
             "-s".into(),
             session_name(node_id).into(),
             "-x".into(),
@@ -345,19 +351,21 @@ impl Tmux {
                 }
                 answer => {
                     self.control.sessions_may_exist();
-                    return answer.map(drop);
+                    return answer.map(|output| last_pid(&output));
                 }
             }
         }
     }
 
-    /// Replaces the program of the node's pane with `argv`, in `cwd` (`respawn-pane -k`).
+    /// Replaces the program of the node's pane with `argv`, in `cwd` (`respawn-pane -k`), and
+    /// answers the new process's pid (a `display-message` in the same command list), when tmux
+    /// showed one.
     pub async fn respawn(
         &self,
         node_id: &str,
         cwd: &Path,
         argv: &[String],
-    ) -> Result<(), TmuxError> {
+    ) -> Result<Option<i32>, TmuxError> {
         let respawn_args = [
             "-k".into(),
             "-c".into(),
@@ -365,8 +373,15 @@ impl Tmux {
             "-t".into(),
             pane(node_id),
             exec_line(argv).into(),
+            ";".into(),
+            "display-message".into(),
+            "-p".into(),
+            "-t".into(),
+            pane(node_id),
+            "#{pane_pid}".into(),
         ];
-        self.run_on(node_id, "respawn-pane", &respawn_args, None).await.map(drop)
+        let output = self.run_on(node_id, "respawn-pane", &respawn_args, None).await?;
+        Ok(last_pid(&output))
     }
 
     /// The state of the node's pane: whether its program still runs, and how it ended.
@@ -392,6 +407,14 @@ impl Tmux {
             }
             tokio::time::sleep(STATUS_RETRY).await;
         }
+    }
+
+    /// The pid of the process the node's pane runs now (`#{pane_pid}`), without waiting for a
+    /// dead pane's status as [`Tmux::pane_state`] does; `None` when tmux shows none.
+    pub async fn pane_pid(&self, node_id: &str) -> Result<Option<i32>, TmuxError> {
+        let args = ["-p".into(), "-t".into(), pane(node_id), "#{pane_pid}".into()];
+        let output = self.run_on(node_id, "display-message", &args, None).await?;
+        Ok(last_pid(&output))
     }
 
     /// [`Tmux::capture`] and [`Tmux::pane_state`] in one tmux command list.
@@ -822,6 +845,11 @@ pub struct PaneState {
     pub signal: Option<i32>,
     /// The program's process id (also its process group: tmux makes it a session leader).
     pub pid: Option<i32>,
+}
+
+/// The pid on the last line tmux printed (`#{pane_pid}`).
+fn last_pid(output: &str) -> Option<i32> {
+    output.lines().last().and_then(|line| line.trim().parse().ok())
 }
 
 /// How often, and how far apart, a dead pane without a status is asked again.

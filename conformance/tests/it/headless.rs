@@ -92,11 +92,10 @@ fn serve(headless: &Path, dir: &Path) -> (Served, PathBuf) {
     (served, user_data)
 }
 
-/// The 1.5.0 behaviour rules that `termsprawl-headless` fails on this branch: it lists
-/// `until: "input"` and `notify` (their validation is in) but answers `not yet implemented` for
-/// until input and ignores notify. Left out with `--skip` until the branches that build the
-/// behaviour merge; then this list goes and the rules join the assertions below.
-const PENDING_15: [&str; 3] = ["wait.until-input", "wait.until-input-sleep", "notify."];
+/// The 1.5.0 behaviour rules that `termsprawl-headless` fails on this branch: it lists `notify`
+/// (its validation is in) but ignores it. Left out with `--skip` until the branch that builds the
+/// behaviour merges; then this list goes and the rules join the assertions below.
+const PENDING_15: [&str; 1] = ["notify."];
 
 /// `--skip RULE` for each of [`PENDING_15`].
 fn skip_pending() -> Vec<&'static str> {
@@ -151,7 +150,7 @@ async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_driva
 }
 
 /// Rules `termsprawl-headless` must pass (not merely not fail) at strict with mutating operations.
-const MUST_PASS: [&str; 56] = [
+const MUST_PASS: [&str; 58] = [
     "isolation.identity",
     "isolation.agent-status",
     "isolation.joined-tokens",
@@ -209,6 +208,8 @@ const MUST_PASS: [&str; 56] = [
     "survey.search-bad-pattern",
     "wait.any-of",
     "wait.regex",
+    "wait.until-input",
+    "wait.until-input-sleep",
 ];
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,6 +6,8 @@
 //! [`crate::streams::Streams::current`]) and the files that record how a program ended
 //! ([`Engine::ended`]). A caller sees exactly the terminals it may `terminal_read` ([`access`]).
 
+use std::time::SystemTime;
+
 use serde_json::Value;
 use termsprawl_protocol::DEFAULT_SEARCH_LIMIT;
 use termsprawl_protocol::args::TerminalSearchArgs;
@@ -17,14 +19,17 @@ use termsprawl_transport::server::Caller;
 use crate::canvas::{Node, NodeKind};
 use crate::engine::Engine;
 use crate::error::ToolError;
+use crate::foreground::Processes;
 use crate::matcher::Matcher;
 use crate::ops::access::{self, Access};
 use crate::ops::terminal::cursor_of;
 
 /// `terminal_list`: every terminal node the caller may read, in canvas order.
 pub(super) fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
+    // One scan of `/proc`, when a look needs it, serves every node.
+    let mut processes = Processes::default();
     let entries: Vec<TerminalListEntry> =
-        readable(engine, caller)?.iter().map(|node| entry(engine, node)).collect();
+        readable(engine, caller)?.iter().map(|node| entry(engine, node, &mut processes)).collect();
     serde_json::to_value(entries).map_err(|error| ToolError::new(error.to_string()))
 }
 
@@ -61,12 +66,16 @@ pub(super) fn search(
         .map_err(|error| ToolError::new(error.to_string()))
 }
 
-/// Whether a terminal's foreground program is blocked reading the terminal, and its name: the one
-/// place `terminal_list` (and, later, `terminal_read`'s screen view) asks. The detection of
-/// protocol 1.5.0's `until: "input"` lands here; until then no terminal reads as waiting.
-fn waiting_for_input(engine: &Engine, node: &Node) -> Option<String> {
-    let _ = (engine, node);
-    None
+/// Whether a running terminal's foreground program is blocked reading the terminal with nothing
+/// printed since `last_output` for a moment, and its name ([`Engine::input_by`], the rule
+/// `terminal_read`'s screen view and `until: "input"` share): `/proc` reads only, no process.
+fn waiting_for_input(
+    engine: &Engine,
+    node: &Node,
+    last_output: Option<SystemTime>,
+    processes: &mut Processes,
+) -> Option<String> {
+    engine.input_by(&node.id, last_output, processes)
 }
 
 /// Whether a notice goes to the caller of `terminal_run` when this node's command ends (its
@@ -89,7 +98,7 @@ fn readable(engine: &Engine, caller: &Caller) -> Result<Vec<Node>, ToolError> {
 }
 
 /// One node's `terminal_list` entry.
-fn entry(engine: &Engine, node: &Node) -> TerminalListEntry {
+fn entry(engine: &Engine, node: &Node, processes: &mut Processes) -> TerminalListEntry {
     let (_, signal, look) = engine.streams.current(&node.id);
     let ended = engine.ended(&node.id, signal);
     let state = ended.map(|ended| ended.state).unwrap_or_default();
@@ -98,7 +107,6 @@ fn entry(engine: &Engine, node: &Node) -> TerminalListEntry {
         (_, Some(_)) => TerminalKind::Run,
         (_, None) => TerminalKind::Shell,
     };
-    let input_by = waiting_for_input(engine, node);
     // The time the stream's file last grew with text (a retired run's as recorded then); the
     // pipe may write it a moment after the program's end, never later than that end.
     let recorded = ended.and_then(|ended| ended.last_output);
@@ -106,6 +114,10 @@ fn entry(engine: &Engine, node: &Node) -> TerminalListEntry {
         Some(ended) => at.min(ended.at),
         None => at,
     });
+    let input_by = match ended {
+        None => waiting_for_input(engine, node, last_output, processes),
+        Some(_) => None,
+    };
     TerminalListEntry {
         node_id: node.id.clone(),
         title: node.title.clone(),

@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use crate::canvas::NodeKind;
 use crate::engine::{Engine, tmux_error};
 use crate::error::{ToolError, messages};
+use crate::foreground::{INPUT_QUIET, INPUT_RECHECK, Processes};
 use crate::matcher::Matcher;
 use crate::ops::access::{self, Access};
 use crate::ops::canvas::lexical_normal;
@@ -115,6 +116,8 @@ pub(super) async fn run(
         searched: None,
         found: None,
         reached_member: false,
+        reading: None,
+        input_by: None,
     })
 }
 
@@ -143,13 +146,15 @@ pub(super) async fn wait(
             MAX_TIMEOUT_MS,
         )),
         WaitUntil::Change => Condition::Change,
-        // Protocol 1.5.0: implemented in the following commits.
-        WaitUntil::Input => return Err(ToolError::new("not yet implemented")),
+        WaitUntil::Input => Condition::Input,
     };
     // A node whose pane is already gone cannot be waited on (tmux is asked when its files
     // show an end).
     if !engine.runs_by_its_files(&args.node_id) {
         engine.pane_state(&args.node_id).await.map_err(tmux_error)?;
+    }
+    if matches!(condition, Condition::Input) {
+        engine.know_pane(&args.node_id).await;
     }
     let stream = engine.streams.get(&args.node_id);
     // Without since, a change is output after the call started.
@@ -169,6 +174,8 @@ pub(super) async fn wait(
         searched: None,
         found: None,
         reached_member: true,
+        reading: None,
+        input_by: None,
     })
 }
 
@@ -270,6 +277,14 @@ async fn read_screen(engine: &Engine, node_id: &str) -> Result<Value, ToolError>
     value["cursorRow"] = Value::from(cursor_row);
     value["cursorCol"] = Value::from(cursor_col);
     value["alternateScreen"] = Value::Bool(alternate);
+    // A finished program reads nothing; the look is of `/proc` only (protocol 1.5.0).
+    let input_by = if state.dead {
+        None
+    } else {
+        engine.input_by(node_id, stream.look().last_change, &mut Processes::default())
+    };
+    value["waitingForInput"] = Value::Bool(input_by.is_some());
+    value["inputBy"] = input_by.map_or(Value::Null, Value::from);
     Ok(value)
 }
 
@@ -430,6 +445,9 @@ pub(super) enum Condition {
     Quiet(Duration),
     /// Any output after `since` (protocol 1.4.0).
     Change,
+    /// The foreground program sleeps reading the terminal and nothing is printed (protocol
+    /// 1.5.0, `spec/protocol.md` §4.8).
+    Input,
 }
 
 /// The waiting half of `terminal_run` and `terminal_wait`, run after the caller's queue turn.
@@ -451,6 +469,10 @@ pub(super) struct Wait {
     timeout: Duration,
     /// `terminal_wait` answers `reached`; `terminal_run` does not.
     reached_member: bool,
+    /// `until: "input"`: when a program was first seen reading the terminal, and the cursor then.
+    reading: Option<(Instant, u64)>,
+    /// `until: "input"`: the program that was reading when the wait was reached.
+    input_by: Option<String>,
 }
 
 impl Wait {
@@ -482,6 +504,7 @@ impl Wait {
                 }
             }
             Condition::Change => (look.cursor > self.since.unwrap_or_default(), None),
+            Condition::Input => self.reads_input(engine, look),
             Condition::Quiet(quiet) => {
                 let since_change = look
                     .last_change
@@ -492,6 +515,38 @@ impl Wait {
                 } else {
                     (false, Some(Instant::now() + quiet.saturating_sub(since_change)))
                 }
+            }
+        }
+    }
+
+    /// `until: "input"`: reached once a program has been seen reading the terminal at two looks
+    /// [`INPUT_RECHECK`] apart, nothing printed between them and for [`INPUT_QUIET`] before; while
+    /// not, the next look is due after the quiet period or the recheck interval (output wakes the
+    /// wait too, and resets it).
+    fn reads_input(&mut self, engine: &Engine, look: &Look) -> (bool, Option<Instant>) {
+        let now = Instant::now();
+        let since_output = look
+            .last_change
+            .and_then(|at| SystemTime::now().duration_since(at).ok())
+            .unwrap_or(INPUT_QUIET);
+        if since_output < INPUT_QUIET {
+            self.reading = None;
+            return (false, Some(now + INPUT_QUIET.saturating_sub(since_output)));
+        }
+        let Some(program) = engine.foreground_reader(&self.node_id, &mut Processes::default())
+        else {
+            self.reading = None;
+            return (false, Some(now + INPUT_RECHECK));
+        };
+        match self.reading {
+            Some((seen, cursor)) if cursor == look.cursor && now >= seen + INPUT_RECHECK => {
+                self.input_by = Some(program);
+                (true, None)
+            }
+            Some((seen, cursor)) if cursor == look.cursor => (false, Some(seen + INPUT_RECHECK)),
+            _ => {
+                self.reading = Some((now, look.cursor));
+                (false, Some(now + INPUT_RECHECK))
             }
         }
     }
@@ -624,7 +679,7 @@ impl Wait {
                 cursor,
                 matched: text.then_some(self.found.map(|(index, _)| index)),
                 match_cursor: text.then_some(self.found.map(|(_, at)| at)),
-                input_by: None,
+                input_by: matches!(self.condition, Condition::Input).then(|| self.input_by.clone()),
             })
         } else {
             serde_json::to_value(TerminalRunResult {

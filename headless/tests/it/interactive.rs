@@ -242,9 +242,13 @@ async fn a_full_screen_programs_cursor_is_where_it_drew() {
             "cols",
             "cursorRow",
             "cursorCol",
-            "alternateScreen"
+            "alternateScreen",
+            "waitingForInput",
+            "inputBy"
         ]
     );
+    // A program asleep after drawing waits for nothing (protocol 1.5.0).
+    assert_eq!((&shown["waitingForInput"], &shown["inputBy"]), (&json!(false), &Value::Null));
     let screen_rows = rows(&shown);
     assert_eq!(screen_rows.len(), 48);
     assert_eq!(screen_rows[4], format!("{}X", " ".repeat(9)));

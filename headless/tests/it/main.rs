@@ -16,3 +16,4 @@ mod survey;
 mod terminal;
 mod terminal_run;
 mod tmux_control;
+mod waiting_input;
