@@ -92,16 +92,6 @@ fn serve(headless: &Path, dir: &Path) -> (Served, PathBuf) {
     (served, user_data)
 }
 
-/// The 1.5.0 behaviour rules that `termsprawl-headless` fails on this branch: it lists `notify`
-/// (its validation is in) but ignores it. Left out with `--skip` until the branch that builds the
-/// behaviour merges; then this list goes and the rules join the assertions below.
-const PENDING_15: [&str; 1] = ["notify."];
-
-/// `--skip RULE` for each of [`PENDING_15`].
-fn skip_pending() -> Vec<&'static str> {
-    PENDING_15.iter().flat_map(|rule| ["--skip", *rule]).collect()
-}
-
 fn node_of(session_file: &Path) -> String {
     let session: Value = serde_json::from_slice(&std::fs::read(session_file).unwrap()).unwrap();
     session["nodeId"].as_str().unwrap().to_owned()
@@ -133,7 +123,6 @@ async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_driva
         "--level",
         "strict",
     ];
-    args.extend(skip_pending());
     let run = conformance(&args).await;
     drop(served);
     assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
@@ -150,7 +139,9 @@ async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_driva
 }
 
 /// Rules `termsprawl-headless` must pass (not merely not fail) at strict with mutating operations.
-const MUST_PASS: [&str; 58] = [
+const MUST_PASS: [&str; 60] = [
+    "notify.one-notice",
+    "notify.line-format",
     "isolation.identity",
     "isolation.agent-status",
     "isolation.joined-tokens",
@@ -229,7 +220,6 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
         "--level",
         "strict",
     ];
-    args.extend(skip_pending());
     let run = conformance(&args).await;
     assert_eq!(run.code, Some(0), "failures:\n{}\nstderr: {}", run.failures(), run.stderr);
     let report = run.report();
@@ -305,7 +295,6 @@ async fn a_kill_reported_as_sigterm_fails_the_kill_rule() {
     .await;
     let mut args =
         vec!["--session", first.to_str().unwrap(), "--mutating", "--json", "--level", "strict"];
-    args.extend(skip_pending());
     let run = conformance(&args).await;
     drop(served);
     let failed: Vec<String> = run.ids("FAIL").into_iter().collect();
