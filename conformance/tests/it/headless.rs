@@ -113,7 +113,7 @@ async fn with_a_link_the_peer_agent_is_readable_and_waitable_and_still_not_driva
         .status()
         .unwrap();
     assert!(status.success());
-    let mut args = vec![
+    let args = vec![
         "--session",
         first.to_str().unwrap(),
         "--session",
@@ -210,7 +210,7 @@ async fn termsprawl_headless_passes_every_rule_with_mutating_operations() {
     let (served, user_data) = serve(&headless, dir.path());
     let first = launch(&headless, &user_data);
     let second = launch(&headless, &user_data);
-    let mut args = vec![
+    let args = vec![
         "--session",
         first.to_str().unwrap(),
         "--session",
@@ -293,7 +293,7 @@ async fn a_kill_reported_as_sigterm_fails_the_kill_rule() {
         }),
     )
     .await;
-    let mut args =
+    let args =
         vec!["--session", first.to_str().unwrap(), "--mutating", "--json", "--level", "strict"];
     let run = conformance(&args).await;
     drop(served);
