@@ -314,7 +314,7 @@ fn the_mcp_inspector_shows_each_startup_mistake_as_its_connection_failure() {
         (
             "misspelt option",
             vec![json!("mcp"), json!("--readonly")],
-            "termsprawlctl mcp: unknown option --readonly: did you mean --read-only? Fix the command the host runs for this server: termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] (docs/hosts.md)".to_owned(),
+            "termsprawlctl mcp: unknown option --readonly: did you mean --read-only? Fix the command the host runs for this server: termsprawlctl --session /absolute/path/to/session.json mcp [--read-only] [--tools NAME,...] [--max-wait-ms MS] (docs/hosts.md)".to_owned(),
         ),
         ("no session", vec![json!("mcp")], termsprawl_cli::MCP_MISSING_SESSION.to_owned()),
         (

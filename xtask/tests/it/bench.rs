@@ -10,6 +10,7 @@ use std::process::Command;
 use termsprawl_protocol::shell::shell_word;
 use xtask::bench::command::{Invocation, Template};
 use xtask::bench::report::{CURL, FLOOR, OURS};
+use xtask::bench::survey::{TERMINAL_LIST, TERMINAL_SEARCH};
 use xtask::bench::terminals::{GUIDE_READ, Settings, TERMINAL_READ, TERMINAL_READ_SINCE};
 use xtask::bench::{IN_FLIGHT, Plan, TASKS, Tools, floor, measure, rustc};
 use xtask::binaries::Binaries;
@@ -132,7 +133,16 @@ fn every_part_is_measured_and_reported() {
                 .iter()
                 .map(|row| (row.call.as_str(), row.latency.count))
                 .collect();
-            assert_eq!(reads, [(GUIDE_READ, 5), (TERMINAL_READ, 5), (TERMINAL_READ_SINCE, 5)]);
+            assert_eq!(
+                reads,
+                [
+                    (GUIDE_READ, 5),
+                    (TERMINAL_READ, 5),
+                    (TERMINAL_READ_SINCE, 5),
+                    (TERMINAL_LIST, 5),
+                    (TERMINAL_SEARCH, 5)
+                ]
+            );
             // Part 5: every wait of every agent answered its mark, with the traffic beside.
             let crowd = report.crowd.as_ref().expect("part 5 runs where part 4 does");
             assert_eq!((crowd.agents, crowd.reaction.count), (3, 3 * 4));
