@@ -39,7 +39,8 @@ use crate::connection::RpcError;
 /// The operations a server must list in `session_info.operations` for canvas terminals.
 pub(crate) const REQUIRED_OPERATIONS: [&str; 2] = ["terminal_run", "terminal_wait"];
 /// The longest single `terminal_wait`, in milliseconds (the protocol's bound).
-pub(crate) const WAIT_SLICE_MS: f64 = 30_000.0;
+#[expect(clippy::cast_precision_loss, reason = "30 000 is exact in an f64")]
+pub(crate) const WAIT_SLICE_MS: f64 = termsprawl_protocol::results::MAX_WAIT_MS as f64;
 /// The largest `maxChars` of `terminal_read`, in UTF-16 units.
 pub(crate) const MAX_READ_CHARS: usize = 100_000;
 

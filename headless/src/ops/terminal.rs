@@ -28,16 +28,18 @@ use crate::ops::canvas::lexical_normal;
 use crate::streams::{Look, Stream};
 use crate::tmux::{PaneState, Screen, TmuxError};
 
-/// The default wait of `terminal_run` and `terminal_wait`, in milliseconds.
-pub(crate) const DEFAULT_TIMEOUT_MS: f64 = 10_000.0;
+/// The default wait of `terminal_run` and `terminal_wait`, in milliseconds (the contract's).
+#[expect(clippy::cast_precision_loss, reason = "10 000 is exact in an f64")]
+pub(crate) const DEFAULT_TIMEOUT_MS: f64 = termsprawl_protocol::results::DEFAULT_WAIT_MS as f64;
 /// The longest wait, in milliseconds: a call always answers inside the client's 45 s cap.
-pub(crate) const MAX_TIMEOUT_MS: f64 = 30_000.0;
+#[expect(clippy::cast_precision_loss, reason = "30 000 is exact in an f64")]
+pub(crate) const MAX_TIMEOUT_MS: f64 = termsprawl_protocol::results::MAX_WAIT_MS as f64;
 /// The default `quietMs` of `terminal_wait`.
 pub(crate) const DEFAULT_QUIET_MS: f64 = 1_000.0;
 /// The shortest `quietMs`.
 pub(crate) const MIN_QUIET_MS: f64 = 100.0;
-/// The longest `output` of `terminal_run` and `terminal_wait`, in UTF-16 units.
-pub(crate) const WAIT_OUTPUT_CHARS: usize = 16_000;
+/// The longest `output` of `terminal_run` and `terminal_wait`, in UTF-16 units (the contract's).
+pub(crate) const WAIT_OUTPUT_CHARS: usize = termsprawl_protocol::results::MAX_OUTPUT_UTF16;
 /// After an exit, the output is complete once it has not grown for this long ...
 const EXIT_SETTLE_QUIET: Duration = Duration::from_millis(25);
 /// ... or after this long at most.
@@ -832,16 +834,7 @@ pub fn clamp_max_chars(max_chars: Option<f64>) -> usize {
 
 /// The last `limit` UTF-16 units of `text`, never splitting a character.
 pub fn tail(text: &str, limit: usize) -> String {
-    let mut units = 0;
-    let mut start = text.len();
-    for (index, c) in text.char_indices().rev() {
-        units += c.len_utf16();
-        if units > limit {
-            break;
-        }
-        start = index;
-    }
-    text[start..].to_owned()
+    termsprawl_protocol::results::utf16_tail(text, limit).to_owned()
 }
 
 /// The pane text without the blank lines below the last written one.
