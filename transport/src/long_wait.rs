@@ -43,7 +43,7 @@ const LAST_LINE_CHARS: usize = 60;
 /// Where a chained wait stands, for a progress line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WaitProgress {
-    /// What is waited on: a run's command, else the node id.
+    /// What is waited on: a run's title, else its command; a wait's node id.
     pub label: String,
     /// How long the chain has waited.
     pub waited: Duration,
@@ -201,7 +201,8 @@ async fn chained<P: FnMut(&WaitProgress) + ?Sized>(
             chain.waits(args, None, first).await
         }
         Plan::Run(args, total) => {
-            chain.begin(&args.command, total);
+            // The node's title when the caller named it (`make test`), else its command.
+            chain.begin(args.title.as_deref().unwrap_or(&args.command), total);
             chain.run(args).await
         }
     }
