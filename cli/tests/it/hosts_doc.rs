@@ -251,9 +251,30 @@ fn every_config_snippet_parses_and_starts_the_bridge_as_written() {
         start_as_written(&launch, &app, &at);
         configs += 1;
     }
-    // Claude Code, Codex twice, Gemini, opencode, Copilot CLI, VS Code, Cursor, Zed, the
-    // Inspector, and the long-wait entries of Claude Code, Codex, Gemini and opencode.
-    assert_eq!(configs, 14);
+    // Claude Code, Codex three times (the session, the variable, the approvals), Gemini, opencode,
+    // Copilot CLI, VS Code, Cursor, Zed, the Inspector, and the long-wait entries of Claude Code,
+    // Codex, Gemini and opencode.
+    assert_eq!(configs, 15);
+}
+
+/// Codex refuses a destructive tool under approval policy `never` unless its entry approves it in
+/// advance (measured with Codex 0.171.0): the guide's entry spells both of Codex's keys so.
+#[test]
+fn codexs_approval_entry_approves_the_destructive_tools() {
+    let snippets = snippets();
+    let approvals: Vec<toml::Table> = snippets
+        .iter()
+        .filter(|snippet| snippet.host == "codex" && snippet.language == "toml")
+        .map(|snippet| toml::from_str(&snippet.text).unwrap())
+        .filter(|table: &toml::Table| {
+            table["mcp_servers"]["termsprawl"].get("default_tools_approval_mode").is_some()
+        })
+        .collect();
+    assert_eq!(approvals.len(), 1, "{approvals:?}");
+    let entry = &approvals[0]["mcp_servers"]["termsprawl"];
+    assert_eq!(entry["default_tools_approval_mode"].as_str(), Some("approve"));
+    assert_eq!(entry["tools"]["terminal_run"]["approval_mode"].as_str(), Some("approve"));
+    assert_eq!(entry["tools"].as_table().unwrap().len(), 1, "{entry:?}");
 }
 
 /// Shell words: whitespace-separated, single quotes kept together (what the guide's lines use).
