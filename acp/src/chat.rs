@@ -22,12 +22,12 @@ use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
 use crate::input::{Input, InputReader, LineEditor, Signals};
-use crate::markdown::Markdown;
+use crate::markdown::Streams;
 use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
 use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
-use crate::render::{Piece, Renderer};
+use crate::render::{Piece, Renderer, Voice};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
@@ -94,8 +94,8 @@ pub(crate) struct Chat {
     offers: Offers,
     /// A session was started (and is closed at the end).
     session_open: bool,
-    /// Agent messages rendered from Markdown, when colour is allowed.
-    markdown: Option<Markdown>,
+    /// Streamed text rendered from Markdown, when it is laid out (`Ui::lays_out`).
+    markdown: Option<Streams>,
     /// The agent's `authMethods`, for a login asked for by any session request.
     auth_methods: Vec<AuthMethod>,
     /// The agent's command line (a `terminal` login runs it with the method's arguments).
@@ -133,7 +133,7 @@ impl Chat {
         setting: Setting,
     ) -> Chat {
         let Setting { terminals, server, agent_log, agent_log_kind, editor } = setting;
-        let markdown = ui.color().then(Markdown::default);
+        let markdown = ui.lays_out().then(Streams::default);
         let (input, printer) = InputReader::spawn(editor);
         if let Some(printer) = printer {
             ui.attach_printer(printer);
@@ -292,30 +292,45 @@ impl Chat {
 
     /// Writes the line a Markdown message left open.
     fn flush_markdown(&mut self) {
-        if let Some(rest) = self.markdown.as_mut().map(Markdown::flush) {
-            self.ui.out(&rest);
+        let columns = self.ui.columns();
+        if let Some(rows) = self.markdown.as_mut().map(|streams| streams.flush(columns)) {
+            self.ui.rows(&rows);
+        }
+    }
+
+    /// At the end of a turn: what every voice left open, and open code blocks closed.
+    fn finish_markdown(&mut self) {
+        let columns = self.ui.columns();
+        if let Some(rows) = self.markdown.as_mut().map(|streams| streams.finish(columns)) {
+            self.ui.rows(&rows);
+        }
+    }
+
+    /// Streamed text: laid out line by line, or written as it came (a pipe).
+    fn say(&mut self, voice: Voice, text: &str) {
+        let columns = self.ui.columns();
+        match self.markdown.as_mut() {
+            Some(streams) => {
+                let rows = streams.feed(voice, text, columns);
+                self.ui.rows(&rows);
+            }
+            None => self.ui.out_styled(voice.style(), text),
         }
     }
 
     pub(super) fn piece(&mut self, piece: Piece) {
-        if !matches!(piece, Piece::Text(_)) {
+        if !matches!(piece, Piece::Text(..)) {
             self.flush_markdown();
         }
         match piece {
-            Piece::Text(text) => match self.markdown.as_mut() {
-                Some(markdown) => {
-                    let styled = markdown.feed(&text);
-                    self.ui.out(&styled);
-                }
-                None => self.ui.out(&text),
-            },
-            Piece::Fresh(text) => {
+            Piece::Text(voice, text) => self.say(voice, &text),
+            Piece::Fresh(voice, text) => {
                 self.ui.finish_line();
-                self.ui.out(&text);
+                self.say(voice, &text);
             }
-            Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
-            Piece::Tool(id, line) => self.ui.tool_line(&id, &line),
+            Piece::Styled(row) => self.ui.row(&row),
+            Piece::Tool(id, row) => self.ui.tool_line(&id, &row),
             Piece::Diff(lines) => self.ui.diff(&lines),
         }
     }

@@ -1,4 +1,8 @@
 //! The one place that writes to the terminal: the chat transcript on stdout, diagnostics on stderr.
+//! Rows of styled spans are painted here (`crate::style`) when colour is allowed and written plain
+//! otherwise; on a terminal, lines are word-wrapped for the pane's width as it is when they are
+//! written (`crate::wrap`), and the activity line of a running turn is drawn below the transcript
+//! and rewritten in place (never in a pipe).
 //!
 //! Write errors (a closed pipe) are ignored: the front end keeps serving the agent regardless.
 //!
@@ -10,10 +14,23 @@ use std::io::{IsTerminal, Write};
 
 use crate::change::{DiffLine, DiffStyle};
 use crate::input::Printer;
+use crate::style::{self, Row, Span, Style, paint, paint_row, row_width};
+use crate::wrap::{wrap, wrap_line};
+
+/// The width laid out for when stdout is not a terminal but styled output was asked for.
+const PIPE_COLUMNS: usize = 100;
 
 /// The terminal the person sees.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts of the terminal: colour, a terminal, the activity line drawn, the cursor at a line start, the editor shown"
+)]
 pub(crate) struct Ui {
     color: bool,
+    /// stdout is a terminal: lines are wrapped and the activity line is drawn.
+    terminal: bool,
+    /// The activity line is on screen (the cursor at its end).
+    activity: bool,
     at_line_start: bool,
     writes: u64,
     /// The line editor's printer, when the prompt is edited.
@@ -36,11 +53,13 @@ impl fmt::Debug for Ui {
 }
 
 impl Ui {
-    /// A UI on the process's stdout and stderr; dims thoughts only on a terminal without `NO_COLOR`.
+    /// A UI on the process's stdout and stderr; colour as [`style::color_allowed`] says.
     pub(crate) fn new() -> Ui {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+        let terminal = std::io::stdout().is_terminal();
         Ui {
-            color: std::io::stdout().is_terminal() && !no_color,
+            color: style::color_allowed(terminal),
+            terminal,
+            activity: false,
             at_line_start: true,
             writes: 0,
             printer: None,
@@ -88,14 +107,27 @@ impl Ui {
             self.held.push_str(text);
             return;
         }
+        self.clear_activity();
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
         let _ = stdout.flush();
     }
 
-    /// Whether colour is allowed: stdout is a terminal and `NO_COLOR` is unset or empty.
-    pub(crate) fn color(&self) -> bool {
-        self.color
+    /// Whether agent text is laid out (Markdown rendered, wrapped): on a terminal, or in a pipe
+    /// with colour forced.
+    pub(crate) fn lays_out(&self) -> bool {
+        self.terminal || self.color
+    }
+
+    /// The width to lay out for: the pane's, read now (so a resize applies to what is written
+    /// next), else [`PIPE_COLUMNS`].
+    pub(crate) fn columns(&self) -> usize {
+        self.terminal.then(terminal_columns).flatten().unwrap_or(PIPE_COLUMNS)
+    }
+
+    /// The pane's width when lines are wrapped: on a terminal only.
+    fn wrap_columns(&self) -> Option<usize> {
+        self.terminal.then(terminal_columns).flatten()
     }
 
     /// Writes transcript text as is.
@@ -113,69 +145,128 @@ impl Ui {
         self.writes
     }
 
-    /// Writes text dimmed when colour is allowed (thoughts).
-    pub(crate) fn out_dim(&mut self, text: &str) {
+    /// Writes streamed text as it came, in `style` when colour is allowed (text that is not laid
+    /// out: a pipe).
+    pub(crate) fn out_styled(&mut self, style: Style, text: &str) {
         if text.is_empty() {
             return;
         }
-        if self.color {
-            self.write_stdout(&format!("\x1b[2m{text}\x1b[0m"));
-            self.at_line_start = text.ends_with('\n');
-            self.writes += 1;
-        } else {
-            self.out(text);
-        }
+        self.write_stdout(&paint(self.color, style, text));
+        self.at_line_start = text.ends_with('\n');
+        self.writes += 1;
     }
 
-    /// Writes one transcript line, starting a new line first if streamed text left one open.
+    /// Writes one transcript line, starting a new line first if streamed text left one open;
+    /// wrapped on a terminal, with its hanging indent ([`crate::wrap::hanging_indent`]).
     pub(crate) fn line(&mut self, line: &str) {
-        self.finish_line();
-        self.out(line);
-        if !line.ends_with('\n') {
-            self.out("\n");
-        }
+        self.styled_line(Style::Plain, line);
     }
 
-    /// Writes a file change line by line; with colour, removed lines are red, added ones green,
-    /// hunk headers cyan, the title bold, and context, gaps and notes dim.
-    pub(crate) fn diff(&mut self, lines: &[DiffLine]) {
-        for line in lines {
-            if !self.color {
-                self.line(&line.text);
-                continue;
+    /// [`Ui::line`] in one style.
+    pub(crate) fn styled_line(&mut self, style: Style, line: &str) {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        match self.wrap_columns() {
+            Some(columns) => {
+                let rows: Vec<Row> =
+                    line.split('\n').flat_map(|line| wrap_line(style, line, columns)).collect();
+                self.rows(&rows);
             }
-            let style = match line.style {
-                DiffStyle::Title => "1",
-                DiffStyle::Hunk => "36",
-                DiffStyle::Removed => "31",
-                DiffStyle::Added => "32",
-                DiffStyle::Context | DiffStyle::Gap | DiffStyle::Note => "2",
-            };
-            self.line(&format!("\x1b[{style}m{}\x1b[0m", line.text));
+            None => self.rows(&[vec![Span::new(style, line)]]),
         }
     }
 
-    /// Writes the line of the tool call `id`. On a terminal with colour, when the call's previous
-    /// line is the last thing written and both fit on one row, the new line replaces it (cursor
-    /// up, line cleared), so that a call shows one line with its latest status; otherwise (a
-    /// pipe, `NO_COLOR`, something written since) it is a line of its own.
-    pub(crate) fn tool_line(&mut self, id: &str, line: &str) {
-        let columns = terminal_columns();
-        let fits = |text: &str| columns.is_some_and(|columns| text.chars().count() < columns);
-        let in_place = self.color
+    /// Writes one line of spans, wrapped on a terminal with its hanging indent.
+    pub(crate) fn row(&mut self, row: &[Span]) {
+        match self.wrap_columns() {
+            Some(columns) => {
+                let text: String = row.iter().map(|span| span.text.as_str()).collect();
+                let indent = crate::wrap::hanging_indent(&text, columns);
+                let rows = wrap(row, columns, &[], &[Span::plain(" ".repeat(indent))]);
+                self.rows(&rows);
+            }
+            None => self.rows(&[row.to_vec()]),
+        }
+    }
+
+    /// Writes rows laid out already, each on a line of its own.
+    pub(crate) fn rows(&mut self, rows: &[Row]) {
+        if rows.is_empty() {
+            return;
+        }
+        self.finish_line();
+        let mut text = String::new();
+        for row in rows {
+            text.push_str(paint_row(self.color, row).trim_end_matches(' '));
+            text.push('\n');
+        }
+        self.out(&text);
+    }
+
+    /// Writes a file change line by line, in the diff's styles.
+    pub(crate) fn diff(&mut self, lines: &[DiffLine]) {
+        let rows: Vec<Row> = lines
+            .iter()
+            .map(|line| {
+                let style = match line.style {
+                    DiffStyle::Title => Style::DiffTitle,
+                    DiffStyle::Hunk => Style::DiffHunk,
+                    DiffStyle::Removed => Style::DiffRemoved,
+                    DiffStyle::Added => Style::DiffAdded,
+                    DiffStyle::Context | DiffStyle::Gap | DiffStyle::Note => Style::DiffContext,
+                };
+                vec![Span::new(style, line.text.clone())]
+            })
+            .collect();
+        self.rows(&rows);
+    }
+
+    /// Draws the activity line of a running turn (on a terminal, when nothing is left open on
+    /// the last line and the editor does not show its prompt), replacing the one drawn before.
+    pub(crate) fn show_activity(&mut self, text: &str) {
+        if !self.terminal || self.editing || !self.at_line_start {
+            return;
+        }
+        let columns = terminal_columns().unwrap_or(PIPE_COLUMNS);
+        let text: String = text.chars().take(columns.saturating_sub(1)).collect();
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "\r\x1b[2K{}", paint(self.color, Style::Activity, &text));
+        let _ = stdout.flush();
+        self.activity = true;
+    }
+
+    /// Removes the activity line, if drawn (before anything else is written).
+    pub(crate) fn clear_activity(&mut self) {
+        if !self.activity {
+            return;
+        }
+        self.activity = false;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(b"\r\x1b[2K");
+        let _ = stdout.flush();
+    }
+
+    /// Writes the line of the tool call `id`. On a terminal, when the call's previous line is the
+    /// last thing written and both fit on one row, the new line replaces it (cursor up, line
+    /// cleared), so that a call shows one line with its latest status; otherwise (a pipe,
+    /// something written since) it is a line of its own.
+    pub(crate) fn tool_line(&mut self, id: &str, row: &[Span]) {
+        let columns = self.wrap_columns();
+        let line: String = row.iter().map(|span| span.text.as_str()).collect();
+        let fits = |width: usize| columns.is_some_and(|columns| width < columns);
+        let in_place = self.terminal
             && !self.editing
             && self.last_tool.as_ref().is_some_and(|(last_id, last_line, writes)| {
-                last_id == id && *writes == self.writes && fits(last_line)
+                last_id == id && *writes == self.writes && fits(style::width(last_line))
             })
-            && fits(line);
+            && fits(row_width(row));
         if in_place {
-            self.write_stdout(&format!("\x1b[1A\r\x1b[2K{line}\n"));
+            self.write_stdout(&format!("\x1b[1A\r\x1b[2K{}\n", paint_row(self.color, row)));
             self.at_line_start = true;
             self.writes += 1;
         } else {
-            self.line(line);
+            self.row(row);
         }
-        self.last_tool = Some((id.to_owned(), line.to_owned(), self.writes));
+        self.last_tool = Some((id.to_owned(), line, self.writes));
     }
 
     /// Ends a line that streamed text left open.
@@ -200,6 +291,7 @@ impl Ui {
             let _ = writeln!(self.held, "termsprawlctl: acp: {message}");
             return;
         }
+        self.clear_activity();
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "termsprawlctl: acp: {message}");
     }
@@ -213,6 +305,7 @@ impl Ui {
             self.held.push('\n');
             return;
         }
+        self.clear_activity();
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{hint}");
     }
