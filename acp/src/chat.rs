@@ -22,12 +22,11 @@ use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
 use crate::input::{Input, InputReader, LineEditor, Signals};
-use crate::markdown::Streams;
 use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
 use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
-use crate::render::{Piece, Renderer, Voice};
+use crate::render::{Piece, Renderer};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
@@ -94,8 +93,6 @@ pub(crate) struct Chat {
     offers: Offers,
     /// A session was started (and is closed at the end).
     session_open: bool,
-    /// Streamed text rendered from Markdown, when it is laid out (`Ui::lays_out`).
-    markdown: Option<Streams>,
     /// The agent's `authMethods`, for a login asked for by any session request.
     auth_methods: Vec<AuthMethod>,
     /// The agent's command line (a `terminal` login runs it with the method's arguments).
@@ -133,7 +130,6 @@ impl Chat {
         setting: Setting,
     ) -> Chat {
         let Setting { terminals, server, agent_log, agent_log_kind, editor } = setting;
-        let markdown = ui.lays_out().then(Streams::default);
         let (input, printer) = InputReader::spawn(editor);
         if let Some(printer) = printer {
             ui.attach_printer(printer);
@@ -163,7 +159,6 @@ impl Chat {
             capabilities: Capabilities::default(),
             offers: Offers::default(),
             session_open: false,
-            markdown,
             auth_methods: Vec::new(),
             agent_argv: Vec::new(),
         }
@@ -290,32 +285,14 @@ impl Chat {
         self.renderer.update(update, &attach)
     }
 
-    /// Writes the line a Markdown message left open.
+    /// Writes the line streamed text left open.
     fn flush_markdown(&mut self) {
-        let columns = self.ui.columns();
-        if let Some(rows) = self.markdown.as_mut().map(|streams| streams.flush(columns)) {
-            self.ui.rows(&rows);
-        }
+        self.ui.flush_text();
     }
 
     /// At the end of a turn: what every voice left open, and open code blocks closed.
     fn finish_markdown(&mut self) {
-        let columns = self.ui.columns();
-        if let Some(rows) = self.markdown.as_mut().map(|streams| streams.finish(columns)) {
-            self.ui.rows(&rows);
-        }
-    }
-
-    /// Streamed text: laid out line by line, or written as it came (a pipe).
-    fn say(&mut self, voice: Voice, text: &str) {
-        let columns = self.ui.columns();
-        match self.markdown.as_mut() {
-            Some(streams) => {
-                let rows = streams.feed(voice, text, columns);
-                self.ui.rows(&rows);
-            }
-            None => self.ui.out_styled(voice.style(), text),
-        }
+        self.ui.finish_text();
     }
 
     pub(super) fn piece(&mut self, piece: Piece) {
@@ -323,10 +300,10 @@ impl Chat {
             self.flush_markdown();
         }
         match piece {
-            Piece::Text(voice, text) => self.say(voice, &text),
+            Piece::Text(voice, text) => self.ui.say(voice, &text),
             Piece::Fresh(voice, text) => {
                 self.ui.finish_line();
-                self.say(voice, &text);
+                self.ui.say(voice, &text);
             }
             Piece::Line(line) => self.ui.line(&line),
             Piece::Styled(row) => self.ui.row(&row),

@@ -14,6 +14,8 @@ use std::io::{IsTerminal, Write};
 
 use crate::change::{DiffLine, DiffStyle};
 use crate::input::Printer;
+use crate::markdown::Streams;
+use crate::render::Voice;
 use crate::style::{self, Row, Span, Style, paint, paint_row, row_width};
 use crate::wrap::{wrap, wrap_line};
 
@@ -40,6 +42,9 @@ pub(crate) struct Ui {
     held: String,
     /// The tool line written last (call id, text) and the write count just after it.
     last_tool: Option<(String, String, u64)>,
+    /// Streamed text rendered from Markdown, when it is laid out (on a terminal, or with colour forced into a pipe): a line is
+    /// held until it ends, and written before anything else is.
+    streams: Option<Streams>,
 }
 
 impl fmt::Debug for Ui {
@@ -56,8 +61,10 @@ impl Ui {
     /// A UI on the process's stdout and stderr; colour as [`style::color_allowed`] says.
     pub(crate) fn new() -> Ui {
         let terminal = std::io::stdout().is_terminal();
+        let color = style::color_allowed(terminal);
         Ui {
-            color: style::color_allowed(terminal),
+            color,
+            streams: (terminal || color).then(Streams::default),
             terminal,
             activity: false,
             at_line_start: true,
@@ -113,12 +120,6 @@ impl Ui {
         let _ = stdout.flush();
     }
 
-    /// Whether agent text is laid out (Markdown rendered, wrapped): on a terminal, or in a pipe
-    /// with colour forced.
-    pub(crate) fn lays_out(&self) -> bool {
-        self.terminal || self.color
-    }
-
     /// The width to lay out for: the pane's, read now (so a resize applies to what is written
     /// next), else [`PIPE_COLUMNS`].
     pub(crate) fn columns(&self) -> usize {
@@ -130,8 +131,13 @@ impl Ui {
         self.terminal.then(terminal_columns).flatten()
     }
 
-    /// Writes transcript text as is.
+    /// Writes transcript text as is (after the streamed text held).
     pub(crate) fn out(&mut self, text: &str) {
+        self.flush_text();
+        self.write_text(text);
+    }
+
+    fn write_text(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
@@ -148,6 +154,7 @@ impl Ui {
     /// Writes streamed text as it came, in `style` when colour is allowed (text that is not laid
     /// out: a pipe).
     pub(crate) fn out_styled(&mut self, style: Style, text: &str) {
+        self.flush_text();
         if text.is_empty() {
             return;
         }
@@ -190,16 +197,52 @@ impl Ui {
 
     /// Writes rows laid out already, each on a line of its own.
     pub(crate) fn rows(&mut self, rows: &[Row]) {
+        self.flush_text();
+        self.emit_rows(rows);
+    }
+
+    fn emit_rows(&mut self, rows: &[Row]) {
         if rows.is_empty() {
             return;
         }
-        self.finish_line();
+        if !self.at_line_start {
+            self.write_text("\n");
+        }
         let mut text = String::new();
         for row in rows {
             text.push_str(paint_row(self.color, row).trim_end_matches(' '));
             text.push('\n');
         }
-        self.out(&text);
+        self.write_text(&text);
+    }
+
+    /// Streamed text of `voice`: laid out line by line, or written as it came (a pipe without
+    /// colour).
+    pub(crate) fn say(&mut self, voice: Voice, text: &str) {
+        let columns = self.columns();
+        match self.streams.as_mut() {
+            Some(streams) => {
+                let rows = streams.feed(voice, text, columns);
+                self.emit_rows(&rows);
+            }
+            None => self.out_styled(voice.style(), text),
+        }
+    }
+
+    /// Writes the line streamed text left open (at the end of a message).
+    pub(crate) fn flush_text(&mut self) {
+        let columns = self.columns();
+        if let Some(rows) = self.streams.as_mut().map(|streams| streams.flush(columns)) {
+            self.emit_rows(&rows);
+        }
+    }
+
+    /// At the end of a turn: what every voice left open, and an open code block closed.
+    pub(crate) fn finish_text(&mut self) {
+        let columns = self.columns();
+        if let Some(rows) = self.streams.as_mut().map(|streams| streams.finish(columns)) {
+            self.emit_rows(&rows);
+        }
     }
 
     /// Writes a file change line by line, in the diff's styles.
@@ -250,6 +293,7 @@ impl Ui {
     /// cleared), so that a call shows one line with its latest status; otherwise (a pipe,
     /// something written since) it is a line of its own.
     pub(crate) fn tool_line(&mut self, id: &str, row: &[Span]) {
+        self.flush_text();
         let columns = self.wrap_columns();
         let line: String = row.iter().map(|span| span.text.as_str()).collect();
         let fits = |width: usize| columns.is_some_and(|columns| width < columns);
@@ -269,10 +313,11 @@ impl Ui {
         self.last_tool = Some((id.to_owned(), line, self.writes));
     }
 
-    /// Ends a line that streamed text left open.
+    /// Ends a line that streamed text left open (the text held written first).
     pub(crate) fn finish_line(&mut self) {
+        self.flush_text();
         if !self.at_line_start {
-            self.out("\n");
+            self.write_text("\n");
         }
     }
 

@@ -98,3 +98,11 @@ fn voices_keep_their_own_lines_and_styles() {
         vec![vec![Span::new(Style::Thought, "thinking about")], vec![Span::plain("The answer")]]
     );
 }
+
+#[test]
+fn a_pane_too_narrow_for_boxes_gets_each_row_as_a_line() {
+    let mut markdown = Markdown::new(Style::Plain);
+    markdown.feed("| a | b | c |\n|---|---|---|\n| one | two | three |\n", 12);
+    let rows = markdown.flush(12);
+    assert_eq!(text(&rows), "a │ b │ c\none │ two │\n  three\n");
+}

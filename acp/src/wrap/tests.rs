@@ -61,3 +61,11 @@ fn hanging_indents_follow_the_lines_own_layout() {
         ]
     );
 }
+
+#[test]
+fn a_row_narrower_than_its_prefix_still_makes_progress() {
+    let rows = wrap(&[Span::plain("ab cd")], 2, &[Span::plain("│ ")], &[Span::plain("│ ")]);
+    assert_eq!(text(&rows), ["│ a", "│ b", "│ c", "│ d"]);
+    let rows = wrap_chars(&[Span::plain("xy")], 1, &[Span::plain("> ")], &[Span::plain("> ")]);
+    assert_eq!(text(&rows), ["> x", "> y"]);
+}
