@@ -22,7 +22,6 @@ use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
 use crate::input::{Input, InputReader, LineEditor, Signals};
-use crate::markdown::Markdown;
 use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
 use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
@@ -94,8 +93,6 @@ pub(crate) struct Chat {
     offers: Offers,
     /// A session was started (and is closed at the end).
     session_open: bool,
-    /// Agent messages rendered from Markdown, when colour is allowed.
-    markdown: Option<Markdown>,
     /// The agent's `authMethods`, for a login asked for by any session request.
     auth_methods: Vec<AuthMethod>,
     /// The agent's command line (a `terminal` login runs it with the method's arguments).
@@ -133,7 +130,6 @@ impl Chat {
         setting: Setting,
     ) -> Chat {
         let Setting { terminals, server, agent_log, agent_log_kind, editor } = setting;
-        let markdown = ui.color().then(Markdown::default);
         let (input, printer) = InputReader::spawn(editor);
         if let Some(printer) = printer {
             ui.attach_printer(printer);
@@ -163,7 +159,6 @@ impl Chat {
             capabilities: Capabilities::default(),
             offers: Offers::default(),
             session_open: false,
-            markdown,
             auth_methods: Vec::new(),
             agent_argv: Vec::new(),
         }
@@ -290,32 +285,29 @@ impl Chat {
         self.renderer.update(update, &attach)
     }
 
-    /// Writes the line a Markdown message left open.
+    /// Writes the line streamed text left open.
     fn flush_markdown(&mut self) {
-        if let Some(rest) = self.markdown.as_mut().map(Markdown::flush) {
-            self.ui.out(&rest);
-        }
+        self.ui.flush_text();
+    }
+
+    /// At the end of a turn: what every voice left open, and open code blocks closed.
+    fn finish_markdown(&mut self) {
+        self.ui.finish_text();
     }
 
     pub(super) fn piece(&mut self, piece: Piece) {
-        if !matches!(piece, Piece::Text(_)) {
+        if !matches!(piece, Piece::Text(..)) {
             self.flush_markdown();
         }
         match piece {
-            Piece::Text(text) => match self.markdown.as_mut() {
-                Some(markdown) => {
-                    let styled = markdown.feed(&text);
-                    self.ui.out(&styled);
-                }
-                None => self.ui.out(&text),
-            },
-            Piece::Fresh(text) => {
+            Piece::Text(voice, text) => self.ui.say(voice, &text),
+            Piece::Fresh(voice, text) => {
                 self.ui.finish_line();
-                self.ui.out(&text);
+                self.ui.say(voice, &text);
             }
-            Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
-            Piece::Tool(id, line) => self.ui.tool_line(&id, &line),
+            Piece::Styled(row) => self.ui.row(&row),
+            Piece::Tool(id, row) => self.ui.tool_line(&id, &row),
             Piece::Diff(lines) => self.ui.diff(&lines),
         }
     }

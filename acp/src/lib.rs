@@ -36,6 +36,7 @@ mod client;
 mod connection;
 mod exit;
 mod fs;
+mod highlight;
 mod input;
 mod markdown;
 mod messages;
@@ -44,9 +45,11 @@ mod options;
 mod permission;
 mod render;
 mod startup;
+mod style;
 mod terminal;
 mod trace;
 mod ui;
+mod wrap;
 
 use std::path::PathBuf;
 

@@ -1,5 +1,6 @@
-//! Turns `session/update` variants into transcript pieces (`spec/acp.md` §2.6, §2.15). Pure: the
-//! caller prints.
+//! Turns `session/update` variants into transcript pieces (`spec/acp.md` §2.6, §2.15, §2.17), in
+//! the styles of `crate::style`, and follows what the agent is doing for the activity line. Pure:
+//! the caller prints.
 
 #[cfg(test)]
 mod tests;
@@ -9,21 +10,44 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::change::{self, Change, DiffLine, OnDisk};
 use crate::messages::{ContentBlock, PlanEntry, SessionUpdate, ToolCallContent, ToolCallUpdate};
+use crate::style::{Row, Span, Style};
+
+/// Who streamed text is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Voice {
+    /// The agent's message.
+    Agent,
+    /// The agent's thoughts.
+    Thought,
+    /// The person's words, in a replayed history.
+    User,
+}
+
+impl Voice {
+    /// The style of the voice's plain text.
+    pub(crate) fn style(self) -> Style {
+        match self {
+            Voice::Agent => Style::Plain,
+            Voice::Thought => Style::Thought,
+            Voice::User => Style::User,
+        }
+    }
+}
 
 /// A piece of the transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Piece {
-    /// Streamed text, printed as is.
-    Text(String),
+    /// Streamed text.
+    Text(Voice, String),
     /// Streamed text that starts on a fresh line (a new speaker).
-    Fresh(String),
-    /// Streamed text, dimmed when colour is allowed (thoughts).
-    Dim(String),
+    Fresh(Voice, String),
     /// A whole line, started on a fresh line.
     Line(String),
+    /// A whole line in styles.
+    Styled(Row),
     /// The line of the tool call with this id (`[tool] TITLE (KIND, STATUS)`): on a terminal
     /// with colour it replaces the call's previous line when that is the last line shown.
-    Tool(String, String),
+    Tool(String, Row),
     /// A file change (`crate::change`), styled line by line when colour is allowed.
     Diff(Vec<DiffLine>),
 }
@@ -43,6 +67,8 @@ pub(crate) struct Renderer {
     /// on a fresh line.
     user_open: bool,
     shown: Shown,
+    /// What the agent is doing, for the activity line.
+    doing: Option<String>,
 }
 
 /// The file changes shown in this turn, so that each is shown once: an agent repeats a change in
@@ -128,20 +154,25 @@ impl Renderer {
         attach: &dyn Fn(&str) -> Option<String>,
     ) -> Vec<Piece> {
         let after_user = std::mem::take(&mut self.user_open);
+        self.follow(update);
         match update {
             SessionUpdate::UserMessage(block) => {
                 self.user_open = true;
                 if after_user {
-                    vec![Piece::Text(block_text(block))]
+                    vec![Piece::Text(Voice::User, block_text(block))]
                 } else {
-                    vec![Piece::Fresh(format!("[you] {}", block_text(block)))]
+                    vec![Piece::Fresh(Voice::User, format!("[you] {}", block_text(block)))]
                 }
             }
             SessionUpdate::AgentMessage(block) if after_user => {
-                vec![Piece::Fresh(block_text(block))]
+                vec![Piece::Fresh(Voice::Agent, block_text(block))]
             }
-            SessionUpdate::AgentMessage(block) => vec![Piece::Text(block_text(block))],
-            SessionUpdate::AgentThought(block) => vec![Piece::Dim(block_text(block))],
+            SessionUpdate::AgentMessage(block) => {
+                vec![Piece::Text(Voice::Agent, block_text(block))]
+            }
+            SessionUpdate::AgentThought(block) => {
+                vec![Piece::Text(Voice::Thought, block_text(block))]
+            }
             SessionUpdate::ToolCall(call) => {
                 let state = self.tools.entry(call.tool_call_id.clone()).or_default();
                 let shown = state.shown.take();
@@ -189,6 +220,43 @@ impl Renderer {
         }
     }
 
+    /// Follows what the agent is doing (the activity line): writing, thinking, running a tool.
+    fn follow(&mut self, update: &SessionUpdate) {
+        let running = |state: &ToolState| match state.status.as_deref() {
+            Some("completed" | "failed") => None,
+            _ => Some(format!("running {}", state.title)),
+        };
+        self.doing = match update {
+            SessionUpdate::AgentMessage(_) => Some("writing".to_owned()),
+            SessionUpdate::AgentThought(_) => Some("thinking".to_owned()),
+            SessionUpdate::ToolCall(call) => {
+                running(&state_from(call.title.clone(), call.kind.clone(), call.status.clone()))
+            }
+            SessionUpdate::ToolCallUpdate(patch) => {
+                let mut state = self
+                    .tools
+                    .get(&patch.tool_call_id)
+                    .cloned()
+                    .unwrap_or_else(|| state_from(patch.tool_call_id.clone(), None, None));
+                if let Some(title) = &patch.title {
+                    state.title.clone_from(title);
+                }
+                if patch.status.is_some() {
+                    state.status.clone_from(&patch.status);
+                }
+                running(&state)
+            }
+            SessionUpdate::Plan(_) => Some("planning".to_owned()),
+            // The person's words (a replay) and bookkeeping say nothing of what the agent does.
+            _ => return,
+        };
+    }
+
+    /// What the agent is doing, as far as its updates tell (`None`: nothing said yet this turn).
+    pub(crate) fn doing(&self) -> Option<&str> {
+        self.doing.as_deref()
+    }
+
     /// Marks tool calls that had not finished as cancelled, after a cancelled turn.
     pub(crate) fn cancel_unfinished(&mut self) -> Vec<Piece> {
         let mut pieces = Vec::new();
@@ -198,7 +266,7 @@ impl Renderer {
             let state = &self.tools[id];
             if matches!(state.status.as_deref(), None | Some("pending" | "in_progress")) {
                 let cancelled = ToolState { status: Some("cancelled".to_owned()), ..state.clone() };
-                pieces.push(Piece::Tool(id.clone(), tool_line(&cancelled)));
+                pieces.push(Piece::Tool(id.clone(), tool_row(&cancelled)));
             }
         }
         pieces
@@ -208,6 +276,7 @@ impl Renderer {
     pub(crate) fn end_turn(&mut self) {
         self.tools.clear();
         self.shown = Shown::default();
+        self.doing = None;
     }
 
     /// The changes a permission ask is about: its own `diff` items, else those its tool call
@@ -242,12 +311,18 @@ fn state_from(title: String, kind: Option<String>, status: Option<String>) -> To
 /// The tool's line, once per change of what it shows (claude-agent-acp sent the same
 /// `(other, pending)` three times in a row).
 fn changed_line(id: &str, state: &mut ToolState) -> Vec<Piece> {
-    let line = tool_line(state);
+    let row = tool_row(state);
+    let line: String = row.iter().map(|span| span.text.as_str()).collect();
     if state.shown.as_ref() == Some(&line) {
         return Vec::new();
     }
-    state.shown = Some(line.clone());
-    vec![Piece::Tool(id.to_owned(), line)]
+    state.shown = Some(line);
+    vec![Piece::Tool(id.to_owned(), row)]
+}
+
+/// A result or content line under a tool's line.
+fn detail(text: String) -> Piece {
+    Piece::Styled(vec![Span::new(Style::Detail, text)])
 }
 
 /// A tool's text result, indented, cut to [`RESULT_LINES`] lines of at most
@@ -261,9 +336,9 @@ fn result_lines(text: &str, last: &mut Option<String>) -> Vec<Piece> {
         if line.chars().count() > RESULT_LINE_CHARS {
             cut = true;
             let start: String = line.chars().take(RESULT_LINE_CHARS).collect();
-            pieces.push(Piece::Line(format!("  {start}…")));
+            pieces.push(detail(format!("  {start}…")));
         } else {
-            pieces.push(Piece::Line(format!("  {line}")));
+            pieces.push(detail(format!("  {line}")));
         }
     }
     if cut {
@@ -276,24 +351,51 @@ fn result_lines(text: &str, last: &mut Option<String>) -> Vec<Piece> {
                 if more == 1 { "" } else { "s" }
             )
         };
-        pieces.push(Piece::Line(format!("  {what}")));
+        pieces.push(detail(format!("  {what}")));
         *last = Some(text.to_owned());
     }
     pieces
 }
 
-/// The line at the end of a turn.
-pub(crate) fn stop_line(stop_reason: &str) -> String {
-    format!("[stop reason: {stop_reason}]")
+/// The line at the end of a turn that did not end normally (`end_turn` shows none).
+pub(crate) fn stop_line(stop_reason: &str) -> Option<String> {
+    (stop_reason != "end_turn").then(|| format!("[stop reason: {stop_reason}]"))
 }
 
-fn tool_line(state: &ToolState) -> String {
-    format!(
-        "[tool] {} ({}, {})",
-        state.title,
-        state.kind.as_deref().unwrap_or("other"),
-        state.status.as_deref().unwrap_or("pending")
-    )
+/// The rule that closes a turn: `─── 2.4 s ───…` to `columns`.
+pub(crate) fn turn_rule(elapsed: std::time::Duration, columns: usize) -> Row {
+    let label = format!("─── {} ", elapsed_text(elapsed));
+    let fill = columns.saturating_sub(crate::style::width(&label)).max(3);
+    vec![Span::new(Style::Frame, format!("{label}{}", "─".repeat(fill)))]
+}
+
+/// `0.4 s`, `12.0 s`, `2 min 05 s`.
+pub(crate) fn elapsed_text(elapsed: std::time::Duration) -> String {
+    let seconds = elapsed.as_secs();
+    if seconds < 60 {
+        format!("{:.1} s", elapsed.as_secs_f64())
+    } else {
+        format!("{} min {:02} s", seconds / 60, seconds % 60)
+    }
+}
+
+/// `[tool] TITLE (KIND, STATUS)`, the marker and the status in the state's colour.
+fn tool_row(state: &ToolState) -> Row {
+    let status = state.status.as_deref().unwrap_or("pending");
+    let style = match status {
+        "in_progress" => Style::ToolRunning,
+        "completed" => Style::ToolDone,
+        "failed" => Style::ToolFailed,
+        "cancelled" => Style::ToolCancelled,
+        _ => Style::ToolPending,
+    };
+    vec![
+        Span::new(style, "[tool]"),
+        Span::new(Style::Strong, format!(" {}", state.title)),
+        Span::new(Style::Detail, format!(" ({}, ", state.kind.as_deref().unwrap_or("other"))),
+        Span::new(style, status),
+        Span::new(Style::Detail, ")"),
+    ]
 }
 
 /// Content is shown when it first appears or changes, so repeated patches do not repeat it; a file
@@ -323,12 +425,12 @@ fn content_pieces(
                 pieces.extend(shown.update(item).map(Piece::Diff));
             }
             ToolCallContent::Terminal(terminal_id) => {
-                pieces.push(Piece::Line(match attach(terminal_id) {
+                pieces.push(detail(match attach(terminal_id) {
                     Some(place) => format!("  terminal {terminal_id} runs in {place}"),
                     None => format!("  terminal {terminal_id}"),
                 }));
             }
-            ToolCallContent::Other(kind) => pieces.push(Piece::Line(format!("  [{kind}]"))),
+            ToolCallContent::Other(kind) => pieces.push(detail(format!("  [{kind}]"))),
         }
     }
     pieces
@@ -353,16 +455,22 @@ fn same_content(shown: &[ToolCallContent], content: &[ToolCallContent]) -> bool 
 /// A plan as a checklist with its progress: `[x]` completed, `[~]` in progress, `[ ]` pending.
 fn plan_pieces(entries: &[PlanEntry]) -> Vec<Piece> {
     let done = entries.iter().filter(|entry| entry.status.as_deref() == Some("completed")).count();
-    let mut pieces = vec![Piece::Line(format!("[plan] {done}/{} done", entries.len()))];
+    let title = format!("[plan] {done}/{} done", entries.len());
+    let mut pieces = vec![Piece::Styled(vec![Span::new(Style::PlanTitle, title)])];
     for entry in entries {
         let priority =
             entry.priority.as_deref().map(|priority| format!(" ({priority})")).unwrap_or_default();
-        let mark = match entry.status.as_deref() {
-            Some("completed") => "[x]",
-            Some("in_progress") => "[~]",
-            _ => "[ ]",
+        let (mark, mark_style, text_style) = match entry.status.as_deref() {
+            Some("completed") => ("[x]", Style::PlanDone, Style::Detail),
+            Some("in_progress") => ("[~]", Style::PlanActive, Style::Strong),
+            _ => ("[ ]", Style::PlanPending, Style::Plain),
         };
-        pieces.push(Piece::Line(format!("  {mark} {}{priority}", entry.content)));
+        pieces.push(Piece::Styled(vec![
+            Span::plain("  "),
+            Span::new(mark_style, mark),
+            Span::new(text_style, format!(" {}", entry.content)),
+            Span::new(Style::Detail, priority),
+        ]));
     }
     pieces
 }

@@ -1,4 +1,8 @@
 //! The one place that writes to the terminal: the chat transcript on stdout, diagnostics on stderr.
+//! Rows of styled spans are painted here (`crate::style`) when colour is allowed and written plain
+//! otherwise; on a terminal, lines are word-wrapped for the pane's width as it is when they are
+//! written (`crate::wrap`), and the activity line of a running turn is drawn below the transcript
+//! and rewritten in place (never in a pipe).
 //!
 //! Write errors (a closed pipe) are ignored: the front end keeps serving the agent regardless.
 //!
@@ -10,10 +14,25 @@ use std::io::{IsTerminal, Write};
 
 use crate::change::{DiffLine, DiffStyle};
 use crate::input::Printer;
+use crate::markdown::Streams;
+use crate::render::Voice;
+use crate::style::{self, Row, Span, Style, paint, paint_row, row_width};
+use crate::wrap::{wrap, wrap_line};
+
+/// The width laid out for when stdout is not a terminal but styled output was asked for.
+const PIPE_COLUMNS: usize = 100;
 
 /// The terminal the person sees.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts of the terminal: colour, a terminal, the activity line drawn, the cursor at a line start, the editor shown"
+)]
 pub(crate) struct Ui {
     color: bool,
+    /// stdout is a terminal: lines are wrapped and the activity line is drawn.
+    terminal: bool,
+    /// The activity line is on screen (the cursor at its end).
+    activity: bool,
     at_line_start: bool,
     writes: u64,
     /// The line editor's printer, when the prompt is edited.
@@ -23,6 +42,9 @@ pub(crate) struct Ui {
     held: String,
     /// The tool line written last (call id, text) and the write count just after it.
     last_tool: Option<(String, String, u64)>,
+    /// Streamed text rendered from Markdown, when it is laid out (on a terminal, or with colour forced into a pipe): a line is
+    /// held until it ends, and written before anything else is.
+    streams: Option<Streams>,
 }
 
 impl fmt::Debug for Ui {
@@ -36,11 +58,15 @@ impl fmt::Debug for Ui {
 }
 
 impl Ui {
-    /// A UI on the process's stdout and stderr; dims thoughts only on a terminal without `NO_COLOR`.
+    /// A UI on the process's stdout and stderr; colour as [`style::color_allowed`] says.
     pub(crate) fn new() -> Ui {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+        let terminal = std::io::stdout().is_terminal();
+        let color = style::color_allowed(terminal);
         Ui {
-            color: std::io::stdout().is_terminal() && !no_color,
+            color,
+            streams: (terminal || color).then(Streams::default),
+            terminal,
+            activity: false,
             at_line_start: true,
             writes: 0,
             printer: None,
@@ -88,18 +114,30 @@ impl Ui {
             self.held.push_str(text);
             return;
         }
+        self.clear_activity();
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
         let _ = stdout.flush();
     }
 
-    /// Whether colour is allowed: stdout is a terminal and `NO_COLOR` is unset or empty.
-    pub(crate) fn color(&self) -> bool {
-        self.color
+    /// The width to lay out for: the pane's, read now (so a resize applies to what is written
+    /// next), else [`PIPE_COLUMNS`].
+    pub(crate) fn columns(&self) -> usize {
+        self.terminal.then(terminal_columns).flatten().unwrap_or(PIPE_COLUMNS)
     }
 
-    /// Writes transcript text as is.
+    /// The pane's width when lines are wrapped: on a terminal only.
+    fn wrap_columns(&self) -> Option<usize> {
+        self.terminal.then(terminal_columns).flatten()
+    }
+
+    /// Writes transcript text as is (after the streamed text held).
     pub(crate) fn out(&mut self, text: &str) {
+        self.flush_text();
+        self.write_text(text);
+    }
+
+    fn write_text(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
@@ -113,75 +151,173 @@ impl Ui {
         self.writes
     }
 
-    /// Writes text dimmed when colour is allowed (thoughts).
-    pub(crate) fn out_dim(&mut self, text: &str) {
+    /// Writes streamed text as it came, in `style` when colour is allowed (text that is not laid
+    /// out: a pipe).
+    pub(crate) fn out_styled(&mut self, style: Style, text: &str) {
+        self.flush_text();
         if text.is_empty() {
             return;
         }
-        if self.color {
-            self.write_stdout(&format!("\x1b[2m{text}\x1b[0m"));
-            self.at_line_start = text.ends_with('\n');
-            self.writes += 1;
-        } else {
-            self.out(text);
-        }
+        self.write_stdout(&paint(self.color, style, text));
+        self.at_line_start = text.ends_with('\n');
+        self.writes += 1;
     }
 
-    /// Writes one transcript line, starting a new line first if streamed text left one open.
+    /// Writes one transcript line, starting a new line first if streamed text left one open;
+    /// wrapped on a terminal, with its hanging indent ([`crate::wrap::hanging_indent`]).
     pub(crate) fn line(&mut self, line: &str) {
-        self.finish_line();
-        self.out(line);
-        if !line.ends_with('\n') {
-            self.out("\n");
-        }
+        self.styled_line(Style::Plain, line);
     }
 
-    /// Writes a file change line by line; with colour, removed lines are red, added ones green,
-    /// hunk headers cyan, the title bold, and context, gaps and notes dim.
-    pub(crate) fn diff(&mut self, lines: &[DiffLine]) {
-        for line in lines {
-            if !self.color {
-                self.line(&line.text);
-                continue;
+    /// [`Ui::line`] in one style.
+    pub(crate) fn styled_line(&mut self, style: Style, line: &str) {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        match self.wrap_columns() {
+            Some(columns) => {
+                let rows: Vec<Row> =
+                    line.split('\n').flat_map(|line| wrap_line(style, line, columns)).collect();
+                self.rows(&rows);
             }
-            let style = match line.style {
-                DiffStyle::Title => "1",
-                DiffStyle::Hunk => "36",
-                DiffStyle::Removed => "31",
-                DiffStyle::Added => "32",
-                DiffStyle::Context | DiffStyle::Gap | DiffStyle::Note => "2",
-            };
-            self.line(&format!("\x1b[{style}m{}\x1b[0m", line.text));
+            None => self.rows(&[vec![Span::new(style, line)]]),
         }
     }
 
-    /// Writes the line of the tool call `id`. On a terminal with colour, when the call's previous
-    /// line is the last thing written and both fit on one row, the new line replaces it (cursor
-    /// up, line cleared), so that a call shows one line with its latest status; otherwise (a
-    /// pipe, `NO_COLOR`, something written since) it is a line of its own.
-    pub(crate) fn tool_line(&mut self, id: &str, line: &str) {
-        let columns = terminal_columns();
-        let fits = |text: &str| columns.is_some_and(|columns| text.chars().count() < columns);
-        let in_place = self.color
+    /// Writes one line of spans, wrapped on a terminal with its hanging indent.
+    pub(crate) fn row(&mut self, row: &[Span]) {
+        match self.wrap_columns() {
+            Some(columns) => {
+                let text: String = row.iter().map(|span| span.text.as_str()).collect();
+                let indent = crate::wrap::hanging_indent(&text, columns);
+                let rows = wrap(row, columns, &[], &[Span::plain(" ".repeat(indent))]);
+                self.rows(&rows);
+            }
+            None => self.rows(&[row.to_vec()]),
+        }
+    }
+
+    /// Writes rows laid out already, each on a line of its own.
+    pub(crate) fn rows(&mut self, rows: &[Row]) {
+        self.flush_text();
+        self.emit_rows(rows);
+    }
+
+    fn emit_rows(&mut self, rows: &[Row]) {
+        if rows.is_empty() {
+            return;
+        }
+        if !self.at_line_start {
+            self.write_text("\n");
+        }
+        let mut text = String::new();
+        for row in rows {
+            text.push_str(paint_row(self.color, row).trim_end_matches(' '));
+            text.push('\n');
+        }
+        self.write_text(&text);
+    }
+
+    /// Streamed text of `voice`: laid out line by line, or written as it came (a pipe without
+    /// colour).
+    pub(crate) fn say(&mut self, voice: Voice, text: &str) {
+        let columns = self.columns();
+        match self.streams.as_mut() {
+            Some(streams) => {
+                let rows = streams.feed(voice, text, columns);
+                self.emit_rows(&rows);
+            }
+            None => self.out_styled(voice.style(), text),
+        }
+    }
+
+    /// Writes the line streamed text left open (at the end of a message).
+    pub(crate) fn flush_text(&mut self) {
+        let columns = self.columns();
+        if let Some(rows) = self.streams.as_mut().map(|streams| streams.flush(columns)) {
+            self.emit_rows(&rows);
+        }
+    }
+
+    /// At the end of a turn: what every voice left open, and an open code block closed.
+    pub(crate) fn finish_text(&mut self) {
+        let columns = self.columns();
+        if let Some(rows) = self.streams.as_mut().map(|streams| streams.finish(columns)) {
+            self.emit_rows(&rows);
+        }
+    }
+
+    /// Writes a file change line by line, in the diff's styles.
+    pub(crate) fn diff(&mut self, lines: &[DiffLine]) {
+        let rows: Vec<Row> = lines
+            .iter()
+            .map(|line| {
+                let style = match line.style {
+                    DiffStyle::Title => Style::DiffTitle,
+                    DiffStyle::Hunk => Style::DiffHunk,
+                    DiffStyle::Removed => Style::DiffRemoved,
+                    DiffStyle::Added => Style::DiffAdded,
+                    DiffStyle::Context | DiffStyle::Gap | DiffStyle::Note => Style::DiffContext,
+                };
+                vec![Span::new(style, line.text.clone())]
+            })
+            .collect();
+        self.rows(&rows);
+    }
+
+    /// Draws the activity line of a running turn (on a terminal, when nothing is left open on
+    /// the last line and the editor does not show its prompt), replacing the one drawn before.
+    pub(crate) fn show_activity(&mut self, text: &str) {
+        if !self.terminal || self.editing || !self.at_line_start {
+            return;
+        }
+        let columns = terminal_columns().unwrap_or(PIPE_COLUMNS);
+        let text: String = text.chars().take(columns.saturating_sub(1)).collect();
+        let mut stdout = std::io::stdout().lock();
+        let _ = write!(stdout, "\r\x1b[2K{}", paint(self.color, Style::Activity, &text));
+        let _ = stdout.flush();
+        self.activity = true;
+    }
+
+    /// Removes the activity line, if drawn (before anything else is written).
+    pub(crate) fn clear_activity(&mut self) {
+        if !self.activity {
+            return;
+        }
+        self.activity = false;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(b"\r\x1b[2K");
+        let _ = stdout.flush();
+    }
+
+    /// Writes the line of the tool call `id`. On a terminal, when the call's previous line is the
+    /// last thing written and both fit on one row, the new line replaces it (cursor up, line
+    /// cleared), so that a call shows one line with its latest status; otherwise (a pipe,
+    /// something written since) it is a line of its own.
+    pub(crate) fn tool_line(&mut self, id: &str, row: &[Span]) {
+        self.flush_text();
+        let columns = self.wrap_columns();
+        let line: String = row.iter().map(|span| span.text.as_str()).collect();
+        let fits = |width: usize| columns.is_some_and(|columns| width < columns);
+        let in_place = self.terminal
             && !self.editing
             && self.last_tool.as_ref().is_some_and(|(last_id, last_line, writes)| {
-                last_id == id && *writes == self.writes && fits(last_line)
+                last_id == id && *writes == self.writes && fits(style::width(last_line))
             })
-            && fits(line);
+            && fits(row_width(row));
         if in_place {
-            self.write_stdout(&format!("\x1b[1A\r\x1b[2K{line}\n"));
+            self.write_stdout(&format!("\x1b[1A\r\x1b[2K{}\n", paint_row(self.color, row)));
             self.at_line_start = true;
             self.writes += 1;
         } else {
-            self.line(line);
+            self.row(row);
         }
-        self.last_tool = Some((id.to_owned(), line.to_owned(), self.writes));
+        self.last_tool = Some((id.to_owned(), line, self.writes));
     }
 
-    /// Ends a line that streamed text left open.
+    /// Ends a line that streamed text left open (the text held written first).
     pub(crate) fn finish_line(&mut self) {
+        self.flush_text();
         if !self.at_line_start {
-            self.out("\n");
+            self.write_text("\n");
         }
     }
 
@@ -200,6 +336,7 @@ impl Ui {
             let _ = writeln!(self.held, "termsprawlctl: acp: {message}");
             return;
         }
+        self.clear_activity();
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "termsprawlctl: acp: {message}");
     }
@@ -213,6 +350,7 @@ impl Ui {
             self.held.push('\n');
             return;
         }
+        self.clear_activity();
         let mut stderr = std::io::stderr().lock();
         let _ = writeln!(stderr, "{hint}");
     }

@@ -22,6 +22,10 @@ Scenarios:
   mcp-skip             ignores the injected MCP server
   models               the unstable `models` in the session/new answer (as Claude Code 0.16 sends),
                        `session/set_model` recorded and answered; a prompt reports the model
+  showcase             a turn with a thought, a plan, a tool card, a long paragraph, a list, a
+                       quote, a table and a code block, streamed in chunks cut mid-word; a prompt
+                       with "slow" in it waits 3 s while the tool runs
+  many-commands        60 agent commands with long descriptions (as Claude Code announces)
 """
 
 import json
@@ -53,16 +57,77 @@ def error(request, code, message, data=None):
     return {"jsonrpc": "2.0", "id": request["id"], "error": body}
 
 
-def update(kind, **members):
+def update(session_update, **members):
     return {
         "jsonrpc": "2.0",
         "method": "session/update",
-        "params": {"sessionId": SESSION, "update": dict(sessionUpdate=kind, **members)},
+        "params": {"sessionId": SESSION, "update": dict(sessionUpdate=session_update, **members)},
     }
 
 
 def say(text):
     return update("agent_message_chunk", content={"type": "text", "text": text})
+
+
+SHOWCASE_TEXT = (
+    "Here is what I found in the project. The notes describe a small tool that reads a "
+    "configuration file, checks every entry against the schema and reports each problem "
+    "with its line number, so that a person can fix it without reading the code.\n"
+    "\n"
+    "## Summary\n"
+    "\n"
+    "- The parser is in `src/parse.rs` and handles **every** documented key.\n"
+    "- Errors are collected, not thrown: the checker keeps going after the first problem "
+    "and reports all of them at the end of the run.\n"
+    "  1. nested item one\n"
+    "\n"
+    "> Note: the schema file is generated; edit the source and run the generator again "
+    "instead of changing it by hand.\n"
+    "\n"
+    "| File | Lines | Purpose |\n"
+    "|:-----|------:|---------|\n"
+    "| src/parse.rs | 412 | reads the configuration and keeps each entry's line number |\n"
+    "| src/check.rs | 187 | compares entries with the schema |\n"
+    "\n"
+    "```python\n"
+    "def check(entries, schema):\n"
+    "    # every problem, not only the first\n"
+    "    return [e for e in entries if e.key not in schema]  # \"unknown\"\n"
+    "print(\"checked\")\n"
+    "```\n"
+    "That is all."
+)
+
+
+def chunks(text, size=37):
+    return [text[index:index + size] for index in range(0, len(text), size)]
+
+
+COMMANDS = [
+    {"name": "command-%02d" % index,
+     "description": "A command of the agent whose description is long enough to need more than "
+                    "one row in a narrow pane (number %d)" % index}
+    for index in range(60)
+]
+
+
+def showcase(message, text):
+    write(update("agent_thought_chunk", content={"type": "text", "text": "Let me read the notes first.\n"}))
+    write(update("plan", entries=[
+        {"content": "Read the notes", "priority": "high", "status": "completed"},
+        {"content": "Summarise the project", "priority": "medium", "status": "in_progress"},
+        {"content": "Suggest next steps", "priority": "low", "status": "pending"},
+    ]))
+    write(update("tool_call", toolCallId="t1", title="Read notes.md", kind="read", status="pending"))
+    write(update("tool_call_update", toolCallId="t1", status="in_progress"))
+    if "slow" in text:
+        time.sleep(3)
+    write(update("tool_call_update", toolCallId="t1", status="completed",
+                 content=[{"type": "content", "content": {"type": "text", "text": "notes: 2 lines"}}]))
+    for piece in chunks(SHOWCASE_TEXT):
+        write(say(piece))
+        time.sleep(0.01)
+    write(result(message, {"stopReason": "end_turn"}))
 
 
 def record(name, value):
@@ -177,6 +242,8 @@ class Agent:
                 ]}
             if SCENARIO == "update-with-session":
                 write(answer, say("EARLY UPDATE for the new session\n"))
+            elif SCENARIO == "many-commands":
+                write(answer, update("available_commands_update", availableCommands=COMMANDS))
             elif SCENARIO == "idle-updates":
                 write(answer)
                 time.sleep(0.3)
@@ -199,6 +266,8 @@ class Agent:
                             "stream disconnected before completion: /v1/responses"))
             elif SCENARIO == "prompt-fails":
                 write(error(message, -32603, "Internal error"))
+            elif SCENARIO == "showcase":
+                showcase(message, text)
             elif SCENARIO in ("ignore-cancel", "sigkill"):
                 pids = {"agent": os.getpid(), "mcp": self.mcp.pid if self.mcp else None}
                 record("pids.json", pids)

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use super::Chat;
 use crate::permission::{self, Ask};
+use crate::style::Style;
 
 /// Waits until the first queued ask is answered or dropped by its task (timeout or withdrawal).
 pub(super) async fn first_ask_closed(asks: &mut VecDeque<Ask>) {
@@ -49,8 +50,8 @@ impl Chat {
         let head = permission::ask_head(&ask.request, !changes.is_empty());
         let options = permission::option_lines(&ask.request);
         let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
-        for line in head {
-            self.ui.line(&line);
+        for (index, line) in head.iter().enumerate() {
+            self.ui.styled_line(if index == 0 { Style::Ask } else { Style::Detail }, line);
         }
         for piece in changes {
             self.piece(piece);
@@ -59,7 +60,7 @@ impl Chat {
             self.ui.line(&line);
         }
         self.ui.finish_line();
-        self.ui.out(&prompt);
+        self.ui.out_styled(Style::Ask, &prompt);
     }
 
     pub(super) fn answer_ask(&mut self, line: &str) {
@@ -69,7 +70,7 @@ impl Chat {
         let Some(option) = permission::parse_choice(line, &ask.request.options) else {
             let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
             self.ui.line(&format!("answer with a number from 1 to {}", ask.request.options.len()));
-            self.ui.out(&prompt);
+            self.ui.out_styled(Style::Ask, &prompt);
             return;
         };
         let option = option.clone();
@@ -78,7 +79,8 @@ impl Chat {
         };
         let delivered = ask.reply.send(option.option_id.clone()).is_ok();
         if delivered {
-            self.ui.line(&format!("[permission] selected {:?} ({})", option.name, option.kind));
+            let line = format!("[permission] selected {:?} ({})", option.name, option.kind);
+            self.ui.styled_line(Style::Ask, &line);
         } else {
             self.ui.line("[permission] too late: the ask was already cancelled");
         }

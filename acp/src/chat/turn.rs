@@ -16,7 +16,8 @@ use crate::connection::RpcError;
 use crate::exit::ExitStatus;
 use crate::input::{Input, termination};
 use crate::messages::{self, PromptResult};
-use crate::render::stop_line;
+use crate::render::{elapsed_text, stop_line, turn_rule};
+use crate::style::Style;
 
 /// How long the agent has to answer the prompt after a cancel.
 pub(super) const CANCEL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -24,6 +25,10 @@ pub(super) const CANCEL_TIMEOUT: Duration = Duration::from_secs(30);
 const SHUTDOWN_CANCEL_WAIT: Duration = Duration::from_secs(5);
 /// The window for the second Ctrl-C that ends an idle session.
 const DOUBLE_INTERRUPT: Duration = Duration::from_secs(2);
+/// How often the activity line of a running turn is drawn again.
+const ACTIVITY_TICK: Duration = Duration::from_millis(500);
+/// The activity line's spinner.
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 impl Chat {
     pub(super) async fn one_shot(&mut self, prompt: &str) -> Result<ExitStatus, Fatal> {
@@ -196,12 +201,17 @@ impl Chat {
         self.interactive_turn(&notice_prompt(notice)).await
     }
 
-    /// One turn of the interactive loop; a failed prompt is reported once, by the turn's own
-    /// `[prompt failed: …]` line, followed by where the agent's stderr is.
+    /// One turn of the interactive loop, closed by a rule; a failed prompt is reported once, by
+    /// the turn's own `[prompt failed: …]` line, followed by where the agent's stderr is.
     pub(super) async fn interactive_turn(&mut self, prompt: &str) -> Result<(), Fatal> {
-        if let TurnEnd::Failed(_) = self.turn(prompt).await? {
+        let started = Instant::now();
+        let end = self.turn(prompt).await?;
+        if let TurnEnd::Failed(_) = end {
             self.log_hint();
         }
+        // The rule that sets the next turn apart, with this one's time.
+        let rule = turn_rule(started.elapsed(), self.ui.columns());
+        self.ui.rows(&[rule]);
         Ok(())
     }
 
@@ -232,6 +242,9 @@ impl Chat {
             "prompt": [{"type": "text", "text": prompt}],
         });
         let mut response = Box::pin(self.connection.request("session/prompt", &params));
+        let started = Instant::now();
+        let mut tick = tokio::time::interval(ACTIVITY_TICK);
+        let mut ticks: usize = 0;
         let mut cancelled = false;
         let mut deadline: Option<Instant> = None;
         let mut quit_deadline: Option<Instant> = None;
@@ -292,11 +305,48 @@ impl Chat {
                     return Ok(TurnEnd::Stopped("cancelled".to_owned()));
                 }
                 () = sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
+                    self.ui.clear_activity();
                     return Err(Fatal::IgnoredCancel);
+                }
+                _ = tick.tick() => {
+                    ticks += 1;
+                    self.show_activity(started, ticks, cancelled);
                 }
             }
         };
-        // Updates the reader queued before the answer belong to this turn: show them first.
+        self.ui.clear_activity();
+        self.close_turn(cancelled)?;
+        let end = match result {
+            Ok(answer) => match messages::decode::<PromptResult>(Some(&answer)) {
+                Ok(answer) => TurnEnd::Stopped(answer.stop_reason),
+                Err(error) => TurnEnd::Failed(RpcError::internal(format!(
+                    "the prompt answer does not decode: {error}"
+                ))),
+            },
+            Err(error) => TurnEnd::Failed(error),
+        };
+        self.show_end(&end);
+        self.check_bridge();
+        Ok(end)
+    }
+
+    /// The end of a turn: its stop reason unless it is `end_turn`, or the failure.
+    fn show_end(&mut self, end: &TurnEnd) {
+        match end {
+            TurnEnd::Stopped(reason) => {
+                if let Some(line) = stop_line(reason) {
+                    self.ui.styled_line(Style::Warning, &line);
+                }
+            }
+            TurnEnd::Failed(error) => {
+                self.ui.styled_line(Style::Warning, &format!("[prompt failed: {error}]"));
+            }
+        }
+    }
+
+    /// After the prompt's answer: the updates the reader queued before it (they belong to this
+    /// turn), unfinished tool calls of a cancelled turn shown cancelled, what the text left open.
+    fn close_turn(&mut self, cancelled: bool) -> Result<(), Fatal> {
         while let Ok(event) = self.events.try_recv() {
             self.event(event, cancelled)?;
         }
@@ -307,22 +357,31 @@ impl Chat {
             }
         }
         self.renderer.end_turn();
-        self.flush_markdown();
-        let end = match result {
-            Ok(answer) => match messages::decode::<PromptResult>(Some(&answer)) {
-                Ok(answer) => TurnEnd::Stopped(answer.stop_reason),
-                Err(error) => TurnEnd::Failed(RpcError::internal(format!(
-                    "the prompt answer does not decode: {error}"
-                ))),
-            },
-            Err(error) => TurnEnd::Failed(error),
-        };
-        match &end {
-            TurnEnd::Stopped(reason) => self.ui.line(&stop_line(reason)),
-            TurnEnd::Failed(error) => self.ui.line(&format!("[prompt failed: {error}]")),
+        self.finish_markdown();
+        Ok(())
+    }
+
+    /// Draws the activity line again, unless an ask waits for an answer.
+    fn show_activity(&mut self, started: Instant, ticks: usize, cancelled: bool) {
+        if self.asks.is_empty() {
+            let line = self.activity_line(started, ticks, cancelled);
+            self.ui.show_activity(&line);
         }
-        self.check_bridge();
-        Ok(end)
+    }
+
+    /// The activity line: `⠋ 12.0 s · running Read file · Ctrl-C cancels`.
+    fn activity_line(&self, started: Instant, ticks: usize, cancelled: bool) -> String {
+        let doing = if cancelled {
+            "cancelling"
+        } else {
+            self.renderer.doing().unwrap_or("waiting for the agent")
+        };
+        let hint = if cancelled { "Ctrl-C again stops waiting" } else { "Ctrl-C cancels" };
+        format!(
+            "{} {} · {doing} · {hint}",
+            SPINNER[ticks % SPINNER.len()],
+            elapsed_text(started.elapsed())
+        )
     }
 
     /// Asks the agent to cancel the turn, once: `cancelled` is set and `deadline` is when an

@@ -179,7 +179,17 @@ impl Hinter for Completion {
     type Hint = String;
 }
 
-impl Highlighter for Completion {}
+impl Highlighter for Completion {
+    /// The prompt in the person's style (`spec/acp.md` §2.17), when colour is allowed.
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _: bool,
+    ) -> std::borrow::Cow<'b, str> {
+        crate::style::paint(crate::style::color_allowed(true), crate::style::Style::User, prompt)
+            .into()
+    }
+}
 
 impl Validator for Completion {}
 

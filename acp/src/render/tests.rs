@@ -2,16 +2,31 @@
 
 use serde_json::json;
 
-use super::{Piece, Renderer, stop_line};
+use super::{Piece, Renderer, Voice, stop_line, turn_rule};
 use crate::change::{OnDisk, resolve};
 use crate::messages::{SessionUpdate, ToolCallContent, ToolCallUpdate, decode, decode_update};
+use crate::style::{Row, Span, Style};
 
 fn render(renderer: &mut Renderer, update: &serde_json::Value) -> Vec<Piece> {
     let update = decode_update(update).unwrap();
     let attach = |id: &str| {
         (id == "term-1").then(|| "tmux: tmux -L termsprawl-acp attach -t acp-1-1".to_owned())
     };
-    renderer.update(&update, &attach)
+    plain(renderer.update(&update, &attach))
+}
+
+/// The pieces with their styles left out: a styled line as a [`Piece::Line`], a tool's line as
+/// one plain span.
+fn plain(pieces: Vec<Piece>) -> Vec<Piece> {
+    let text = |row: &Row| row.iter().map(|span| span.text.as_str()).collect::<String>();
+    pieces
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::Styled(row) => Piece::Line(text(&row)),
+            Piece::Tool(id, row) => Piece::Tool(id, vec![Span::plain(text(&row))]),
+            piece => piece,
+        })
+        .collect()
 }
 
 fn line(text: &str) -> Piece {
@@ -19,7 +34,50 @@ fn line(text: &str) -> Piece {
 }
 
 fn tool(id: &str, text: &str) -> Piece {
-    Piece::Tool(id.to_owned(), text.to_owned())
+    Piece::Tool(id.to_owned(), vec![Span::plain(text)])
+}
+
+#[test]
+fn tool_lines_and_plans_carry_their_states_colours() {
+    let mut renderer = Renderer::default();
+    let update = decode_update(&json!({
+        "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run", "kind": "execute", "status": "failed"
+    }))
+    .unwrap();
+    let pieces = renderer.update(&update, &|_: &str| None);
+    let Piece::Tool(_, row) = &pieces[0] else { panic!("{pieces:?}") };
+    assert_eq!(row[0], Span::new(Style::ToolFailed, "[tool]"));
+    assert_eq!(row[3], Span::new(Style::ToolFailed, "failed"));
+    assert_eq!(renderer.doing(), None);
+    let update = decode_update(&json!({
+        "sessionUpdate": "plan", "entries": [
+            {"content": "a", "priority": "high", "status": "completed"},
+            {"content": "b", "priority": "low", "status": "in_progress"}
+        ]
+    }))
+    .unwrap();
+    let pieces = renderer.update(&update, &|_: &str| None);
+    let Piece::Styled(row) = &pieces[2] else { panic!("{pieces:?}") };
+    assert_eq!(row[1], Span::new(Style::PlanActive, "[~]"));
+    assert_eq!(renderer.doing(), Some("planning"));
+    let update = decode_update(&json!({
+        "sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Read a", "status": "in_progress"
+    }))
+    .unwrap();
+    renderer.update(&update, &|_: &str| None);
+    assert_eq!(renderer.doing(), Some("running Read a"));
+    renderer.end_turn();
+    assert_eq!(renderer.doing(), None);
+}
+
+#[test]
+fn a_normal_end_has_no_stop_line_and_every_turn_ends_with_a_rule() {
+    assert_eq!(stop_line("end_turn"), None);
+    assert_eq!(stop_line("max_tokens").as_deref(), Some("[stop reason: max_tokens]"));
+    let rule = turn_rule(std::time::Duration::from_millis(2400), 20);
+    assert_eq!(rule, vec![Span::new(Style::Frame, "─── 2.4 s ──────────")]);
+    let rule = turn_rule(std::time::Duration::from_secs(125), 10);
+    assert_eq!(rule[0].text, "─── 2 min 05 s ───");
 }
 
 #[test]
@@ -30,21 +88,21 @@ fn chunks_stream_and_thoughts_are_dim() {
             &mut renderer,
             &json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}})
         ),
-        vec![Piece::Text("Hel".to_owned())]
+        vec![Piece::Text(Voice::Agent, "Hel".to_owned())]
     );
     assert_eq!(
         render(
             &mut renderer,
             &json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hmm"}})
         ),
-        vec![Piece::Dim("hmm".to_owned())]
+        vec![Piece::Text(Voice::Thought, "hmm".to_owned())]
     );
     assert_eq!(
         render(
             &mut renderer,
             &json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""}})
         ),
-        vec![Piece::Text(String::new())]
+        vec![Piece::Text(Voice::Agent, String::new())]
     );
     for ignored in ["usage_update", "session_info_update", "from_the_future"] {
         assert_eq!(render(&mut renderer, &json!({"sessionUpdate": ignored})), vec![]);
@@ -110,7 +168,7 @@ fn unfinished_tool_calls_are_marked_cancelled() {
         &mut renderer,
         &json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "B", "kind": "fetch", "status": "in_progress"}),
     );
-    assert_eq!(renderer.cancel_unfinished(), vec![tool("b", "[tool] B (fetch, cancelled)")]);
+    assert_eq!(plain(renderer.cancel_unfinished()), vec![tool("b", "[tool] B (fetch, cancelled)")]);
     renderer.end_turn();
     assert_eq!(renderer.cancel_unfinished(), vec![]);
 }
@@ -129,7 +187,6 @@ fn plans_are_lists() {
         pieces,
         vec![line("[plan] 1/2 done"), line("  [x] Read (high)"), line("  [ ] Write (low)")]
     );
-    assert_eq!(stop_line("end_turn"), "[stop reason: end_turn]");
 }
 
 /// An update whose `diff` items see `disk` (as the client reads it on delivery).
@@ -250,10 +307,13 @@ fn a_replayed_user_message_is_marked_and_the_agents_answer_starts_a_fresh_line()
         json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi "}});
     let more = json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "there"}});
     let agent = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}});
-    assert_eq!(render(&mut renderer, &user), vec![Piece::Fresh("[you] hi ".to_owned())]);
-    assert_eq!(render(&mut renderer, &more), vec![Piece::Text("there".to_owned())]);
-    assert_eq!(render(&mut renderer, &agent), vec![Piece::Fresh("hello".to_owned())]);
-    assert_eq!(render(&mut renderer, &agent), vec![Piece::Text("hello".to_owned())]);
+    assert_eq!(
+        render(&mut renderer, &user),
+        vec![Piece::Fresh(Voice::User, "[you] hi ".to_owned())]
+    );
+    assert_eq!(render(&mut renderer, &more), vec![Piece::Text(Voice::User, "there".to_owned())]);
+    assert_eq!(render(&mut renderer, &agent), vec![Piece::Fresh(Voice::Agent, "hello".to_owned())]);
+    assert_eq!(render(&mut renderer, &agent), vec![Piece::Text(Voice::Agent, "hello".to_owned())]);
 }
 
 #[test]
@@ -300,7 +360,8 @@ fn repeated_content_is_not_shown_again_when_only_the_file_changed() {
         {"type": "diff", "path": "/w/a", "oldText": "a", "newText": "b"},
         {"type": "content", "content": {"type": "text", "text": "edited"}}
     ]});
-    let first = renderer.update(&with_disk(&patch, &OnDisk::Text("a\n".to_owned())), &attach);
+    let first =
+        plain(renderer.update(&with_disk(&patch, &OnDisk::Text("a\n".to_owned())), &attach));
     assert!(first.contains(&line("  edited")), "{first:?}");
     let again = renderer.update(&with_disk(&patch, &OnDisk::Text("b\n".to_owned())), &attach);
     assert_eq!(again, vec![]);

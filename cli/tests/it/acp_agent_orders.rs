@@ -19,7 +19,13 @@ pub(crate) fn raw_agent() -> PathBuf {
 
 /// `termsprawlctl [program] acp --cwd ROOT --trace TRACE [options] -- python acp_raw_agent.py`
 /// with the scenario and the place as its state directory, stdin from `/dev/null`.
-fn raw(place: &Place, peer: &Peer, scenario: &str, program: &[&str], options: &[&str]) -> Command {
+pub(crate) fn raw(
+    place: &Place,
+    peer: &Peer,
+    scenario: &str,
+    program: &[&str],
+    options: &[&str],
+) -> Command {
     let mut command = Command::new(BIN);
     command
         .args(program)

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::acp::{Place, peer, run};
+use crate::acp::{Place, TURN_END, peer, run};
 use crate::acp_interactive::Node;
 
 const ASK: &str = "choose 1-2 (cancelled after 600 s): ";
@@ -22,7 +22,7 @@ fn styled(node: &Node) -> String {
 }
 
 /// The style sequences written right before `text` in a styled screen.
-fn style_before<'a>(styled: &'a str, text: &str) -> &'a str {
+pub(crate) fn style_before<'a>(styled: &'a str, text: &str) -> &'a str {
     let at = styled.find(text).unwrap_or_else(|| panic!("{text:?} not in {styled:?}"));
     let mut start = at;
     while let Some(sequence) = styled[..start].rfind('\x1b') {
@@ -59,7 +59,7 @@ fn the_fast_agent_overwrite_shows_its_deleted_lines_before_allowing() {
     // The raw input (the content as escaped JSON) is not shown: the diff is its readable form.
     assert!(!before.contains("input: "), "{before}");
     node.type_line("1");
-    let after = node.wait_for("[stop reason: end_turn]", 1);
+    let after = node.wait_for(TURN_END, 1);
     assert_eq!(lines_with(&after, "- first old line").len(), 1, "{after}");
     assert_eq!(lines_with(&after, "+ new line 3").len(), 1, "{after}");
     assert_eq!(lines_with(&after, &title).len(), 1, "{after}");
@@ -94,7 +94,8 @@ fn a_one_line_change_on_line_3_is_at_line_3_once_and_coloured_on_a_terminal() {
     assert!(!before.contains("old_string"), "{before}");
     let colours = styled(&node);
     let title = format!("[diff] {} (1 line", poem.display());
-    assert!(style_before(&colours, &title).contains("[1m"), "{colours:?}");
+    // Bold, however tmux writes it back (`[1m`, `[0;1m`).
+    assert!(style_before(&colours, &title).contains("1m"), "{colours:?}");
     assert!(style_before(&colours, "  1 1   one").contains("2m"), "{colours:?}");
     assert!(colours.contains("  1 1   one\n  2 2   two\n"), "{colours:?}");
     assert!(style_before(&colours, "  @@ -3 +3 @@").contains("[36m"), "{colours:?}");
@@ -102,7 +103,7 @@ fn a_one_line_change_on_line_3_is_at_line_3_once_and_coloured_on_a_terminal() {
     assert!(style_before(&colours, "    3 + THREE").contains("[32m"), "{colours:?}");
     assert!(style_before(&colours, "  4 4   four").contains("2m"), "{colours:?}");
     node.type_line("1");
-    let after = node.wait_for("[stop reason: end_turn]", 1);
+    let after = node.wait_for(TURN_END, 1);
     assert_eq!(lines_with(&after, "@@ -3 +3 @@").len(), 1, "{after}");
     assert_eq!(lines_with(&after, "+ THREE").len(), 1, "{after}");
     assert_eq!(std::fs::read_to_string(&poem).unwrap(), "one\ntwo\nTHREE\nfour\nfive\n");
@@ -123,7 +124,7 @@ fn a_diff_is_plain_with_no_color_and_in_a_pipe() {
         assert!(!line.contains('\x1b'), "{line:?}");
     }
     node.type_line("2");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::acp::{ACP_SERVER, Peer, Place, eventually, marker, peer, processes_with};
+use crate::acp::{ACP_SERVER, Peer, Place, TURN_END, eventually, marker, peer, processes_with};
 use crate::acp_agent_orders::raw_agent;
 use crate::support::BIN;
 
@@ -49,6 +49,16 @@ impl Node {
     /// is its state directory.
     pub(crate) fn start_raw(scenario: &str, options: &[&str]) -> Node {
         Node::start_agent(Some(AgentChoice::Raw(scenario)), None, options, &[])
+    }
+
+    /// [`Node::start_raw`] with more environment (`NO_COLOR` empty for colour).
+    pub(crate) fn start_raw_with(scenario: &str, env: &[(&str, &str)]) -> Node {
+        Node::start_agent(Some(AgentChoice::Raw(scenario)), None, &[], env)
+    }
+
+    /// Makes the pane `columns` wide (and 60 rows high).
+    pub(crate) fn resize(&self, columns: u16) {
+        self.tmux(&["resize-window", "-t", "=node:", "-x", &columns.to_string(), "-y", "60"]);
     }
 
     fn start_agent(
@@ -196,12 +206,30 @@ impl Node {
         self.tmux(&["send-keys", "-t", "=node:", key]);
     }
 
+    /// The agent's `REPORT <json>` lines; one the pane's word wrap broke is joined again (the
+    /// wrap breaks at a space, which it leaves out).
     pub(crate) fn reports(&self) -> Vec<Value> {
-        self.screen()
-            .lines()
-            .filter_map(|line| line.strip_prefix("REPORT "))
-            .map(|json| serde_json::from_str(json).unwrap())
-            .collect()
+        let screen = self.screen();
+        let mut lines = screen.lines();
+        let mut reports = Vec::new();
+        while let Some(line) = lines.next() {
+            let Some(json) = line.strip_prefix("REPORT ") else {
+                continue;
+            };
+            let mut json = json.to_owned();
+            let report = loop {
+                match serde_json::from_str(&json) {
+                    Ok(report) => break report,
+                    Err(error) => {
+                        let next = lines.next().unwrap_or_else(|| panic!("{error}: {json}"));
+                        json.push(' ');
+                        json.push_str(next);
+                    }
+                }
+            };
+            reports.push(report);
+        }
+        reports
     }
 
     /// Ends the node's tmux server.
@@ -228,13 +256,13 @@ fn permission_asks_are_answered_by_the_persons_choice_or_cancelled_after_the_tim
     node.type_line("yes");
     node.wait_for("answer with a number from 1 to 4", 1);
     node.type_line("3");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     node.type_line("permission");
     node.wait_for("choose 1-4 (cancelled after 5 s): ", 3);
     node.type_line("4");
-    node.wait_for("[stop reason: end_turn]", 2);
+    node.wait_for(TURN_END, 2);
     node.type_line("permission");
-    let screen = node.wait_for("[stop reason: end_turn]", 3);
+    let screen = node.wait_for(TURN_END, 3);
     assert!(screen.contains("[permission] no answer in time"), "{screen}");
     let outcomes: Vec<Value> =
         node.reports().iter().map(|report| report["outcome"].clone()).collect();
@@ -256,7 +284,7 @@ fn a_terminal_is_visible_in_its_tmux_session_until_the_front_end_ends() {
     let node = Node::start(&[], &[]);
     node.wait_for("connected to", 1);
     node.type_line("terminal");
-    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    let screen = node.wait_for(TURN_END, 1);
     let attach = "runs in tmux: tmux -L termsprawl-acp attach -t ";
     let session = screen
         .lines()
@@ -317,7 +345,7 @@ fn authentication_a_multi_line_prompt_and_end_of_input() {
     node.type_line("echo line one");
     node.type_line("line two");
     node.type_line("\"\"\"");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     let report = &node.reports()[0];
     assert_eq!(report["text"], "echo line one\nline two");
     assert_eq!(report["prompt"], json!([{"type": "text", "text": "echo line one\nline two"}]));

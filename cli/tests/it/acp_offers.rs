@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::acp::{Finished, Place, peer, run};
+use crate::acp::{Finished, Place, TURN_END, peer, run};
+use crate::acp_asks::style_before;
 use crate::acp_interactive::Node;
 
 /// The requests the front end sent, as `(method, params)`, in order.
@@ -250,17 +251,17 @@ fn interactively_modes_models_commands_and_sessions() {
     assert!(screen.contains(&format!("  {:<24} Summarize the session", "/summarize")));
     assert!(screen.contains(&format!("  {:<24} ", "/mode [ID]")), "{screen}");
     node.type_line("/review the parser");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     assert_eq!(node.reports()[0], json!({"command": "/review the parser", "session": "sess-1"}));
     node.type_line("state");
-    node.wait_for("[stop reason: end_turn]", 2);
+    node.wait_for(TURN_END, 2);
     assert_eq!(
         node.reports()[1],
         json!({"mode": "plan", "model": "smart", "web": false, "session": "sess-1"})
     );
     // `//NAME` reaches the agent's command where the front end has one of that name.
     node.type_line("//status now");
-    node.wait_for("[stop reason: end_turn]", 3);
+    node.wait_for(TURN_END, 3);
     assert_eq!(node.reports()[2], json!({"command": "/status now", "session": "sess-1"}));
     node.type_line("/sessions");
     node.wait_for("  old-2  -  -  (", 1);
@@ -392,7 +393,7 @@ fn an_edit_shows_its_diff_in_the_ask_and_the_write_and_a_long_result_is_shortene
     );
     assert!(screen.contains(&ask), "{screen}");
     node.type_line("1");
-    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    let screen = node.wait_for(TURN_END, 1);
     assert_eq!(screen.matches("[tool] Edit notes.txt (edit, pending)").count(), 1, "{screen}");
     assert_eq!(screen.matches("[tool] Edit notes.txt (edit, completed)").count(), 1, "{screen}");
     assert_eq!(screen.matches(&diff).count(), 1, "{screen}");
@@ -413,7 +414,7 @@ fn an_edit_shows_its_diff_in_the_ask_and_the_write_and_a_long_result_is_shortene
     let screen = node.wait_for("result line 20", 1);
     assert!(screen.contains("[last] the whole result:\nresult line 1\n"), "{screen}");
     node.type_line("terminal");
-    let screen = node.wait_for("[stop reason: end_turn]", 2);
+    let screen = node.wait_for(TURN_END, 2);
     assert!(
         screen.contains("[terminal] term-1 runs in tmux: tmux -L termsprawl-acp attach -t "),
         "{screen}"
@@ -430,19 +431,21 @@ fn agent_messages_are_rendered_from_markdown_on_a_terminal_and_plain_with_no_col
     let node = Node::start(&[], &[("NO_COLOR", "")]);
     node.wait_for("connected to", 1);
     node.type_line("markdown");
-    let screen = node.wait_for("[stop reason: end_turn]", 1);
-    let shown = "# Title\nSome bold and `code`.\n```rust\nlet x = **y**;\n```\n• one\nthe end\n[stop reason: end_turn]";
+    let screen = node.wait_for(TURN_END, 1);
+    let shown = "Title\nSome bold and `code`.\n┌─ rust\n│ let x = **y**;\n└─\n• one\nthe end\n─── ";
     assert!(screen.contains(shown), "{screen}");
     let styled = node.tmux(&["capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "=node:"]);
-    // tmux writes the styles back in its own way: bold starts, the code is cyan.
+    // tmux writes the styles back in its own way: bold starts, the code is green.
     assert!(styled.contains("Some \x1b[1mbold\x1b[0m"), "{styled:?}");
-    assert!(styled.contains(" and \x1b[36m`code`"), "{styled:?}");
-    assert!(styled.contains("let x = **y**;"), "{styled:?}");
+    assert!(styled.contains(" and \x1b[32m`code`"), "{styled:?}");
+    // The code is kept verbatim, its keyword highlighted.
+    assert!(style_before(&styled, "let").contains("35m"), "{styled:?}");
+    assert!(styled.contains("let\x1b[39m x = **y**;"), "{styled:?}");
     // A trailing backslash continues the prompt on the next line.
     node.type_line("echo one\\");
     node.wait_for("... ", 1);
     node.type_line("two");
-    node.wait_for("[stop reason: end_turn]", 2);
+    node.wait_for(TURN_END, 2);
     assert_eq!(node.reports()[0]["text"], "echo one\ntwo");
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
@@ -452,7 +455,7 @@ fn agent_messages_are_rendered_from_markdown_on_a_terminal_and_plain_with_no_col
     finished.assert_end_turn();
     assert_eq!(
         finished.stdout,
-        "# Title\nSome **bold** and `code`.\n```rust\nlet x = **y**;\n```\n- one\nthe end\n[stop reason: end_turn]\n"
+        "# Title\nSome **bold** and `code`.\n```rust\nlet x = **y**;\n```\n- one\nthe end\n"
     );
 }
 
@@ -494,7 +497,7 @@ fn a_resume_or_load_that_needs_a_login_logs_in_and_is_sent_again() {
     node.type_line("1");
     node.wait_for("(session old-2, resumed)", 1);
     node.type_line("state");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     assert_eq!(node.reports()[0]["session"], "old-2");
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
@@ -545,7 +548,7 @@ fn tool_lines_are_updated_in_place_on_a_terminal_and_once_per_change_in_a_pipe()
     let node = Node::start(&[], &[("NO_COLOR", "")]);
     node.wait_for("connected to", 1);
     node.type_line("tools");
-    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    let screen = node.wait_for(TURN_END, 1);
     let tools: Vec<&str> = screen.lines().filter(|line| line.starts_with("[tool] ")).collect();
     assert_eq!(
         tools,
@@ -569,6 +572,6 @@ fn tool_lines_are_updated_in_place_on_a_terminal_and_once_per_change_in_a_pipe()
         "[tool] Read a.txt (read, pending)\n[tool] Read a.txt (read, in_progress)\n\
          [tool] Read a.txt (read, completed)\n[tool] Run tests (execute, pending)\n\
          [tool] Fetch docs (fetch, pending)\n[tool] Run tests (execute, failed)\n\
-         [tool] Fetch docs (fetch, completed)\n[stop reason: end_turn]\n"
+         [tool] Fetch docs (fetch, completed)\n"
     );
 }

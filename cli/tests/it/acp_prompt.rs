@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::acp::TURN_END;
 use crate::acp_interactive::Node;
 
 /// The `text` of the agent's `REPORT` lines (the `echo` scenario reports the prompt it got).
@@ -36,7 +37,7 @@ fn the_line_is_edited_before_it_is_sent() {
     literal(&node, "o");
     node.wait_for("> echo world", 1);
     node.key("Enter");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     // Home, a word, End, Backspace, and Ctrl-U that clears the line.
     node.wait_prompt(">");
     literal(&node, "cho again!");
@@ -45,13 +46,13 @@ fn the_line_is_edited_before_it_is_sent() {
     keys(&node, &["End", "BSpace"]);
     node.wait_for("> echo again", 1);
     node.key("Enter");
-    node.wait_for("[stop reason: end_turn]", 2);
+    node.wait_for(TURN_END, 2);
     node.wait_prompt(">");
     literal(&node, "thrown away");
     node.key("C-u");
     literal(&node, "echo kept");
     node.key("Enter");
-    node.wait_for("[stop reason: end_turn]", 3);
+    node.wait_for(TURN_END, 3);
     assert_eq!(
         reported_texts(&node),
         [json!("echo world"), json!("echo again"), json!("echo kept")]
@@ -83,12 +84,12 @@ fn history_is_kept_per_project_and_recalled_with_up() {
     first.type_line("1");
     first.wait_prompt(">");
     first.type_line("echo first run");
-    first.wait_for("[stop reason: end_turn]", 1);
+    first.wait_for(TURN_END, 1);
     first.wait_prompt(">");
     first.type_line("echo second line\\");
     first.wait_prompt("...");
     first.type_line("and its end");
-    first.wait_for("[stop reason: end_turn]", 2);
+    first.wait_for(TURN_END, 2);
     first.type_line("/quit");
     first.wait_for("[exit 0]", 1);
     let folder = state.path().join("termsprawl/acp-history");
@@ -113,11 +114,11 @@ fn history_is_kept_per_project_and_recalled_with_up() {
     keys(&second, &["Up", "Up"]);
     second.wait_for("> echo first run", 1);
     second.key("Enter");
-    second.wait_for("[stop reason: end_turn]", 1);
+    second.wait_for(TURN_END, 1);
     second.wait_prompt(">");
     keys(&second, &["Up", "Up"]);
     second.key("Enter");
-    second.wait_for("[stop reason: end_turn]", 2);
+    second.wait_for(TURN_END, 2);
     assert_eq!(
         reported_texts(&second),
         [json!("echo first run"), json!("echo second line\nand its end")]
@@ -130,7 +131,7 @@ fn history_is_kept_per_project_and_recalled_with_up() {
     keys(&elsewhere, &["Up"]);
     literal(&elsewhere, "echo fresh");
     elsewhere.key("Enter");
-    elsewhere.wait_for("[stop reason: end_turn]", 1);
+    elsewhere.wait_for(TURN_END, 1);
     assert_eq!(reported_texts(&elsewhere), [json!("echo fresh")]);
     elsewhere.type_line("/quit");
     elsewhere.wait_for("[exit 0]", 1);
@@ -145,7 +146,7 @@ fn history_is_kept_per_project_and_recalled_with_up() {
     capped.wait_for("> echo old 1005", 1);
     capped.key("C-u");
     capped.type_line("echo newest");
-    capped.wait_for("[stop reason: end_turn]", 1);
+    capped.wait_for(TURN_END, 1);
     capped.type_line("/quit");
     capped.wait_for("[exit 0]", 1);
     let kept = std::fs::read_to_string(&files[0]).unwrap();
@@ -181,7 +182,7 @@ fn tab_completes_our_commands_the_agents_and_mode_ids() {
     node.key("Tab");
     literal(&node, " the parser");
     node.key("Enter");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     assert_eq!(node.reports()[0], json!({"command": "/review the parser", "session": "sess-1"}));
     node.wait_prompt("[default] >");
     literal(&node, "/mode p");
@@ -202,13 +203,13 @@ fn a_backslash_or_alt_enter_continues_the_prompt_on_a_new_line() {
     node.type_line("echo one\\");
     node.wait_prompt("...");
     node.type_line("two");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     node.wait_prompt(">");
     literal(&node, "echo three");
     node.key("M-Enter");
     literal(&node, "four");
     node.key("Enter");
-    node.wait_for("[stop reason: end_turn]", 2);
+    node.wait_for(TURN_END, 2);
     assert_eq!(reported_texts(&node), [json!("echo one\ntwo"), json!("echo three\nfour")]);
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
@@ -226,7 +227,7 @@ fn ctrl_c_at_the_prompt_clears_the_line_and_twice_quits_and_ctrl_d_quits() {
     node.wait_prompt(">");
     std::thread::sleep(Duration::from_millis(2100));
     node.type_line("echo sent");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     assert_eq!(reported_texts(&node), [json!("echo sent")]);
     node.wait_prompt(">");
     // Both keys in one write: the second is not lost with the first's read.
@@ -249,7 +250,7 @@ fn a_line_typed_during_a_turn_is_sent_after_it_and_kept_in_the_history() {
     node.type_line("slow 2");
     node.wait_for("SLOW START", 1);
     node.type_line("echo typed during the turn");
-    node.wait_for("[stop reason: end_turn]", 2);
+    node.wait_for(TURN_END, 2);
     assert_eq!(
         reported_texts(&node),
         [Value::Null, json!("echo typed during the turn")],
