@@ -43,10 +43,12 @@ pub mod queue;
 mod server;
 mod streams;
 pub mod tasks;
+mod terminals;
 pub mod tmux;
 
 pub use config::{Config, LIVENESS_INTERVAL, NOTICE_IDLE_LIMIT, QUEUE_EXPIRY, TASK_EXPIRY};
 pub use error::{Error, ToolError, messages};
 pub use layout::Layout;
-pub use ops::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, delivery_text, tail};
+pub use ops::{DEFAULT_MAX_CHARS, MAX_CHARS, clamp_max_chars, delivery_text};
 pub use server::Server;
+pub use terminals::{HISTORY_LINES, tail};

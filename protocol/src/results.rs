@@ -100,6 +100,129 @@ pub struct TerminalWaitResult {
     pub input_by: Option<Option<String>>,
 }
 
+/// The answer of the operations that name one node: `terminal_open`, `sticky_open`,
+/// `artifact_open`, `agent_launch` (the new node), `canvas_move` and `canvas_resize`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeResult {
+    /// The node.
+    pub node_id: String,
+}
+
+/// The answer of `terminal_read` (1.3.0; 1.2.0 had `nodeId` and `output` only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalReadResult {
+    /// The node read.
+    pub node_id: String,
+    /// The tail of the screen and scrollback, or of the text after `since`.
+    pub output: String,
+    /// The cursor at the end of `output` (without `since`: from before the screen was read).
+    pub cursor: u64,
+    /// Whether the terminal's program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+}
+
+/// The answer of `terminal_read` with `view: "screen"` (1.4.0; `waitingForInput` and `inputBy`
+/// 1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalScreenResult {
+    /// The node read.
+    pub node_id: String,
+    /// Exactly the visible rows, one line each.
+    pub output: String,
+    /// The cursor of the output stream, from before the screen was read.
+    pub cursor: u64,
+    /// Whether the terminal's program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+    /// Rows of the screen.
+    pub rows: u32,
+    /// Columns of the screen.
+    pub cols: u32,
+    /// The text cursor's row, from 0.
+    pub cursor_row: u32,
+    /// The text cursor's column, from 0.
+    pub cursor_col: u32,
+    /// Whether a full-screen program holds the alternate screen.
+    pub alternate_screen: bool,
+    /// Whether the foreground program is blocked reading the terminal.
+    pub waiting_for_input: bool,
+    /// That program's name while `waitingForInput`; null otherwise.
+    pub input_by: Option<String>,
+}
+
+/// The answer of `terminal_kill` (1.3.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalKillResult {
+    /// The run node.
+    pub node_id: String,
+    /// Its output cursor after the kill.
+    pub cursor: u64,
+    /// Whether its command still runs (it did not end within the server's wait).
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it (`SIGKILL`), once ended by one.
+    pub signal: Option<String>,
+}
+
+/// The answer of `terminal_submit`, `terminal_input` (with `cursor`, 1.3.0) and
+/// `terminal_interrupt` (without).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveredResult {
+    /// The node typed into.
+    pub node_id: String,
+    /// Always true: a failure is an error answer.
+    pub delivered: bool,
+    /// The output cursor from before the text was typed: a wait from it sees the reaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<u64>,
+}
+
+/// The answer of `terminal_close`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalCloseResult {
+    /// The node closed.
+    pub node_id: String,
+    /// The ids of pending requests failed by the close (the headless server keeps none).
+    pub cleanup_pending_ids: Vec<String>,
+}
+
+/// How a terminal's program is doing, as every answer about it says it (`running`, `exitCode`,
+/// `signal`): from whether it ended, its exit status and its signal number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramState {
+    /// Whether it still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it.
+    pub signal: Option<String>,
+}
+
+impl ProgramState {
+    /// Running unless `ended`; the exit status and the signal number as the answers carry them.
+    pub fn new(ended: bool, exit_code: Option<i32>, signal: Option<i32>) -> ProgramState {
+        ProgramState {
+            running: !ended,
+            exit_code: exit_code.map(i64::from),
+            signal: signal.map(signal_name),
+        }
+    }
+}
+
 impl TerminalWaitResult {
     /// The answer one wait from this answer's start to `next`'s end would have given, `next`
     /// being the answer of a wait that started at this answer's `cursor`: the outputs joined

@@ -8,10 +8,11 @@ use termsprawl_protocol::args::{
 use termsprawl_transport::server::Caller;
 
 use crate::canvas::NodeKind;
-use crate::engine::{Engine, tmux_error};
+use crate::engine::Engine;
 use crate::error::{ToolError, messages};
 use crate::launch;
 use crate::tasks::{self, Task, TaskState};
+use crate::terminals::tmux_error;
 
 pub(super) async fn launch(
     engine: &Engine,
@@ -20,7 +21,7 @@ pub(super) async fn launch(
 ) -> Result<Value, ToolError> {
     let node_id = engine.state().canvas.fresh_node_id(NodeKind::Agent);
     let plan =
-        launch::plan_preset(args.agent, &engine.layout, &node_id, &engine.config.search_path)
+        launch::plan_preset(args.agent, engine.layout(), &node_id, &engine.config().search_path)
             .await?;
     let started = engine
         .start_agent(caller.project_id(), node_id, &plan.name, &plan.name, &plan.argv, plan.status)
@@ -108,7 +109,7 @@ pub(super) async fn send(
             response: None,
             created_at: now,
             updated_at: now,
-            expires_at: now.saturating_add(tasks::millis(engine.config.task_expiry)),
+            expires_at: now.saturating_add(tasks::millis(engine.config().task_expiry)),
         };
         state
             .tasks
@@ -117,7 +118,7 @@ pub(super) async fn send(
         task
     };
     let prompt = delivery_text(&task);
-    if let Err(error) = engine.submit_line(&task.to_node_id, &prompt).await {
+    if let Err(error) = engine.terminals().submit_line(&task.to_node_id, &prompt).await {
         let reason = format!("Delivery failed: {}", tmux_error(error));
         let failed = engine.state().tasks.finish(
             &task.task_id,

@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::error::{ToolError, messages};
 
 pub(super) async fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
-    let running = engine.tmux.session_names().await.unwrap_or_default();
+    let running = engine.terminals().session_names().await.unwrap_or_default();
     engine.with_project(caller.project_id(), |project| project.list_value(&running))
 }
 
