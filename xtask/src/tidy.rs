@@ -84,15 +84,16 @@ pub const CRATE_RULES: &[CrateRule] = &[
         anyhow: false,
     },
     // ACP speaks to its agent over stdio; its tools reach the tool server through the mcp bridge
-    // it injects, and its canvas terminals (`--terminals canvas`) through transport's client.
+    // it injects, and its canvas terminals (`--terminals canvas`) through transport's client; its
+    // local tmux terminals read panes as headless does (external-term's `pane`).
     CrateRule {
         package: ACP,
-        workspace_deps: &[PROTOCOL, TRANSPORT],
+        workspace_deps: &[PROTOCOL, TRANSPORT, EXTERNAL_TERM],
         dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: false,
     },
-    // protocol for the node-id rule only.
+    // protocol for the node-id rule only; headless and acp share its tmux knowledge.
     CrateRule {
         package: EXTERNAL_TERM,
         workspace_deps: &[PROTOCOL],
