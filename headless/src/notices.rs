@@ -15,7 +15,7 @@
 //! watch, never polling) until the command has ended, waits for the answers to the caller about
 //! the node being made ([`Answering`]) and for the caller's node to be idle ([`OUTPUT_QUIET`] and
 //! [`KEY_QUIET_SECS`], `Config::notice_idle_limit` at most: the only timed re-check, and only while that node
-//! is busy), then submits the line with [`Engine::submit_line`], the way `agent_send` delivers a
+//! is busy), then submits the line with `Terminals::submit_line`, the way `agent_send` delivers a
 //! request.
 
 use std::collections::{HashMap, HashSet};

@@ -37,6 +37,13 @@ pub use agents::delivery_text;
 use canvas::artifact_path;
 pub use terminal::{DEFAULT_MAX_CHARS, MAX_CHARS, clamp_max_chars};
 
+/// A typed answer of `termsprawl_protocol::results` as the value the transport sends, its
+/// members in the type's order. These types have string keys only, so serialising them cannot
+/// fail.
+fn answer(result: &impl serde::Serialize) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
+}
+
 /// The [`ToolHandler`] of the headless server.
 pub(crate) struct Handler {
     pub(crate) engine: Arc<Engine>,

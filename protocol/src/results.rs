@@ -1,5 +1,6 @@
-//! Typed answers of the terminal operations (`spec/protocol.md` §4.3), with the contract's limits
-//! and defaults beside them.
+//! Typed answers of the operations (`spec/protocol.md` §4.3, §4.5): the terminal operations'
+//! with the contract's limits and defaults beside them, and the canvas, session and agent
+//! operations' (a task object is the server's own record).
 //!
 //! A server builds its answers from these types and a client reads them with them, so member names
 //! and order are written once: serde serialises the members in declaration order, which is the
@@ -13,6 +14,8 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::IntegrationStatus;
 
 /// The longest wait a server runs in one call (`timeoutMs` of `terminal_run` and `terminal_wait`
 /// is clamped to it), so that every call answers inside a client's 45 s.
@@ -107,6 +110,97 @@ pub struct TerminalWaitResult {
 pub struct NodeResult {
     /// The node.
     pub node_id: String,
+}
+
+/// The answer of `canvas_select`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanvasSelectResult {
+    /// The nodes selected now.
+    pub node_ids: Vec<String>,
+}
+
+/// The answer of `canvas_group`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanvasGroupResult {
+    /// The new group.
+    pub node_id: String,
+    /// The nodes in it.
+    pub node_ids: Vec<String>,
+}
+
+/// The answer of `session_info` (`spec/protocol.md` §6.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfoResult {
+    /// The caller's node.
+    pub node_id: String,
+    /// The caller's project.
+    pub project_id: String,
+    /// The server instance.
+    pub instance_id: String,
+    /// Where the server runs (`local`).
+    pub host: String,
+    /// The caller's integration status.
+    pub status: IntegrationStatus,
+    /// The version of the app (or server).
+    pub app_version: String,
+    /// The preferences file.
+    pub preferences_file: String,
+    /// The folder of the guides for the caller's node.
+    pub guides_directory: String,
+    /// Whether browser operations are served.
+    pub browser_enabled: bool,
+    /// The operations the caller may call.
+    pub operations: Vec<String>,
+    /// The rules a server enforces beyond the protocol (the headless server's
+    /// `docs/headless-rules.md`), last; absent from a server that states none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<String>>,
+}
+
+/// One valid agent session of `agent_status`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatusEntry {
+    /// The agent's node.
+    pub node_id: String,
+    /// Its project.
+    pub project_id: String,
+    /// Its integration status.
+    pub status: IntegrationStatus,
+}
+
+/// One agent card of `agent_cards`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCard {
+    /// The agent's node.
+    pub node_id: String,
+    /// Its project.
+    pub project_id: String,
+    /// Its node's title.
+    pub title: String,
+    /// The agent's name (`claude`), when known.
+    pub agent: Option<String>,
+    /// Its integration status.
+    pub status: IntegrationStatus,
+    /// The agents it may read (enabled links).
+    pub enabled_peer_ids: Vec<String>,
+}
+
+/// The answer of `context_read`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextReadResult {
+    /// The last 100 000 characters of the linked peers' transcript.
+    pub text: String,
+    /// The transcript reader (`claude-jsonl`).
+    pub reader: String,
+    /// Why the text is empty, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The answer of `terminal_read` (1.3.0; 1.2.0 had `nodeId` and `output` only).

@@ -1,16 +1,18 @@
 //! The agent operations: `agent_launch`, `agent_cards`, `agent_send`, `agent_task`,
 //! `agent_reply` and `context_read`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use termsprawl_protocol::args::{
     AgentLaunchArgs, AgentReplyArgs, AgentSendArgs, AgentTaskArgs, ReplyState,
 };
+use termsprawl_protocol::results::{AgentCard, ContextReadResult, NodeResult};
 use termsprawl_transport::server::Caller;
 
 use crate::canvas::NodeKind;
 use crate::engine::Engine;
 use crate::error::{ToolError, messages};
 use crate::launch;
+use crate::ops::answer;
 use crate::tasks::{self, Task, TaskState};
 use crate::terminals::tmux_error;
 
@@ -26,12 +28,12 @@ pub(super) async fn launch(
     let started = engine
         .start_agent(caller.project_id(), node_id, &plan.name, &plan.name, &plan.argv, plan.status)
         .await?;
-    Ok(json!({ "nodeId": started.node_id }))
+    Ok(answer(&NodeResult { node_id: started.node_id }))
 }
 
 /// `agent_cards`: one card per agent node of the project that has a session.
 pub(super) fn cards(engine: &Engine, caller: &Caller) -> Value {
-    let Ok(project) = engine.project(caller.project_id()) else { return json!([]) };
+    let Ok(project) = engine.project(caller.project_id()) else { return Value::Array(Vec::new()) };
     let sessions = caller.sessions();
     let cards = project
         .nodes
@@ -42,13 +44,13 @@ pub(super) fn cards(engine: &Engine, caller: &Caller) -> Value {
             (session.identity().project_id == project.id).then_some((node, session))
         })
         .map(|(node, session)| {
-            json!({
-                "nodeId": node.id,
-                "projectId": project.id,
-                "title": node.title,
-                "agent": node.agent.as_ref().map(|agent| agent.name.clone()),
-                "status": session.status(),
-                "enabledPeerIds": project.enabled_peers(&node.id),
+            answer(&AgentCard {
+                node_id: node.id.clone(),
+                project_id: project.id.clone(),
+                title: node.title.clone(),
+                agent: node.agent.as_ref().map(|agent| agent.name.clone()),
+                status: session.status(),
+                enabled_peer_ids: project.enabled_peers(&node.id),
             })
         })
         .collect();
@@ -185,10 +187,13 @@ pub(super) fn reply(
 
 /// `context_read`: the headless server has no transcript reader.
 pub(super) fn context_read() -> Value {
-    json!({
-        "text": "",
-        "reader": "claude-jsonl",
-        "reason": "Transcript unavailable: the headless server has no transcript reader for linked peers",
+    answer(&ContextReadResult {
+        text: String::new(),
+        reader: "claude-jsonl".to_owned(),
+        reason: Some(
+            "Transcript unavailable: the headless server has no transcript reader for linked peers"
+                .to_owned(),
+        ),
     })
 }
 

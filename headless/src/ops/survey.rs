@@ -4,7 +4,7 @@
 //! canvas (which nodes, in which order, their commands and start times), each node's stream
 //! (cursor, last output, retained text; a stream's file is read only when it changed,
 //! `Terminals::current`) and the files that record how a program ended
-//! ([`Engine::ended`]). A caller sees exactly the terminals it may `terminal_read` ([`access`]).
+//! (`Terminals::ended`). A caller sees exactly the terminals it may `terminal_read` ([`access`]).
 
 use std::time::SystemTime;
 
@@ -67,7 +67,7 @@ pub(super) fn search(
 }
 
 /// Whether a running terminal's foreground program is blocked reading the terminal with nothing
-/// printed since `last_output` for a moment, and its name ([`Engine::input_by`], the rule
+/// printed since `last_output` for a moment, and its name (`Terminals::input_by`, the rule
 /// `terminal_read`'s screen view and `until: "input"` share): `/proc` reads only, no process.
 fn waiting_for_input(
     engine: &Engine,

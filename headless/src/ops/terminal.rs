@@ -10,7 +10,6 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use serde::Serialize;
 use serde_json::Value;
 use termsprawl_protocol::args::{
     NodeArgs, ReadView, TerminalInputArgs, TerminalOpenArgs, TerminalReadArgs, TerminalRunArgs,
@@ -27,6 +26,7 @@ use crate::engine::Engine;
 use crate::error::{ToolError, messages};
 use crate::foreground::Processes;
 use crate::ops::access::{self, Access};
+use crate::ops::answer;
 use crate::ops::canvas::lexical_normal;
 use crate::ops::wait::{Wait, cursor_of};
 use crate::terminals::{Ask, PaneState, Screen, tail, tmux_error};
@@ -44,7 +44,7 @@ pub(super) async fn open(
     let title =
         args.title.filter(|title| !title.is_empty()).unwrap_or_else(|| "Terminal".to_owned());
     let node_id = engine.open_terminal(caller.project_id(), &title).await?;
-    answer(&NodeResult { node_id })
+    Ok(answer(&NodeResult { node_id }))
 }
 
 /// `terminal_run`: checks the arguments, starts the run node, and waits for its exit after the
@@ -104,7 +104,7 @@ pub(super) async fn read(
         let screen = read_screen(engine, &args.node_id).await?;
         let (cursor, running) = (screen.cursor, screen.running);
         engine.notices().answered(&args.node_id, caller.node_id(), cursor, running);
-        return answer(&screen);
+        return Ok(answer(&screen));
     }
     let limit = clamp_max_chars(args.max_chars);
     let stream = terminals.stream(&args.node_id);
@@ -125,14 +125,14 @@ pub(super) async fn read(
     };
     engine.notices().answered(&args.node_id, caller.node_id(), cursor, !state.dead);
     let ProgramState { running, exit_code, signal } = program(state);
-    answer(&TerminalReadResult {
+    Ok(answer(&TerminalReadResult {
         node_id: args.node_id.clone(),
         output,
         cursor,
         running,
         exit_code,
         signal,
-    })
+    }))
 }
 
 /// `terminal_read` with `view: "screen"`: exactly the visible rows, with the size, the cursor
@@ -196,7 +196,7 @@ pub(super) async fn kill(
         // stays, §4.6), as it would at a wait's answer.
         let _ = terminals.retire_run(&args.node_id).await;
     }
-    value
+    Ok(value)
 }
 
 pub(super) async fn submit(
@@ -211,7 +211,7 @@ pub(super) async fn submit(
     let terminals = engine.terminals();
     let cursor = terminals.stream(&args.node_id).cursor();
     terminals.submit_line(&args.node_id, &args.command).await.map_err(tmux_error)?;
-    delivered(&args.node_id, Some(cursor))
+    Ok(delivered(&args.node_id, Some(cursor)))
 }
 
 pub(super) async fn input(
@@ -232,7 +232,7 @@ pub(super) async fn input(
     if !keys.is_empty() {
         terminals.press_keys(&args.node_id, keys).await?;
     }
-    delivered(&args.node_id, Some(cursor))
+    Ok(delivered(&args.node_id, Some(cursor)))
 }
 
 pub(super) async fn interrupt(
@@ -242,7 +242,7 @@ pub(super) async fn interrupt(
 ) -> Result<Value, ToolError> {
     access::terminal(engine, caller, &args.node_id, Access::Drive)?;
     engine.terminals().interrupt(&args.node_id).await?;
-    delivered(&args.node_id, None)
+    Ok(delivered(&args.node_id, None))
 }
 
 /// `terminal_external`: an operating-system terminal window attached to the node's session.
@@ -275,22 +275,20 @@ pub(super) async fn close(
 ) -> Result<Value, ToolError> {
     access::terminal(engine, caller, &args.node_id, Access::Close)?;
     engine.close_node(caller.project_id(), &args.node_id).await?;
-    answer(&TerminalCloseResult { node_id: args.node_id.clone(), cleanup_pending_ids: Vec::new() })
+    Ok(answer(&TerminalCloseResult {
+        node_id: args.node_id.clone(),
+        cleanup_pending_ids: Vec::new(),
+    }))
 }
 
 /// `{"nodeId","delivered":true}`, with `cursor` for `terminal_submit` and `terminal_input`.
-fn delivered(node_id: &str, cursor: Option<u64>) -> Result<Value, ToolError> {
+fn delivered(node_id: &str, cursor: Option<u64>) -> Value {
     answer(&DeliveredResult { node_id: node_id.to_owned(), delivered: true, cursor })
 }
 
 /// `running`, `exitCode` and `signal` of an answer about a terminal in `state`.
 fn program(state: PaneState) -> ProgramState {
     ProgramState::new(state.dead, state.exit_code, state.signal)
-}
-
-/// A typed answer as the value the transport sends (its members in the type's order).
-pub(super) fn answer(result: &impl Serialize) -> Result<Value, ToolError> {
-    serde_json::to_value(result).map_err(|error| ToolError::new(error.to_string()))
 }
 
 /// `cwd` of `terminal_run`: absolute, an existing directory, inside the project folder after

@@ -4,7 +4,7 @@
 //!
 //! A wait wakes on every change of its node's files (the stream watch), never on a timer alone;
 //! whether the node's program runs, and how it ended, is the terminals' one answer
-//! ([`Terminals::state`]), asked by the node's files while the program runs by them and of tmux
+//! ([`crate::terminals::Terminals::state`]), asked by the node's files while the program runs by them and of tmux
 //! when they show an end.
 
 use std::sync::Arc;
