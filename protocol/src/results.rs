@@ -544,6 +544,86 @@ mod tests {
         assert_eq!(back, answer);
     }
 
+    /// The member names of `value`'s JSON object, in order.
+    fn members(value: &impl Serialize) -> Vec<String> {
+        let value = serde_json::to_value(value).unwrap();
+        value.as_object().unwrap().keys().cloned().collect()
+    }
+
+    #[test]
+    fn the_answers_keep_the_member_order_of_the_contract() {
+        let program = ProgramState::new(true, None, Some(9));
+        assert_eq!((program.running, program.signal.as_deref()), (false, Some("SIGKILL")));
+        let ProgramState { running, exit_code, signal } = ProgramState::new(false, Some(3), None);
+        assert_eq!((running, exit_code, signal), (true, Some(3), None));
+        let read = TerminalReadResult {
+            node_id: "n".to_owned(),
+            output: String::new(),
+            cursor: 0,
+            running,
+            exit_code,
+            signal: None,
+        };
+        // spec/protocol.md §4.5, one row each.
+        assert_eq!(members(&read), ["nodeId", "output", "cursor", "running", "exitCode", "signal"]);
+        let screen = TerminalScreenResult {
+            node_id: "n".to_owned(),
+            output: String::new(),
+            cursor: 0,
+            running,
+            exit_code,
+            signal: None,
+            rows: 48,
+            cols: 160,
+            cursor_row: 0,
+            cursor_col: 0,
+            alternate_screen: false,
+            waiting_for_input: false,
+            input_by: None,
+        };
+        assert_eq!(
+            members(&screen),
+            [
+                "nodeId",
+                "output",
+                "cursor",
+                "running",
+                "exitCode",
+                "signal",
+                "rows",
+                "cols",
+                "cursorRow",
+                "cursorCol",
+                "alternateScreen",
+                "waitingForInput",
+                "inputBy"
+            ]
+        );
+        let kill = TerminalKillResult {
+            node_id: "n".to_owned(),
+            cursor: 0,
+            running: false,
+            exit_code: None,
+            signal: Some("SIGKILL".to_owned()),
+        };
+        assert_eq!(members(&kill), ["nodeId", "cursor", "running", "exitCode", "signal"]);
+        let typed = DeliveredResult { node_id: "n".to_owned(), delivered: true, cursor: Some(4) };
+        assert_eq!(members(&typed), ["nodeId", "delivered", "cursor"]);
+        let interrupted = DeliveredResult { cursor: None, ..typed };
+        assert_eq!(members(&interrupted), ["nodeId", "delivered"]);
+        let closed =
+            TerminalCloseResult { node_id: "n".to_owned(), cleanup_pending_ids: Vec::new() };
+        assert_eq!(members(&closed), ["nodeId", "cleanupPendingIds"]);
+        let group = CanvasGroupResult { node_id: "g".to_owned(), node_ids: Vec::new() };
+        assert_eq!(members(&group), ["nodeId", "nodeIds"]);
+        let context = ContextReadResult {
+            text: String::new(),
+            reader: "claude-jsonl".to_owned(),
+            reason: None,
+        };
+        assert_eq!(members(&context), ["text", "reader"]);
+    }
+
     #[test]
     fn following_waits_join_their_outputs_and_take_the_last_state() {
         let mut last = wait("b\n", 4, false);
