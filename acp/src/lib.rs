@@ -5,7 +5,9 @@
 //! and its rendering, the fail-closed permission asks with the true change of a file edit (the
 //! agent's proposal against the file on disk, `change.rs`), the confined file system and the
 //! agent's terminals: on a local tmux server, or as canvas nodes through the tool server's
-//! `terminal_run` and `terminal_wait` (protocol 1.3.0), chosen by `--terminals`. The `cli` crate
+//! `terminal_run` and `terminal_wait` (protocol 1.3.0, their answers read with
+//! `termsprawl_protocol::results`), chosen by `--terminals`; a local pane's state is read with
+//! `termsprawl_external_term::pane`, as headless reads its own. The `cli` crate
 //! parses the command line (with its Go-style flag scanner, the workspace's one) into [`Options`]
 //! and calls [`run`].
 //!

@@ -23,8 +23,10 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
-use serde_json::{Value, json};
+use rustix::process::{Pid, Signal, kill_process_group};
+use serde::Serialize;
+use serde_json::Value;
+use termsprawl_external_term::pane::{self, PANE_DEAD_FIELDS, is_dead_notice};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep};
 
@@ -101,37 +103,36 @@ impl Spec {
     }
 }
 
-/// How a command ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a command ended (ACP's `TerminalExitStatus`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct ExitStatus {
     pub(crate) exit_code: Option<u32>,
     pub(crate) signal: Option<String>,
 }
 
 impl ExitStatus {
-    /// `{"exitCode","signal"}`, both present, `null` when not applicable.
+    /// `exitCode` and `signal`, both present, `null` when not applicable.
     pub(crate) fn to_json(&self) -> Value {
-        json!({"exitCode": self.exit_code, "signal": self.signal})
+        serde_json::to_value(self).unwrap_or_default()
     }
 }
 
 /// The answer of `terminal/output`.
 #[expect(clippy::struct_field_names, reason = "the members are named by the wire")]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct Output {
     pub(crate) output: String,
     pub(crate) truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) exit_status: Option<ExitStatus>,
 }
 
 impl Output {
     /// `{"output","truncated","exitStatus"?}`.
     pub(crate) fn to_json(&self) -> Value {
-        let mut value = json!({"output": self.output, "truncated": self.truncated});
-        if let Some(status) = &self.exit_status {
-            value["exitStatus"] = status.to_json();
-        }
-        value
+        serde_json::to_value(self).unwrap_or_default()
     }
 }
 
@@ -284,7 +285,7 @@ impl Terminals {
                 "-p".into(),
                 "-t".into(),
                 target.clone(),
-                STATE_FORMAT.into(),
+                state_format(),
                 ";".into(),
                 "capture-pane".into(),
                 "-p".into(),
@@ -418,7 +419,7 @@ impl Terminals {
                 "-p".into(),
                 "-t".into(),
                 format!("={}:", entry.session),
-                STATE_FORMAT.into(),
+                state_format(),
             ])
             .await?;
         Ok(resolve_state(entry, parse_state(stdout.lines().next().unwrap_or(""))?))
@@ -454,31 +455,17 @@ impl Terminals {
     }
 }
 
-/// Whether a process group still has a member that is not a zombie. tmux may leave the pane's
-/// process unreaped, and a zombie still counts for `kill(-group, 0)`; `/proc` tells them apart.
+/// Whether a process group still has a member that is not a zombie (tmux may leave the pane's
+/// process unreaped: `termsprawl_external_term::pane`).
 pub(crate) fn group_alive(group: Pid) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return test_kill_process_group(group).is_ok();
-    };
-    let group = group.as_raw_nonzero().get();
-    entries.flatten().any(|entry| {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // `pid (comm) state ppid pgrp ...`; comm may contain spaces and parentheses.
-        let Some((_, rest)) = stat.rsplit_once(") ") else {
-            return false;
-        };
-        let mut fields = rest.split(' ');
-        let state = fields.next().unwrap_or("Z");
-        let pgrp = fields.nth(1).and_then(|pgrp| pgrp.parse::<i32>().ok());
-        pgrp == Some(group) && state != "Z" && state != "X"
-    })
+    pane::process_group_alive(group.as_raw_nonzero().get())
 }
 
-/// The pane state format: dead flag, exit status, signal, history size and limit.
-const STATE_FORMAT: &str =
-    "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{history_size}|#{history_limit}";
+/// The pane state format: the dead flag, exit status and signal (`PANE_DEAD_FIELDS`), then the
+/// history size and limit, `|`-separated.
+fn state_format() -> String {
+    format!("{}|#{{history_size}}|#{{history_limit}}", PANE_DEAD_FIELDS.join("|"))
+}
 
 /// Completes tmux's view with the status file and the signals we sent. tmux 3.3 sometimes leaves
 /// a dead pane's process unreaped, so its own exit status is only the second source.
@@ -504,21 +491,20 @@ fn parse_state(line: &str) -> Result<PaneState, RpcError> {
     let [dead, status, signal, size, limit] = fields.as_slice() else {
         return Err(RpcError::internal(format!("unexpected pane state from tmux: {line:?}")));
     };
-    let signal = signal.parse::<i32>().ok().filter(|number| *number > 0);
-    let code = status.parse::<u32>().ok();
-    let dead = *dead == "1";
-    let exit_status = match (dead, signal, code) {
-        (true, Some(signal), _) => {
+    let pane = pane::PaneState::from_fields(dead, status, signal, "");
+    let exit_status = match (pane.signal, pane.exit_code.and_then(|code| u32::try_from(code).ok()))
+    {
+        (Some(signal), _) => {
             Some(ExitStatus { exit_code: None, signal: Some(signal_name(signal)) })
         }
-        (true, None, Some(code)) => Some(ExitStatus { exit_code: Some(code), signal: None }),
-        _ => None,
+        (None, Some(code)) => Some(ExitStatus { exit_code: Some(code), signal: None }),
+        (None, None) => None,
     };
     let history_full = match (size.parse::<u64>(), limit.parse::<u64>()) {
         (Ok(size), Ok(limit)) => limit > 0 && size >= limit,
         _ => false,
     };
-    Ok(PaneState { dead, exit_status, history_full })
+    Ok(PaneState { dead: pane.dead, exit_status, history_full })
 }
 
 /// Drops the "Pane is dead" line older tmux versions print and trailing blank lines; every kept
@@ -528,7 +514,7 @@ fn clean_capture(text: &str, dead: bool) -> String {
     while lines.last().is_some_and(|line| line.trim().is_empty()) {
         lines.pop();
     }
-    if dead && lines.last().is_some_and(|line| line.starts_with("Pane is dead (")) {
+    if dead && lines.last().is_some_and(|line| is_dead_notice(line)) {
         lines.pop();
         while lines.last().is_some_and(|line| line.trim().is_empty()) {
             lines.pop();

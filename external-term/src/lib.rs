@@ -7,6 +7,10 @@
 //!   an argument vector by the pure function [`terminal_command`];
 //! - the attach command and the managed tmux location ([`TmuxLocation`], [`find_tmux`],
 //!   [`has_session`]);
+//! - what tmux tells about a pane's program, read the same way by both tmux users of the
+//!   workspace, headless and acp ([`pane`]): the pane-state fields and their one parse
+//!   ([`pane::PaneState`]), the status an unreaped program's zombie still holds, whether a
+//!   process group has a live member, and tmux's dead-pane line;
 //! - executable resolution (`PATH`, then `~/.local/bin`, `~/.druk/bin`, `~/bin`: [`SearchPath`]);
 //! - the spawn ([`launch()`]): detached in a new process group, no standard streams, watched for a
 //!   grace period and reaped on a background thread;
@@ -15,7 +19,8 @@
 //! It must never run a shell (every program is executed directly with an argument vector), never
 //! pass `TMUX` or `TMUX_PANE` to the emulator (a nested client would act as one inside tmux), and
 //! never report an emulator that died within the grace period as a success. Of the workspace it
-//! depends on `protocol` only, for the node-id rule.
+//! depends on `protocol` only, for the node-id rule; [`pane`] runs no process at all (it parses
+//! what its caller's tmux printed and reads `/proc`).
 //!
 //! Start reading at [`open()`], then [`terminal_command`] and [`launch()`].
 
@@ -23,6 +28,7 @@ mod command;
 mod error;
 mod launch;
 mod open;
+pub mod pane;
 mod preferences;
 mod search_path;
 mod tmux;

@@ -177,7 +177,7 @@ pub(crate) async fn launch(engine: &Engine, launch: LaunchRequest) -> Result<Val
     };
     let project_id = match &launch.project {
         Some(folder) => engine.ensure_project(folder)?,
-        None => engine.default_project.clone(),
+        None => engine.default_project().to_owned(),
     };
     let name = launch
         .agent
@@ -191,7 +191,7 @@ pub(crate) async fn launch(engine: &Engine, launch: LaunchRequest) -> Result<Val
     let status = launch::unverified_status(&name);
     let started =
         engine.start_agent(&project_id, node_id, &name, &title, &launch.argv, status).await?;
-    Ok(started.to_value(&engine.tmux))
+    Ok(started.to_value(engine.terminals().tmux()))
 }
 
 fn project_of(engine: &Engine, node_id: &str) -> Result<String, ToolError> {
@@ -204,7 +204,7 @@ fn project_of(engine: &Engine, node_id: &str) -> Result<String, ToolError> {
 }
 
 async fn info(engine: &Engine) -> Value {
-    let running = engine.tmux.session_names().await.unwrap_or_default();
+    let running = engine.terminals().session_names().await.unwrap_or_default();
     let (url, instance_id) = match engine.tool_server() {
         Ok(server) => (server.url().to_owned(), server.instance_id().to_owned()),
         Err(_) => (String::new(), String::new()),
@@ -226,9 +226,9 @@ async fn info(engine: &Engine) -> Value {
     json!({
         "instanceId": instance_id,
         "url": url,
-        "dataDir": engine.layout.agent_tools().to_string_lossy(),
-        "tmuxSocket": engine.tmux.socket().to_string_lossy(),
-        "defaultProjectId": engine.default_project,
+        "dataDir": engine.layout().agent_tools().to_string_lossy(),
+        "tmuxSocket": engine.terminals().tmux().socket().to_string_lossy(),
+        "defaultProjectId": engine.default_project(),
         "projects": projects,
     })
 }

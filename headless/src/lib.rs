@@ -8,6 +8,10 @@
 //! - real tmux sessions `ts-<nodeId>` on the app's managed tmux server
 //!   (`-S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf`, [`tmux`]), so that
 //!   `terminal_external` and the app's own tools attach to the same sessions;
+//! - one owner of every terminal node below the canvas (`terminals`): opening shells and run
+//!   nodes, the one answer to "does its program run, how did it end", retirement with the final
+//!   record, and the node files' names; the operations reach tmux and the streams only through it
+//!   (a tidy rule holds that);
 //! - agent requests persisted in `D/tasks/` ([`tasks`]);
 //! - the output stream and cursor of every terminal node in `D/terminals/` (`streams`), which
 //!   `terminal_run`, `terminal_wait` and `terminal_read` with `since` read, and whose changes wake
@@ -26,7 +30,8 @@
 //! agent's terminal without a link or drive, attach to or close it at all (the rule
 //! `agent-link-isolation` of `docs/headless-rules.md`, in `ops/access.rs`).
 //!
-//! Start reading at [`Server::start`], then `ops.rs` (the operations) and [`control`].
+//! Start reading at [`Server::start`], then `ops.rs` (the operations), `terminals.rs` (what they
+//! ask of a terminal) and [`control`].
 
 pub mod canvas;
 mod config;
@@ -43,10 +48,12 @@ pub mod queue;
 mod server;
 mod streams;
 pub mod tasks;
+mod terminals;
 pub mod tmux;
 
 pub use config::{Config, LIVENESS_INTERVAL, NOTICE_IDLE_LIMIT, QUEUE_EXPIRY, TASK_EXPIRY};
 pub use error::{Error, ToolError, messages};
 pub use layout::Layout;
-pub use ops::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, delivery_text, tail};
+pub use ops::{DEFAULT_MAX_CHARS, MAX_CHARS, clamp_max_chars, delivery_text};
 pub use server::Server;
+pub use terminals::{HISTORY_LINES, tail};

@@ -15,7 +15,7 @@
 //! watch, never polling) until the command has ended, waits for the answers to the caller about
 //! the node being made ([`Answering`]) and for the caller's node to be idle ([`OUTPUT_QUIET`] and
 //! [`KEY_QUIET_SECS`], `Config::notice_idle_limit` at most: the only timed re-check, and only while that node
-//! is busy), then submits the line with [`Engine::submit_line`], the way `agent_send` delivers a
+//! is busy), then submits the line with `Terminals::submit_line`, the way `agent_send` delivers a
 //! request.
 
 use std::collections::{HashMap, HashSet};
@@ -31,7 +31,7 @@ use tokio::task::JoinSet;
 
 use crate::canvas::NodeKind;
 use crate::engine::Engine;
-use crate::tmux::PaneState;
+use crate::terminals::{Ask, PaneState};
 use termsprawl_protocol::results::{RUN_NOTICE_READ, RUN_NOTICE_START, signal_name};
 
 /// How long the caller's node must have printed nothing before a notice is typed into it.
@@ -281,7 +281,7 @@ impl Notices {
 /// notice is delivered or unnecessary. Ends when the server closes (aborting it ends every
 /// watch).
 pub(crate) async fn run(engine: Arc<Engine>) {
-    let Some(mut receiver) = lock(&engine.notices.receiver).take() else { return };
+    let Some(mut receiver) = lock(&engine.notices().receiver).take() else { return };
     let mut watches = JoinSet::new();
     let mut watching: HashSet<String> = HashSet::new();
     loop {
@@ -304,10 +304,10 @@ pub(crate) async fn run(engine: Arc<Engine>) {
 /// Waits, woken by every change of its files, until the command of `node_id` has ended, then
 /// delivers its notice. Answers `node_id`.
 async fn watch(engine: Arc<Engine>, node_id: String) -> String {
-    let stream = engine.streams.get(&node_id);
+    let stream = engine.terminals().stream(&node_id);
     let mut changes = stream.subscribe();
     let state = loop {
-        if engine.notices.due(&node_id).is_none() || stream.look().closed {
+        if engine.notices().due(&node_id).is_none() || stream.look().closed {
             return node_id;
         }
         if let Some(state) = ended(&engine, &node_id).await {
@@ -324,17 +324,7 @@ async fn watch(engine: Arc<Engine>, node_id: String) -> String {
 /// How the command of `node_id` ended, once it has: its retired record, its wrapper's recorded
 /// status, else tmux's dead pane. tmux is asked only once the node's files show an end.
 async fn ended(engine: &Engine, node_id: &str) -> Option<PaneState> {
-    if engine.runs_by_its_files(node_id) {
-        return None;
-    }
-    if let Some(record) = engine.final_record(node_id) {
-        return Some(record.state());
-    }
-    if engine.recorded_status(node_id).is_some() {
-        let dead = PaneState { dead: true, ..PaneState::default() };
-        return Some(engine.with_recorded_status(node_id, dead));
-    }
-    match engine.pane_state(node_id).await {
+    match engine.terminals().state(node_id, Ask::Recorded).await {
         Ok(state) if state.dead => Some(state),
         _ => None,
     }
@@ -343,7 +333,8 @@ async fn ended(engine: &Engine, node_id: &str) -> Option<PaneState> {
 /// When the command of `node_id` ended as the server knows it: when its wrapper recorded the
 /// exit, else when tmux's hook saw the pane die, else now.
 fn ended_at(engine: &Engine, node_id: &str) -> SystemTime {
-    [engine.streams.status_file(node_id), engine.streams.died_file(node_id)]
+    let files = engine.terminals().files();
+    [files.status_file(node_id), files.died_file(node_id)]
         .iter()
         .find_map(|path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok())
         .unwrap_or_else(SystemTime::now)
@@ -353,11 +344,11 @@ fn ended_at(engine: &Engine, node_id: &str) -> SystemTime {
 /// delivered and submits its line. A caller whose agent node is gone gets nothing.
 async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     let ended_at = ended_at(engine, node_id);
-    let Some(notice) = engine.notices.due(node_id) else { return };
-    let deadline = tokio::time::Instant::now() + engine.config.notice_idle_limit;
+    let Some(notice) = engine.notices().due(node_id) else { return };
+    let deadline = tokio::time::Instant::now() + engine.config().notice_idle_limit;
     loop {
         if !caller_present(engine, &notice).await {
-            engine.notices.settle(node_id, NoticeState::Dropped);
+            engine.notices().settle(node_id, NoticeState::Dropped);
             return;
         }
         let busy = busy_for(engine, &notice.caller).await;
@@ -368,11 +359,11 @@ async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     }
     // An answer to the caller being made may report the end: then no notice.
     let notice = loop {
-        let released = engine.notices.released.notified();
-        if let Some(notice) = engine.notices.settle(node_id, NoticeState::Delivered) {
+        let released = engine.notices().released.notified();
+        if let Some(notice) = engine.notices().settle(node_id, NoticeState::Delivered) {
             break notice;
         }
-        if engine.notices.due(node_id).is_none() {
+        if engine.notices().due(node_id).is_none() {
             return;
         }
         released.await;
@@ -380,7 +371,7 @@ async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     let started_at = UNIX_EPOCH + Duration::from_millis(notice.started_at);
     let took = ended_at.duration_since(started_at).unwrap_or_default();
     let line = notice_line(node_id, &notice.command, &state, took, notice.since);
-    if let Err(error) = engine.submit_line(&notice.caller, &line).await {
+    if let Err(error) = engine.terminals().submit_line(&notice.caller, &line).await {
         log(&format!("cannot deliver the notice of {node_id} to {}: {error}", notice.caller));
     }
 }
@@ -392,7 +383,7 @@ async fn caller_present(engine: &Engine, notice: &Notice) -> bool {
             project.node(&notice.caller).is_some_and(|node| node.kind == NodeKind::Agent)
         })
         .unwrap_or(false);
-    is_agent && engine.tmux.has_session(&notice.caller).await.unwrap_or(false)
+    is_agent && engine.terminals().has_session(&notice.caller).await.unwrap_or(false)
 }
 
 /// How much longer the caller's node stays busy at least: zero once it is idle, that is once it
@@ -401,13 +392,11 @@ async fn caller_present(engine: &Engine, notice: &Notice) -> bool {
 async fn busy_for(engine: &Engine, caller: &str) -> Duration {
     let now = SystemTime::now();
     // The stream file's modification time: when the pane last printed (its `cat` appends).
-    let printed = std::fs::metadata(engine.streams.out_file(caller))
-        .and_then(|metadata| metadata.modified())
-        .ok();
+    let printed = engine.terminals().printed_at(caller);
     let output = printed.map_or(Duration::ZERO, |at| {
         now.duration_since(at).map_or(OUTPUT_QUIET, |quiet| OUTPUT_QUIET.saturating_sub(quiet))
     });
-    let keys = match engine.tmux.last_key_input(caller).await {
+    let keys = match engine.terminals().last_key_input(caller).await {
         Ok(Some(at)) => {
             let quiet = (millis(now) / 1000).saturating_sub(at);
             Duration::from_secs(KEY_QUIET_SECS.saturating_sub(quiet))

@@ -9,7 +9,7 @@
 //! The request is turned into a typed [`Call`] once; [`run`] matches it exhaustively, so an
 //! operation of the table that this server does not handle is a compile error. The operations
 //! live by surface, one function each, as clients of the [`Engine`]: [`session`], [`canvas`],
-//! [`terminal`], [`survey`] (`terminal_list`, `terminal_search`), [`agents`]; [`access`] is the one rule of who may read, drive, attach or close
+//! [`terminal`] and [`wait`], [`survey`] (`terminal_list`, `terminal_search`), [`agents`]; [`access`] is the one rule of who may read, drive, attach or close
 //! which terminal node.
 
 mod access;
@@ -18,6 +18,7 @@ mod canvas;
 mod session;
 mod survey;
 mod terminal;
+mod wait;
 
 use std::sync::Arc;
 
@@ -29,11 +30,19 @@ use tokio::time::Instant;
 use crate::engine::Engine;
 use crate::error::{ToolError, messages};
 
+#[cfg(test)]
+use crate::terminals::{tail, trim_blank_end};
 pub use agents::delivery_text;
 #[cfg(test)]
 use canvas::artifact_path;
-pub(crate) use terminal::trim_blank_end;
-pub use terminal::{DEFAULT_MAX_CHARS, HISTORY_LINES, MAX_CHARS, clamp_max_chars, tail};
+pub use terminal::{DEFAULT_MAX_CHARS, MAX_CHARS, clamp_max_chars};
+
+/// A typed answer of `termsprawl_protocol::results` as the value the transport sends, its
+/// members in the type's order. These types have string keys only, so serialising them cannot
+/// fail.
+fn answer(result: &impl serde::Serialize) -> Value {
+    serde_json::to_value(result).unwrap_or(Value::Null)
+}
 
 /// The [`ToolHandler`] of the headless server.
 pub(crate) struct Handler {
@@ -90,8 +99,8 @@ async fn dispatch(
         }
         _ => {}
     }
-    let expires_at = Instant::now() + engine.config.queue_expiry;
-    let turn = engine.queues.enter(caller.project_id(), call.name(), caller.node_id()).await;
+    let expires_at = Instant::now() + engine.config().queue_expiry;
+    let turn = engine.queues().enter(caller.project_id(), call.name(), caller.node_id()).await;
     if Instant::now() > expires_at {
         return Err(messages::QUEUE_EXPIRED.into());
     }
@@ -110,7 +119,7 @@ async fn dispatch(
 enum Step {
     Done(Value),
     /// Boxed: a wait's state is several times the size of an answer.
-    Wait(Box<terminal::Wait>),
+    Wait(Box<wait::Wait>),
 }
 
 /// Runs one call in the caller's turn of its project's queue.
@@ -122,9 +131,7 @@ async fn run(engine: &Engine, caller: &Caller, call: Call) -> Result<Step, ToolE
                 .map(|wait| Step::Wait(Box::new(wait)));
         }
         Call::TerminalWait(args) => {
-            return terminal::wait(engine, caller, args)
-                .await
-                .map(|wait| Step::Wait(Box::new(wait)));
+            return wait::wait(engine, caller, args).await.map(|wait| Step::Wait(Box::new(wait)));
         }
         other => other,
     };

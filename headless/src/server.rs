@@ -62,7 +62,7 @@ impl Server {
         );
         let engine =
             Arc::new(Engine::new(config, layout.clone(), tmux, state, default_project, streams));
-        let exec_log = match &engine.config.exec_log {
+        let exec_log = match &engine.config().exec_log {
             Some(path) => Some(
                 std::fs::OpenOptions::new()
                     .create(true)
@@ -118,11 +118,13 @@ impl Server {
         }
         launch::write_launcher(layout, ctl).map_err(Error::io("write", layout.launcher()))?;
         engine
-            .tmux
+            .terminals()
+            .tmux()
             .prepare(layout.user_data())
             .map_err(Error::io("write", layout.tmux_config()))?;
         let restored = engine.restore_sessions().await?;
-        let watcher = engine.streams.watch().map_err(Error::io("watch", layout.terminals_dir()))?;
+        let watcher =
+            engine.terminals().watch().map_err(Error::io("watch", layout.terminals_dir()))?;
         let listener = control::bind(&layout.control_socket())?;
         let control = tokio::spawn(control::serve(listener, Arc::clone(engine)));
         engine
@@ -132,7 +134,7 @@ impl Server {
         let liveness = {
             let engine = Arc::clone(engine);
             tokio::spawn(async move {
-                let mut interval = tokio::time::interval(engine.config.liveness_interval);
+                let mut interval = tokio::time::interval(engine.config().liveness_interval);
                 interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     interval.tick().await;
@@ -158,17 +160,17 @@ impl Server {
 
     /// The paths of the data directory.
     pub fn layout(&self) -> &Layout {
-        &self.engine.layout
+        self.engine.layout()
     }
 
     /// The tmux server the nodes run on.
     pub fn tmux(&self) -> &Tmux {
-        &self.engine.tmux
+        self.engine.terminals().tmux()
     }
 
     /// The id of the default project (`--project`).
     pub fn default_project_id(&self) -> &str {
-        &self.engine.default_project
+        self.engine.default_project()
     }
 
     /// How many running agent sessions were provisioned again at start.
@@ -188,12 +190,12 @@ impl Server {
 
     /// Occupies a project's operation queue until the returned turn is dropped (test hook).
     pub async fn hold_queue(&self, project_id: &str) -> Turn {
-        self.engine.queues.hold(project_id).await
+        self.engine.queues().hold(project_id).await
     }
 
     /// Every later step of every project's queue (test hook).
     pub fn queue_events(&self) -> broadcast::Receiver<QueueEvent> {
-        self.engine.queues.subscribe()
+        self.engine.queues().subscribe()
     }
 
     /// Stops: the control socket and the liveness check end, the tool server closes (removing
@@ -207,7 +209,7 @@ impl Server {
         for task in background {
             let _ = task.await;
         }
-        let _ = std::fs::remove_file(self.engine.layout.control_socket());
+        let _ = std::fs::remove_file(self.engine.layout().control_socket());
         if let Some(server) = self.engine.take_tool_server() {
             close_tool_server(server).await;
         }
@@ -226,7 +228,7 @@ impl Drop for Server {
             task.abort();
         }
         if let Some(server) = self.engine.take_tool_server() {
-            let _ = std::fs::remove_file(self.engine.layout.control_socket());
+            let _ = std::fs::remove_file(self.engine.layout().control_socket());
             drop(server);
         }
     }

@@ -40,6 +40,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
 use crate::matcher::Matcher;
+use crate::terminals::files::{Files, node_of, recorded_exit_of};
 
 /// How long a run wrapper waits, after its exit mark, for the server to read it (and how long the
 /// server looks for it) before it ends anyway.
@@ -62,7 +63,7 @@ const MARK_SPACING: u64 = 64 << 10;
 /// The streams of every terminal node of the server.
 #[derive(Debug)]
 pub(crate) struct Streams {
-    dir: PathBuf,
+    files: Files,
     nodes: Mutex<HashMap<String, Arc<Stream>>>,
 }
 
@@ -124,7 +125,7 @@ impl std::fmt::Debug for Parser {
 }
 
 /// The exit mark a run node's wrapper prints once its command has exited, before it records the
-/// exit status (`engine::RUN_WRAPPER`): a CAN, which ends any sequence the command left
+/// exit status (`terminals::RUN_WRAPPER`): a CAN, which ends any sequence the command left
 /// open, then `OSC 6973 ; termsprawl-exit BEL`. Output reaches the stream file in the order the
 /// pane printed it, so once the mark is in the stream everything the command printed is too.
 /// tmux ignores an OSC it does not know, so the mark is on no screen, and the text of a stream
@@ -185,50 +186,18 @@ impl Streams {
     pub(crate) fn new(dir: PathBuf) -> io::Result<Streams> {
         std::fs::create_dir_all(&dir)?;
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
-        Ok(Streams { dir, nodes: Mutex::new(HashMap::new()) })
+        Ok(Streams { files: Files::new(dir), nodes: Mutex::new(HashMap::new()) })
     }
 
-    /// `<dir>/<nodeId>.out`, the file the pane's output is appended to.
-    pub(crate) fn out_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.out"))
-    }
-
-    /// `<dir>/<nodeId>.start`, touched when the pipe's reader runs.
-    pub(crate) fn start_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.start"))
-    }
-
-    /// `<dir>/<nodeId>.status`, the exit status a run node's wrapper writes when its command
-    /// exits (see `Engine::open_run`).
-    pub(crate) fn status_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.status"))
-    }
-
-    /// `<dir>/<nodeId>.drained`, touched once the run wrapper's exit mark has been read from the
-    /// stream: the wrapper may end (see `engine::RUN_WRAPPER`).
-    pub(crate) fn drained_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.drained"))
-    }
-
-    /// `<dir>/<nodeId>.end`, touched when the pane is gone.
-    pub(crate) fn end_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.end"))
-    }
-
-    /// `<dir>/<nodeId>.died`, touched when a run node's process exits.
-    pub(crate) fn died_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.died"))
-    }
-
-    /// `<dir>/<nodeId>.mark`, the restart point of a compacted `.out` file: `offset cursor`.
-    pub(crate) fn mark_file(&self, node_id: &str) -> PathBuf {
-        self.dir.join(format!("{node_id}.mark"))
+    /// The names of the node files.
+    pub(crate) fn files(&self) -> &Files {
+        &self.files
     }
 
     /// The node's stream, read up to the end of its file.
     pub(crate) fn get(&self, node_id: &str) -> Arc<Stream> {
         let stream = Arc::clone(lock(&self.nodes).entry(node_id.to_owned()).or_insert_with(|| {
-            let (out, mark) = (self.out_file(node_id), self.mark_file(node_id));
+            let (out, mark) = (self.files.out_file(node_id), self.files.mark_file(node_id));
             let state = StreamState::resumed(&out, &mark);
             Arc::new(Stream { out, mark, state: Mutex::new(state), changed: watch::Sender::new(0) })
         }));
@@ -239,7 +208,7 @@ impl Streams {
     /// Whether [`COMPACT_BYTES`] of the node's file are unread: then the watch reads it, so that
     /// the file of a node nobody reads is compacted too.
     fn far_behind(&self, node_id: &str) -> bool {
-        let Ok(length) = std::fs::metadata(self.out_file(node_id)).map(|m| m.len()) else {
+        let Ok(length) = std::fs::metadata(self.files.out_file(node_id)).map(|m| m.len()) else {
             return false;
         };
         if length < COMPACT_BYTES {
@@ -287,16 +256,7 @@ impl Streams {
 
     /// Removes the node's files, once its pane is gone.
     pub(crate) fn remove_files(&self, node_id: &str) {
-        for path in [
-            self.out_file(node_id),
-            self.start_file(node_id),
-            self.status_file(node_id),
-            self.dir.join(format!("{node_id}.status-tmp")),
-            self.drained_file(node_id),
-            self.end_file(node_id),
-            self.died_file(node_id),
-            self.mark_file(node_id),
-        ] {
+        for path in self.files.stream_files(node_id) {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -307,7 +267,7 @@ impl Streams {
             inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK)?;
         inotify::add_watch(
             &fd,
-            &self.dir,
+            self.files.dir(),
             inotify::WatchFlags::MODIFY
                 | inotify::WatchFlags::CREATE
                 | inotify::WatchFlags::MOVED_TO
@@ -331,9 +291,7 @@ impl Streams {
                     match reader.next() {
                         Ok(event) => {
                             let name = event.file_name().and_then(|name| name.to_str().ok());
-                            if let Some(node_id) =
-                                name.and_then(|name| name.strip_suffix(".status"))
-                            {
+                            if let Some(node_id) = name.and_then(recorded_exit_of) {
                                 recorded.push(node_id.to_owned());
                             }
                             if let Some(node_id) = name.and_then(node_of)
@@ -378,16 +336,10 @@ impl Streams {
                 Err(_) => return,
             }
         };
-        if stream.wait_for_exit_mark(&self.end_file(&node_id), DRAIN_LIMIT).await {
-            let _ = std::fs::write(self.drained_file(&node_id), b"");
+        if stream.wait_for_exit_mark(&self.files.end_file(&node_id), DRAIN_LIMIT).await {
+            let _ = std::fs::write(self.files.drained_file(&node_id), b"");
         }
     }
-}
-
-/// The node id of a stream file name (`<nodeId>.out`, `.start`, `.status`, `.end`, `.died`).
-fn node_of(file_name: &str) -> Option<&str> {
-    let (node_id, extension) = file_name.rsplit_once('.')?;
-    matches!(extension, "out" | "start" | "status" | "end" | "died").then_some(node_id)
 }
 
 impl Stream {

@@ -22,6 +22,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use termsprawl_external_term::pane::PANE_STATE_FORMAT;
 use termsprawl_external_term::{SearchPath, TmuxLocation, find_tmux, session_name};
 use termsprawl_protocol::shell::single_quoted;
 use tokio::io::AsyncWriteExt;
@@ -370,50 +371,31 @@ impl Tmux {
         Ok(last_pid(&output))
     }
 
-    /// The state of the node's pane: whether its program still runs, and how it ended.
-    ///
-    /// tmux marks a pane dead when its terminal closes, which can be a moment before it has
-    /// reaped the program and knows its status; such a state is asked again, briefly, until the
-    /// status is known.
-    pub async fn pane_state(&self, node_id: &str) -> Result<PaneState, TmuxError> {
+    /// The node's pane state as tmux prints it: one line of [`PANE_STATE_FORMAT`], which
+    /// `terminals` parses (`termsprawl_external_term::pane::PaneState`).
+    pub async fn pane_state_line(&self, node_id: &str) -> Result<String, TmuxError> {
         let args = ["-p".into(), "-t".into(), pane(node_id), PANE_STATE_FORMAT.into()];
-        let mut tries = 0;
-        loop {
-            let output = self.run_on(node_id, "display-message", &args, None).await?;
-            let line = output.lines().last().unwrap_or_default();
-            // tmux 3.3a answers a target that does not exist with exit 0 and empty fields; a pane
-            // always has a pid, so an answer without one is a session that is gone.
-            if PaneState::parse(line).pid.is_none() && !self.has_session(node_id).await? {
-                return Err(TmuxError::NotRunning(session_name(node_id)));
-            }
-            let state = PaneState::parse(line).or_zombie();
-            tries += 1;
-            if state.is_settled() || tries >= STATUS_TRIES {
-                return Ok(state);
-            }
-            tokio::time::sleep(STATUS_RETRY).await;
-        }
+        let output = self.run_on(node_id, "display-message", &args, None).await?;
+        Ok(output.lines().last().unwrap_or_default().to_owned())
     }
 
     /// The pid of the process the node's pane runs now (`#{pane_pid}`), without waiting for a
-    /// dead pane's status as [`Tmux::pane_state`] does; `None` when tmux shows none.
+    /// dead pane's status; `None` when tmux shows none.
     pub async fn pane_pid(&self, node_id: &str) -> Result<Option<i32>, TmuxError> {
         let args = ["-p".into(), "-t".into(), pane(node_id), "#{pane_pid}".into()];
         let output = self.run_on(node_id, "display-message", &args, None).await?;
         Ok(last_pid(&output))
     }
 
-    /// [`Tmux::capture`] and [`Tmux::pane_state`] in one tmux command list.
+    /// [`Tmux::capture`] and [`Tmux::pane_state_line`] in one tmux command list: the text and the
+    /// state line.
     pub async fn capture_with_state(
         &self,
         node_id: &str,
         history: u32,
-    ) -> Result<(String, PaneState), TmuxError> {
+    ) -> Result<(String, String), TmuxError> {
         let capture = ["-S".into(), format!("-{history}").into()];
-        let (output, last) = self.capture_and_display(node_id, &capture, PANE_STATE_FORMAT).await?;
-        let state = PaneState::parse(&last);
-        let state = if state.is_settled() { state } else { self.pane_state(node_id).await? };
-        Ok((output, state))
+        self.capture_and_display(node_id, &capture, PANE_STATE_FORMAT).await
     }
 
     /// `capture-pane -p CAPTURE… -t PANE ; display-message -p -t PANE FORMAT`, one command list
@@ -601,13 +583,15 @@ impl Tmux {
 
     /// The visible screen of the node's pane (`capture-pane -p` without history: one line per
     /// row, trailing spaces trimmed), with its size, cursor and alternate-screen flag and the
-    /// pane's state, all in one tmux command list so that they describe the same moment.
-    pub async fn capture_screen(&self, node_id: &str) -> Result<(Screen, PaneState), TmuxError> {
-        let (text, last) = self.capture_and_display(node_id, &[], SCREEN_FORMAT).await?;
+    /// pane's state line ([`PANE_STATE_FORMAT`]), all in one tmux command list so that they
+    /// describe the same moment.
+    pub async fn capture_screen(&self, node_id: &str) -> Result<(Screen, String), TmuxError> {
+        let format = format!("{SCREEN_FORMAT}\t{PANE_STATE_FORMAT}");
+        let (text, last) = self.capture_and_display(node_id, &[], &format).await?;
         let mut fields = last.splitn(6, '\t');
         let mut number = || fields.next().and_then(|field| field.trim().parse::<u32>().ok());
         let (col, row, alternate, rows, cols) = (number(), number(), number(), number(), number());
-        let state = PaneState::parse(fields.next().unwrap_or_default());
+        let state = fields.next().unwrap_or_default().to_owned();
         let screen = Screen {
             text,
             rows: rows.unwrap_or_default(),
@@ -616,7 +600,6 @@ impl Tmux {
             cursor_col: col.unwrap_or_default(),
             alternate: alternate == Some(1),
         };
-        let state = if state.is_settled() { state } else { self.pane_state(node_id).await? };
         Ok((screen, state))
     }
 
@@ -740,10 +723,6 @@ const PLACEHOLDER: &str = "exec sleep 2147483647";
 /// The pipe-pane command: announce the reader, append everything, mark the pane's end.
 const PIPE_COMMAND: &str = "touch #{q:@ts_start}; cat >> #{q:@ts_out}; touch #{q:@ts_end}";
 
-/// `pane_dead`, `pane_dead_status`, `pane_dead_signal` and `pane_pid`, tab-separated.
-const PANE_STATE_FORMAT: &str =
-    "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}";
-
 /// The visible screen of a pane, as [`Tmux::capture_screen`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -762,8 +741,9 @@ pub struct Screen {
     pub alternate: bool,
 }
 
-/// `cursor_x`, `cursor_y`, `alternate_on`, `pane_height`, `pane_width`, then the pane state.
-const SCREEN_FORMAT: &str = "#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{pane_height}\t#{pane_width}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}";
+/// `cursor_x`, `cursor_y`, `alternate_on`, `pane_height`, `pane_width`; the pane state follows.
+const SCREEN_FORMAT: &str =
+    "#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{pane_height}\t#{pane_width}";
 
 /// The tmux name of a key of the protocol's grammar: the modifiers as they are, the named keys
 /// that tmux spells differently translated (`Backspace` is `BSpace`, `Delete` `DC`, `Insert`
@@ -790,27 +770,10 @@ pub(crate) fn tmux_key(key: &str) -> String {
     name
 }
 
-/// How a node's pane is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PaneState {
-    /// Whether its program has exited (the pane is kept by `remain-on-exit`).
-    pub dead: bool,
-    /// The exit status, when it exited normally.
-    pub exit_code: Option<i32>,
-    /// The signal number, when a signal ended it.
-    pub signal: Option<i32>,
-    /// The program's process id (also its process group: tmux makes it a session leader).
-    pub pid: Option<i32>,
-}
-
 /// The pid on the last line tmux printed (`#{pane_pid}`).
 fn last_pid(output: &str) -> Option<i32> {
     output.lines().last().and_then(|line| line.trim().parse().ok())
 }
-
-/// How often, and how far apart, a dead pane without a status is asked again.
-const STATUS_TRIES: u32 = 30;
-const STATUS_RETRY: Duration = Duration::from_millis(10);
 
 /// What [`Tmux::sessions`] lists.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -835,60 +798,6 @@ impl Sessions {
         }
         sessions
     }
-}
-
-impl PaneState {
-    /// Running, or dead with its status or signal known.
-    pub(crate) fn is_settled(&self) -> bool {
-        !self.dead || self.exit_code.is_some() || self.signal.is_some()
-    }
-
-    /// A dead pane without a status, completed from its program's zombie: tmux 3.3 sometimes never
-    /// reaps a pane's program (its `pane_dead_status` then stays empty), but the zombie's
-    /// `/proc/<pid>/stat` still holds the wait status (field 52, Linux 3.5 and later).
-    fn or_zombie(mut self) -> PaneState {
-        if self.is_settled() {
-            return self;
-        }
-        let Some(status) = self.pid.and_then(zombie_wait_status) else {
-            return self;
-        };
-        let signal = status & 0x7f;
-        if signal == 0 {
-            self.exit_code = Some((status >> 8) & 0xff);
-        } else {
-            self.signal = Some(signal);
-        }
-        self
-    }
-
-    fn parse(line: &str) -> PaneState {
-        let mut fields = line.split('\t').map(|field| field.trim().parse::<i32>().ok());
-        let mut next = || fields.next().flatten();
-        let dead = next() == Some(1);
-        let status = next();
-        let signal = next();
-        let pid = next();
-        PaneState {
-            dead,
-            exit_code: if dead && signal.is_none() { status } else { None },
-            signal: if dead { signal } else { None },
-            pid,
-        }
-    }
-}
-
-/// The wait status of process `pid` when it is a zombie, from `/proc/<pid>/stat`.
-fn zombie_wait_status(pid: i32) -> Option<i32> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ...`; comm may contain spaces and parentheses. After it, field 3 (state)
-    // is the first and field 52 (exit_code) the fiftieth.
-    let (_, rest) = stat.rsplit_once(") ")?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    if fields.first() != Some(&"Z") {
-        return None;
-    }
-    fields.get(49)?.parse().ok()
 }
 
 /// The pane target of a node: `=ts-<nodeId>:`.

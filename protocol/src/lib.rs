@@ -6,6 +6,9 @@
 //! - the operation table of the current protocol version ([`operations`]), whose input schemas are
 //!   generated with `schemars` from one typed argument struct per operation ([`args`]) and then
 //!   normalised to the contract's exact shape, together with the annotations and descriptions;
+//! - one typed answer per operation's result ([`results`]: a server builds its answers with them
+//!   and a client reads them with them, so a member name is spelled once), with the contract's
+//!   limits, the one table of signal names and the joining of chained waits;
 //! - the guide texts ([`Topic`], [`guide`]);
 //! - the server's request validation ([`validate`]), with the contract's exact messages;
 //! - the protocol version ([`PROTOCOL_VERSION`]);

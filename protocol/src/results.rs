@@ -1,5 +1,6 @@
-//! Typed answers of the terminal operations (`spec/protocol.md` §4.3), with the contract's limits
-//! and defaults beside them.
+//! Typed answers of the operations (`spec/protocol.md` §4.3, §4.5): the terminal operations'
+//! with the contract's limits and defaults beside them, and the canvas, session and agent
+//! operations' (a task object is the server's own record).
 //!
 //! A server builds its answers from these types and a client reads them with them, so member names
 //! and order are written once: serde serialises the members in declaration order, which is the
@@ -13,6 +14,8 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::IntegrationStatus;
 
 /// The longest wait a server runs in one call (`timeoutMs` of `terminal_run` and `terminal_wait`
 /// is clamped to it), so that every call answers inside a client's 45 s.
@@ -98,6 +101,220 @@ pub struct TerminalWaitResult {
     /// null when not reached.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub input_by: Option<Option<String>>,
+}
+
+/// The answer of the operations that name one node: `terminal_open`, `sticky_open`,
+/// `artifact_open`, `agent_launch` (the new node), `canvas_move` and `canvas_resize`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeResult {
+    /// The node.
+    pub node_id: String,
+}
+
+/// The answer of `canvas_select`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanvasSelectResult {
+    /// The nodes selected now.
+    pub node_ids: Vec<String>,
+}
+
+/// The answer of `canvas_group`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CanvasGroupResult {
+    /// The new group.
+    pub node_id: String,
+    /// The nodes in it.
+    pub node_ids: Vec<String>,
+}
+
+/// The answer of `session_info` (`spec/protocol.md` §6.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfoResult {
+    /// The caller's node.
+    pub node_id: String,
+    /// The caller's project.
+    pub project_id: String,
+    /// The server instance.
+    pub instance_id: String,
+    /// Where the server runs (`local`).
+    pub host: String,
+    /// The caller's integration status.
+    pub status: IntegrationStatus,
+    /// The version of the app (or server).
+    pub app_version: String,
+    /// The preferences file.
+    pub preferences_file: String,
+    /// The folder of the guides for the caller's node.
+    pub guides_directory: String,
+    /// Whether browser operations are served.
+    pub browser_enabled: bool,
+    /// The operations the caller may call.
+    pub operations: Vec<String>,
+    /// The rules a server enforces beyond the protocol (the headless server's
+    /// `docs/headless-rules.md`), last; absent from a server that states none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<String>>,
+}
+
+/// One valid agent session of `agent_status`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatusEntry {
+    /// The agent's node.
+    pub node_id: String,
+    /// Its project.
+    pub project_id: String,
+    /// Its integration status.
+    pub status: IntegrationStatus,
+}
+
+/// One agent card of `agent_cards`' answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCard {
+    /// The agent's node.
+    pub node_id: String,
+    /// Its project.
+    pub project_id: String,
+    /// Its node's title.
+    pub title: String,
+    /// The agent's name (`claude`), when known.
+    pub agent: Option<String>,
+    /// Its integration status.
+    pub status: IntegrationStatus,
+    /// The agents it may read (enabled links).
+    pub enabled_peer_ids: Vec<String>,
+}
+
+/// The answer of `context_read`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextReadResult {
+    /// The last 100 000 characters of the linked peers' transcript.
+    pub text: String,
+    /// The transcript reader (`claude-jsonl`).
+    pub reader: String,
+    /// Why the text is empty, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The answer of `terminal_read` (1.3.0; 1.2.0 had `nodeId` and `output` only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalReadResult {
+    /// The node read.
+    pub node_id: String,
+    /// The tail of the screen and scrollback, or of the text after `since`.
+    pub output: String,
+    /// The cursor at the end of `output` (without `since`: from before the screen was read).
+    pub cursor: u64,
+    /// Whether the terminal's program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+}
+
+/// The answer of `terminal_read` with `view: "screen"` (1.4.0; `waitingForInput` and `inputBy`
+/// 1.5.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalScreenResult {
+    /// The node read.
+    pub node_id: String,
+    /// Exactly the visible rows, one line each.
+    pub output: String,
+    /// The cursor of the output stream, from before the screen was read.
+    pub cursor: u64,
+    /// Whether the terminal's program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+    /// Rows of the screen.
+    pub rows: u32,
+    /// Columns of the screen.
+    pub cols: u32,
+    /// The text cursor's row, from 0.
+    pub cursor_row: u32,
+    /// The text cursor's column, from 0.
+    pub cursor_col: u32,
+    /// Whether a full-screen program holds the alternate screen.
+    pub alternate_screen: bool,
+    /// Whether the foreground program is blocked reading the terminal.
+    pub waiting_for_input: bool,
+    /// That program's name while `waitingForInput`; null otherwise.
+    pub input_by: Option<String>,
+}
+
+/// The answer of `terminal_kill` (1.3.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalKillResult {
+    /// The run node.
+    pub node_id: String,
+    /// Its output cursor after the kill.
+    pub cursor: u64,
+    /// Whether its command still runs (it did not end within the server's wait).
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it (`SIGKILL`), once ended by one.
+    pub signal: Option<String>,
+}
+
+/// The answer of `terminal_submit`, `terminal_input` (with `cursor`, 1.3.0) and
+/// `terminal_interrupt` (without).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveredResult {
+    /// The node typed into.
+    pub node_id: String,
+    /// Always true: a failure is an error answer.
+    pub delivered: bool,
+    /// The output cursor from before the text was typed: a wait from it sees the reaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<u64>,
+}
+
+/// The answer of `terminal_close`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalCloseResult {
+    /// The node closed.
+    pub node_id: String,
+    /// The ids of pending requests failed by the close (the headless server keeps none).
+    pub cleanup_pending_ids: Vec<String>,
+}
+
+/// How a terminal's program is doing, as every answer about it says it (`running`, `exitCode`,
+/// `signal`): from whether it ended, its exit status and its signal number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramState {
+    /// Whether it still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it.
+    pub signal: Option<String>,
+}
+
+impl ProgramState {
+    /// Running unless `ended`; the exit status and the signal number as the answers carry them.
+    pub fn new(ended: bool, exit_code: Option<i32>, signal: Option<i32>) -> ProgramState {
+        ProgramState {
+            running: !ended,
+            exit_code: exit_code.map(i64::from),
+            signal: signal.map(signal_name),
+        }
+    }
 }
 
 impl TerminalWaitResult {
@@ -325,6 +542,86 @@ mod tests {
         assert!(text.ends_with(r#""cursor":3,"matched":null,"matchCursor":null}"#), "{text}");
         let back: TerminalWaitResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back, answer);
+    }
+
+    /// The member names of `value`'s JSON object, in order.
+    fn members(value: &impl Serialize) -> Vec<String> {
+        let value = serde_json::to_value(value).unwrap();
+        value.as_object().unwrap().keys().cloned().collect()
+    }
+
+    #[test]
+    fn the_answers_keep_the_member_order_of_the_contract() {
+        let program = ProgramState::new(true, None, Some(9));
+        assert_eq!((program.running, program.signal.as_deref()), (false, Some("SIGKILL")));
+        let ProgramState { running, exit_code, signal } = ProgramState::new(false, Some(3), None);
+        assert_eq!((running, exit_code, signal), (true, Some(3), None));
+        let read = TerminalReadResult {
+            node_id: "n".to_owned(),
+            output: String::new(),
+            cursor: 0,
+            running,
+            exit_code,
+            signal: None,
+        };
+        // spec/protocol.md §4.5, one row each.
+        assert_eq!(members(&read), ["nodeId", "output", "cursor", "running", "exitCode", "signal"]);
+        let screen = TerminalScreenResult {
+            node_id: "n".to_owned(),
+            output: String::new(),
+            cursor: 0,
+            running,
+            exit_code,
+            signal: None,
+            rows: 48,
+            cols: 160,
+            cursor_row: 0,
+            cursor_col: 0,
+            alternate_screen: false,
+            waiting_for_input: false,
+            input_by: None,
+        };
+        assert_eq!(
+            members(&screen),
+            [
+                "nodeId",
+                "output",
+                "cursor",
+                "running",
+                "exitCode",
+                "signal",
+                "rows",
+                "cols",
+                "cursorRow",
+                "cursorCol",
+                "alternateScreen",
+                "waitingForInput",
+                "inputBy"
+            ]
+        );
+        let kill = TerminalKillResult {
+            node_id: "n".to_owned(),
+            cursor: 0,
+            running: false,
+            exit_code: None,
+            signal: Some("SIGKILL".to_owned()),
+        };
+        assert_eq!(members(&kill), ["nodeId", "cursor", "running", "exitCode", "signal"]);
+        let typed = DeliveredResult { node_id: "n".to_owned(), delivered: true, cursor: Some(4) };
+        assert_eq!(members(&typed), ["nodeId", "delivered", "cursor"]);
+        let interrupted = DeliveredResult { cursor: None, ..typed };
+        assert_eq!(members(&interrupted), ["nodeId", "delivered"]);
+        let closed =
+            TerminalCloseResult { node_id: "n".to_owned(), cleanup_pending_ids: Vec::new() };
+        assert_eq!(members(&closed), ["nodeId", "cleanupPendingIds"]);
+        let group = CanvasGroupResult { node_id: "g".to_owned(), node_ids: Vec::new() };
+        assert_eq!(members(&group), ["nodeId", "nodeIds"]);
+        let context = ContextReadResult {
+            text: String::new(),
+            reader: "claude-jsonl".to_owned(),
+            reason: None,
+        };
+        assert_eq!(members(&context), ["text", "reader"]);
     }
 
     #[test]

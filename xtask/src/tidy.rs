@@ -84,15 +84,16 @@ pub const CRATE_RULES: &[CrateRule] = &[
         anyhow: false,
     },
     // ACP speaks to its agent over stdio; its tools reach the tool server through the mcp bridge
-    // it injects, and its canvas terminals (`--terminals canvas`) through transport's client.
+    // it injects, and its canvas terminals (`--terminals canvas`) through transport's client; its
+    // local tmux terminals read panes as headless does (external-term's `pane`).
     CrateRule {
         package: ACP,
-        workspace_deps: &[PROTOCOL, TRANSPORT],
+        workspace_deps: &[PROTOCOL, TRANSPORT, EXTERNAL_TERM],
         dev_workspace_deps: &[TEST_SUPPORT],
         external_deps: None,
         anyhow: false,
     },
-    // protocol for the node-id rule only.
+    // protocol for the node-id rule only; headless and acp share its tmux knowledge.
     CrateRule {
         package: EXTERNAL_TERM,
         workspace_deps: &[PROTOCOL],
@@ -306,6 +307,82 @@ pub fn trailing_whitespace(path: &Path, text: &str) -> Vec<String> {
         .filter(|(_, line)| line.ends_with([' ', '\t']))
         .map(|(index, _)| format!("{}:{}: trailing whitespace", path.display(), index + 1))
         .collect()
+}
+
+/// Modules of a crate that some of its files may not import, as data: the files whose path
+/// starts with `under` may not name `crate::<module>` for any of `modules` (in a `use`, grouped or
+/// not, or in a path).
+#[derive(Debug, Clone, Copy)]
+pub struct ModuleRule {
+    /// The files it holds for: those whose path (from the repository root) starts with this.
+    pub under: &'static str,
+    /// The modules of the crate they may not import.
+    pub modules: &'static [&'static str],
+    /// Why, for the violation's line.
+    pub why: &'static str,
+}
+
+/// The import rules inside crates.
+pub const MODULE_RULES: &[ModuleRule] = &[
+    // headless: a terminal node has one owner, `terminals.rs`; the operations reach tmux and the
+    // output streams only through it (issue 36).
+    ModuleRule {
+        under: "headless/src/ops/",
+        modules: &["tmux", "streams"],
+        why: "the operations talk to the engine and its terminals (`crate::terminals`)",
+    },
+];
+
+/// The violations of `rules` in the Rust file `path` (relative to the repository root) whose
+/// text is `text`, one line each.
+pub fn module_import_violations(path: &Path, text: &str, rules: &[ModuleRule]) -> Vec<String> {
+    let shown = path.to_string_lossy().replace('\\', "/");
+    let mut violations = Vec::new();
+    for rule in rules.iter().filter(|rule| shown.starts_with(rule.under)) {
+        for module in rule.modules {
+            if names_crate_module(text, module) {
+                violations.push(format!(
+                    "{shown}: imports `crate::{module}`, which files under {} may not: {}",
+                    rule.under, rule.why
+                ));
+            }
+        }
+    }
+    violations
+}
+
+/// Whether `text` names `crate::<module>`: as a path (`crate::tmux::Tmux`, `use crate::tmux;`)
+/// or as an item of a group (`use crate::{engine, tmux::Tmux};`).
+fn names_crate_module(text: &str, module: &str) -> bool {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let ends_name = |rest: &str| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+    let as_path = compact.match_indices("crate::").any(|(at, found)| {
+        let rest = &compact[at + found.len()..];
+        rest.strip_prefix(module).is_some_and(ends_name)
+    });
+    let in_group = compact.match_indices("crate::{").any(|(at, found)| {
+        let group = &compact[at + found.len()..];
+        let mut depth = 0_usize;
+        let mut item_start = true;
+        for (index, c) in group.char_indices() {
+            if depth == 0
+                && item_start
+                && group[index..].strip_prefix(module).is_some_and(ends_name)
+            {
+                return true;
+            }
+            item_start = false;
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => return false,
+                '}' => depth -= 1,
+                ',' if depth == 0 => item_start = true,
+                _ => {}
+            }
+        }
+        false
+    });
+    as_path || in_group
 }
 
 /// Where the project's specification lives: a citation `spec/protocol.md §6.2` in code or docs

@@ -24,10 +24,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use termsprawl_protocol::args::{
     NodeArgs, TerminalReadArgs, TerminalRunArgs, TerminalWaitArgs, WaitUntil,
 };
+use termsprawl_protocol::results::{NodeResult, TerminalReadResult, TerminalWaitResult};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
@@ -65,6 +67,16 @@ struct Entry {
 struct State {
     running: bool,
     status: ExitStatus,
+}
+
+impl State {
+    /// `running`, `exitCode` and `signal` of an answer.
+    fn of(running: bool, exit_code: Option<i64>, signal: Option<String>) -> State {
+        let exit_code = exit_code
+            .and_then(|code| u64::try_from(code).ok())
+            .map(|code| u32::try_from(code).unwrap_or(u32::MAX));
+        State { running, status: ExitStatus { exit_code, signal } }
+    }
 }
 
 impl CanvasTerminals {
@@ -110,13 +122,12 @@ impl CanvasTerminals {
             keep: None,
             notify: None,
         };
+        let no_node = || RpcError::internal("terminal_run answered no nodeId");
         let value = self.call("terminal_run", &args).await?;
-        let node_id = value
-            .get("nodeId")
-            .and_then(Value::as_str)
-            .filter(|node_id| !node_id.is_empty())
-            .ok_or_else(|| RpcError::internal("terminal_run answered no nodeId"))?
-            .to_owned();
+        let NodeResult { node_id } = read(value).map_err(|_| no_node())?;
+        if node_id.is_empty() {
+            return Err(no_node());
+        }
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let terminal_id = format!("term-{number}");
         let entry = Entry { node_id, output_byte_limit: spec.output_byte_limit };
@@ -143,14 +154,13 @@ impl CanvasTerminals {
             since: Some(0.0),
             view: None,
         };
-        let value = self.call("terminal_read", &args).await?;
-        let text = value.get("output").and_then(Value::as_str).unwrap_or_default();
-        let cursor = value.get("cursor").and_then(Value::as_u64).unwrap_or(0);
-        let state = state_of(&value)?;
-        let (output, dropped) = tail(text, limit);
+        let answer: TerminalReadResult = read(self.call("terminal_read", &args).await?)?;
+        let TerminalReadResult { output: text, cursor, running, exit_code, signal, .. } = answer;
+        let state = State::of(running, exit_code, signal);
+        let (output, dropped) = tail(&text, limit);
         Ok(Output {
             output: output.to_owned(),
-            truncated: dropped || read_was_cut(text, cursor, max_chars),
+            truncated: dropped || read_was_cut(&text, cursor, max_chars),
             exit_status: (!state.running).then_some(state.status),
         })
     }
@@ -170,8 +180,8 @@ impl CanvasTerminals {
                 quiet_ms: None,
                 timeout_ms: Some(WAIT_SLICE_MS),
             };
-            let value = self.call("terminal_wait", &args).await?;
-            let state = state_of(&value)?;
+            let answer: TerminalWaitResult = read(self.call("terminal_wait", &args).await?)?;
+            let state = State::of(answer.running, answer.exit_code, answer.signal);
             if !state.running {
                 return Ok(state.status);
             }
@@ -213,7 +223,7 @@ impl CanvasTerminals {
             view: None,
         };
         let running = match self.call("terminal_read", &args).await {
-            Ok(value) => state_of(&value).map_or(true, |state| state.running),
+            Ok(value) => read::<TerminalReadResult>(value).map_or(true, |answer| answer.running),
             Err(_) => true,
         };
         if running {
@@ -284,18 +294,11 @@ pub(crate) fn check_operations(session_info: &ToolResult) -> Result<(), String> 
     }
 }
 
-/// `running`, `exitCode` and `signal` of an answer.
-fn state_of(value: &Value) -> Result<State, RpcError> {
-    let running = value
-        .get("running")
-        .and_then(Value::as_bool)
-        .ok_or_else(|| RpcError::internal("the tool server answered no running state"))?;
-    let exit_code = value
-        .get("exitCode")
-        .and_then(Value::as_u64)
-        .map(|code| u32::try_from(code).unwrap_or(u32::MAX));
-    let signal = value.get("signal").and_then(Value::as_str).map(str::to_owned);
-    Ok(State { running, status: ExitStatus { exit_code, signal } })
+/// A terminal answer read with its type of `termsprawl_protocol::results` (members a later
+/// version added are ignored).
+fn read<T: DeserializeOwned>(value: Value) -> Result<T, RpcError> {
+    serde_json::from_value(value)
+        .map_err(|_| RpcError::internal("the tool server answered no running state"))
 }
 
 /// Whether `terminal_read {since: 0}` left output out: fewer characters than the cursor counts,

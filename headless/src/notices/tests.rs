@@ -4,7 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::{NoticeState, Notices, duration_text, notice_line, quoted_command};
-use crate::tmux::PaneState;
+use crate::terminals::PaneState;
 
 fn ended(exit_code: Option<i32>, signal: Option<i32>) -> PaneState {
     PaneState { dead: true, exit_code, signal, pid: None }

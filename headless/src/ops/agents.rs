@@ -1,17 +1,20 @@
 //! The agent operations: `agent_launch`, `agent_cards`, `agent_send`, `agent_task`,
 //! `agent_reply` and `context_read`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use termsprawl_protocol::args::{
     AgentLaunchArgs, AgentReplyArgs, AgentSendArgs, AgentTaskArgs, ReplyState,
 };
+use termsprawl_protocol::results::{AgentCard, ContextReadResult, NodeResult};
 use termsprawl_transport::server::Caller;
 
 use crate::canvas::NodeKind;
-use crate::engine::{Engine, tmux_error};
+use crate::engine::Engine;
 use crate::error::{ToolError, messages};
 use crate::launch;
+use crate::ops::answer;
 use crate::tasks::{self, Task, TaskState};
+use crate::terminals::tmux_error;
 
 pub(super) async fn launch(
     engine: &Engine,
@@ -20,17 +23,17 @@ pub(super) async fn launch(
 ) -> Result<Value, ToolError> {
     let node_id = engine.state().canvas.fresh_node_id(NodeKind::Agent);
     let plan =
-        launch::plan_preset(args.agent, &engine.layout, &node_id, &engine.config.search_path)
+        launch::plan_preset(args.agent, engine.layout(), &node_id, &engine.config().search_path)
             .await?;
     let started = engine
         .start_agent(caller.project_id(), node_id, &plan.name, &plan.name, &plan.argv, plan.status)
         .await?;
-    Ok(json!({ "nodeId": started.node_id }))
+    Ok(answer(&NodeResult { node_id: started.node_id }))
 }
 
 /// `agent_cards`: one card per agent node of the project that has a session.
 pub(super) fn cards(engine: &Engine, caller: &Caller) -> Value {
-    let Ok(project) = engine.project(caller.project_id()) else { return json!([]) };
+    let Ok(project) = engine.project(caller.project_id()) else { return Value::Array(Vec::new()) };
     let sessions = caller.sessions();
     let cards = project
         .nodes
@@ -41,13 +44,13 @@ pub(super) fn cards(engine: &Engine, caller: &Caller) -> Value {
             (session.identity().project_id == project.id).then_some((node, session))
         })
         .map(|(node, session)| {
-            json!({
-                "nodeId": node.id,
-                "projectId": project.id,
-                "title": node.title,
-                "agent": node.agent.as_ref().map(|agent| agent.name.clone()),
-                "status": session.status(),
-                "enabledPeerIds": project.enabled_peers(&node.id),
+            answer(&AgentCard {
+                node_id: node.id.clone(),
+                project_id: project.id.clone(),
+                title: node.title.clone(),
+                agent: node.agent.as_ref().map(|agent| agent.name.clone()),
+                status: session.status(),
+                enabled_peer_ids: project.enabled_peers(&node.id),
             })
         })
         .collect();
@@ -108,7 +111,7 @@ pub(super) async fn send(
             response: None,
             created_at: now,
             updated_at: now,
-            expires_at: now.saturating_add(tasks::millis(engine.config.task_expiry)),
+            expires_at: now.saturating_add(tasks::millis(engine.config().task_expiry)),
         };
         state
             .tasks
@@ -117,7 +120,7 @@ pub(super) async fn send(
         task
     };
     let prompt = delivery_text(&task);
-    if let Err(error) = engine.submit_line(&task.to_node_id, &prompt).await {
+    if let Err(error) = engine.terminals().submit_line(&task.to_node_id, &prompt).await {
         let reason = format!("Delivery failed: {}", tmux_error(error));
         let failed = engine.state().tasks.finish(
             &task.task_id,
@@ -184,10 +187,13 @@ pub(super) fn reply(
 
 /// `context_read`: the headless server has no transcript reader.
 pub(super) fn context_read() -> Value {
-    json!({
-        "text": "",
-        "reader": "claude-jsonl",
-        "reason": "Transcript unavailable: the headless server has no transcript reader for linked peers",
+    answer(&ContextReadResult {
+        text: String::new(),
+        reader: "claude-jsonl".to_owned(),
+        reason: Some(
+            "Transcript unavailable: the headless server has no transcript reader for linked peers"
+                .to_owned(),
+        ),
     })
 }
 

@@ -3,19 +3,21 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use termsprawl_protocol::args::{
     ArtifactOpenArgs, ArtifactView, CanvasGroupArgs, CanvasMoveArgs, CanvasResizeArgs,
     CanvasSelectArgs, StickyOpenArgs,
 };
+use termsprawl_protocol::results::{CanvasGroupResult, CanvasSelectResult, NodeResult};
 use termsprawl_transport::server::Caller;
 
 use crate::canvas::{Node, NodeKind};
 use crate::engine::Engine;
 use crate::error::{ToolError, messages};
+use crate::ops::answer;
 
 pub(super) async fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
-    let running = engine.tmux.session_names().await.unwrap_or_default();
+    let running = engine.terminals().session_names().await.unwrap_or_default();
     engine.with_project(caller.project_id(), |project| project.list_value(&running))
 }
 
@@ -25,7 +27,7 @@ pub(super) fn select(
     args: &CanvasSelectArgs,
 ) -> Result<Value, ToolError> {
     let ids = engine.mutate(caller.project_id(), |project| project.select(&args.node_ids))?;
-    Ok(json!({ "nodeIds": ids }))
+    Ok(answer(&CanvasSelectResult { node_ids: ids }))
 }
 
 pub(super) fn move_node(
@@ -35,7 +37,7 @@ pub(super) fn move_node(
 ) -> Result<Value, ToolError> {
     engine
         .mutate(caller.project_id(), |project| project.move_node(&args.node_id, args.x, args.y))?;
-    Ok(json!({ "nodeId": args.node_id }))
+    Ok(answer(&NodeResult { node_id: args.node_id.clone() }))
 }
 
 pub(super) fn resize(
@@ -46,7 +48,7 @@ pub(super) fn resize(
     engine.mutate(caller.project_id(), |project| {
         project.resize(&args.node_id, args.width, args.height)
     })?;
-    Ok(json!({ "nodeId": args.node_id }))
+    Ok(answer(&NodeResult { node_id: args.node_id.clone() }))
 }
 
 pub(super) fn group(
@@ -58,7 +60,7 @@ pub(super) fn group(
     let ids = engine.mutate(caller.project_id(), |project| {
         project.group(&group_id, &args.node_ids, args.title.as_deref())
     })?;
-    Ok(json!({ "nodeId": group_id, "nodeIds": ids }))
+    Ok(answer(&CanvasGroupResult { node_id: group_id, node_ids: ids }))
 }
 
 pub(super) fn sticky_open(
@@ -70,7 +72,7 @@ pub(super) fn sticky_open(
     let mut node = Node::new(node_id, NodeKind::Sticky, "Note".to_owned());
     node.text = Some(args.text);
     let node_id = engine.mutate(caller.project_id(), |project| Ok(project.add(node)))?;
-    Ok(json!({ "nodeId": node_id }))
+    Ok(answer(&NodeResult { node_id }))
 }
 
 /// `artifact_open`: an existing node showing the same file in the same view is reused.
@@ -94,7 +96,7 @@ pub(super) fn artifact_open(
         })
         .map(|node| node.id.clone());
     if let Some(node_id) = existing {
-        return Ok(json!({ "nodeId": node_id }));
+        return Ok(answer(&NodeResult { node_id }));
     }
     let node_id = engine.state().canvas.fresh_node_id(NodeKind::Artifact);
     let title = path
@@ -104,7 +106,7 @@ pub(super) fn artifact_open(
     node.path = Some(path);
     node.view = Some(view);
     let node_id = engine.mutate(project_id, |project| Ok(project.add(node)))?;
-    Ok(json!({ "nodeId": node_id }))
+    Ok(answer(&NodeResult { node_id }))
 }
 
 /// Checks an `artifact_open` path: absolute, inside the project folder (after resolving links),

@@ -1,11 +1,13 @@
 //! `session_info` and `agent_status`: answered at once, outside the project queue.
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use termsprawl_protocol::results::{AgentStatusEntry, SessionInfoResult};
 use termsprawl_protocol::{IntegrationState, Operation, operations};
 use termsprawl_transport::server::Caller;
 
 use crate::engine::Engine;
 use crate::launch;
+use crate::ops::answer;
 
 /// `session_info` (§6.5), with the headless member `rules` last: the rules this server enforces
 /// beyond the protocol (`docs/headless-rules.md`). Asking it is what tells an MCP adapter's
@@ -17,23 +19,25 @@ pub(super) fn session_info(engine: &Engine, caller: &Caller) -> Value {
         launch::CONNECTED_REASON.clone_into(&mut status.reason);
         caller.set_status(status.clone());
     }
-    let operations: Vec<&str> = operations()
+    let operations: Vec<String> = operations()
         .iter()
         .map(Operation::name)
         .filter(|name| !name.starts_with("browser_"))
+        .map(str::to_owned)
         .collect();
-    json!({
-        "nodeId": caller.node_id(),
-        "projectId": caller.project_id(),
-        "instanceId": caller.instance_id(),
-        "host": "local",
-        "status": status,
-        "appVersion": engine.config.app_version,
-        "preferencesFile": engine.layout.preferences_file().to_string_lossy(),
-        "guidesDirectory": engine.layout.skills_dir(caller.node_id()).to_string_lossy(),
-        "browserEnabled": false,
-        "operations": operations,
-        "rules": super::access::RULES,
+    let layout = engine.layout();
+    answer(&SessionInfoResult {
+        node_id: caller.node_id().to_owned(),
+        project_id: caller.project_id().to_owned(),
+        instance_id: caller.instance_id().to_owned(),
+        host: "local".to_owned(),
+        status,
+        app_version: engine.config().app_version.clone(),
+        preferences_file: layout.preferences_file().to_string_lossy().into_owned(),
+        guides_directory: layout.skills_dir(caller.node_id()).to_string_lossy().into_owned(),
+        browser_enabled: false,
+        operations,
+        rules: Some(super::access::RULES.map(str::to_owned).to_vec()),
     })
 }
 
@@ -46,10 +50,10 @@ pub(super) fn agent_status(engine: &Engine, caller: &Caller) -> Value {
             .filter(|session| session.identity().project_id == caller.project_id())
             .filter(|session| engine.identity_is_valid(session.identity()))
             .map(|session| {
-                json!({
-                    "nodeId": session.identity().node_id,
-                    "projectId": session.identity().project_id,
-                    "status": session.status(),
+                answer(&AgentStatusEntry {
+                    node_id: session.identity().node_id.clone(),
+                    project_id: session.identity().project_id.clone(),
+                    status: session.status(),
                 })
             })
             .collect(),

@@ -3,8 +3,8 @@
 //! Both answer from what the server already knows, with no tmux command and no process: the
 //! canvas (which nodes, in which order, their commands and start times), each node's stream
 //! (cursor, last output, retained text; a stream's file is read only when it changed,
-//! [`crate::streams::Streams::current`]) and the files that record how a program ended
-//! ([`Engine::ended`]). A caller sees exactly the terminals it may `terminal_read` ([`access`]).
+//! `Terminals::current`) and the files that record how a program ended
+//! (`Terminals::ended`). A caller sees exactly the terminals it may `terminal_read` ([`access`]).
 
 use std::time::SystemTime;
 
@@ -22,7 +22,7 @@ use crate::error::ToolError;
 use crate::foreground::Processes;
 use crate::matcher::Matcher;
 use crate::ops::access::{self, Access};
-use crate::ops::terminal::cursor_of;
+use crate::ops::wait::cursor_of;
 
 /// `terminal_list`: every terminal node the caller may read, in canvas order.
 pub(super) fn list(engine: &Engine, caller: &Caller) -> Result<Value, ToolError> {
@@ -53,7 +53,7 @@ pub(super) fn search(
     let mut hits: Vec<SearchMatch> = Vec::new();
     let mut truncated = false;
     for node in &nodes {
-        let (stream, _, _) = engine.streams.current(&node.id);
+        let (stream, _, _) = engine.terminals().current(&node.id);
         let left = limit - hits.len();
         let (found, more) = stream.matching_lines(&node.id, since, &matcher, context, left);
         hits.extend(found);
@@ -67,7 +67,7 @@ pub(super) fn search(
 }
 
 /// Whether a running terminal's foreground program is blocked reading the terminal with nothing
-/// printed since `last_output` for a moment, and its name ([`Engine::input_by`], the rule
+/// printed since `last_output` for a moment, and its name (`Terminals::input_by`, the rule
 /// `terminal_read`'s screen view and `until: "input"` share): `/proc` reads only, no process.
 fn waiting_for_input(
     engine: &Engine,
@@ -75,13 +75,13 @@ fn waiting_for_input(
     last_output: Option<SystemTime>,
     processes: &mut Processes,
 ) -> Option<String> {
-    engine.input_by(&node.id, last_output, processes)
+    engine.terminals().input_by(&node.id, last_output, processes)
 }
 
 /// Whether a notice goes to the caller of `terminal_run` when this node's command ends (its
 /// `notify`, `spec/protocol.md` §4.9): the one place `terminal_list` asks.
 fn notifies(engine: &Engine, node: &Node) -> bool {
-    engine.notices.notifies(&node.id)
+    engine.notices().notifies(&node.id)
 }
 
 /// The terminal nodes of the caller's project it may read, in canvas order.
@@ -99,8 +99,8 @@ fn readable(engine: &Engine, caller: &Caller) -> Result<Vec<Node>, ToolError> {
 
 /// One node's `terminal_list` entry.
 fn entry(engine: &Engine, node: &Node, processes: &mut Processes) -> TerminalListEntry {
-    let (_, signal, look) = engine.streams.current(&node.id);
-    let ended = engine.ended(&node.id, signal);
+    let (_, signal, look) = engine.terminals().current(&node.id);
+    let ended = engine.terminals().ended(&node.id, signal);
     let state = ended.map(|ended| ended.state).unwrap_or_default();
     let kind = match (node.kind, &node.command) {
         (NodeKind::Agent, _) => TerminalKind::Agent,
@@ -126,7 +126,7 @@ fn entry(engine: &Engine, node: &Node, processes: &mut Processes) -> TerminalLis
         running: ended.is_none(),
         exit_code: state.exit_code.map(i64::from),
         signal: state.signal.map(signal_name),
-        started_at: iso_utc(engine.started(node)),
+        started_at: iso_utc(engine.terminals().started(node)),
         ended_at: ended.map(|ended| iso_utc(ended.at)),
         cursor: look.cursor,
         last_output_at: last_output.map(iso_utc),

@@ -94,7 +94,7 @@ fn access_follows_the_link_rules() {
 
 #[test]
 fn the_dead_pane_line_of_an_older_run_node_is_dropped() {
-    use crate::engine::trim_dead_notice;
+    use crate::terminals::trim_dead_notice;
     let shown = "one\ntwo\n\n\n\nPane is dead (status 3, Tue Dec  1 21:00:00 2026)\n";
     assert_eq!(trim_dead_notice(shown), "one\ntwo\n");
     assert_eq!(trim_dead_notice("Pane is dead (status 0)\n"), "");

@@ -14,7 +14,7 @@ fn append(streams: &Streams, node_id: &str, bytes: &[u8]) {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(streams.out_file(node_id))
+        .open(streams.files().out_file(node_id))
         .unwrap();
     file.write_all(bytes).unwrap();
 }
@@ -46,9 +46,9 @@ fn control_sequences_are_removed_and_the_cursor_counts_characters() {
 fn the_run_wrappers_exit_mark_is_read_and_not_shown() {
     let dir = tempfile::TempDir::new().unwrap();
     let streams = Streams::new(dir.path().join("terminals")).unwrap();
-    let (status, drained) = (streams.status_file("n1"), streams.drained_file("n1"));
+    let (status, drained) = (streams.files().status_file("n1"), streams.files().drained_file("n1"));
     let child = std::process::Command::new("sh")
-        .args(["-c", crate::engine::RUN_WRAPPER, "sh", "printf 'abc\\n\\033]0;open'; exit 3"])
+        .args(["-c", crate::terminals::RUN_WRAPPER, "sh", "printf 'abc\\n\\033]0;open'; exit 3"])
         .args([&status, &drained])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -180,7 +180,7 @@ fn closing_marks_waiters_and_removes_files() {
     assert!(changes.has_changed().unwrap());
     assert!(stream.look().closed);
     streams.remove_files("n3");
-    assert!(!streams.out_file("n3").exists());
+    assert!(!streams.files().out_file("n3").exists());
     assert!(!streams.get("n3").look().closed, "a node id used again starts afresh");
 }
 
@@ -210,7 +210,7 @@ async fn a_write_wakes_the_waiters_of_its_node_only() {
     one.look();
     assert_eq!(find(&one, None, "hello"), Ok(()));
     let mut two_changes = two_changes;
-    std::fs::File::create(streams.end_file("w2")).unwrap();
+    std::fs::File::create(streams.files().end_file("w2")).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(5), two_changes.changed())
         .await
         .expect("the end marker wakes w2")
@@ -242,11 +242,11 @@ fn a_long_stream_is_punched_out_of_its_file_and_a_restart_resumes_at_the_mark() 
     let stream = streams.get("n5");
     let total = (lines * 100) as u64;
     assert_eq!(stream.cursor(), total, "every character is counted");
-    let out = streams.out_file("n5");
+    let out = streams.files().out_file("n5");
     let length = std::fs::metadata(&out).unwrap().len();
     assert_eq!(length, (lines * 101) as u64, "the file keeps its length");
 
-    let mark = std::fs::read_to_string(streams.mark_file("n5")).expect("a restart point");
+    let mark = std::fs::read_to_string(streams.files().mark_file("n5")).expect("a restart point");
     let (offset, cursor) = mark.trim_end().split_once(' ').unwrap();
     let (offset, cursor): (u64, u64) = (offset.parse().unwrap(), cursor.parse().unwrap());
     assert!(offset >= COMPACT_BYTES && offset % 101 == 0, "a line start past 16 MiB: {offset}");
@@ -275,7 +275,7 @@ fn a_long_stream_is_punched_out_of_its_file_and_a_restart_resumes_at_the_mark() 
     assert_eq!(stream.after(Some(total)), ("after\n".to_owned(), false, total + 6));
 
     streams.remove_files("n5");
-    assert!(!streams.mark_file("n5").exists(), "closing removes the mark too");
+    assert!(!streams.files().mark_file("n5").exists(), "closing removes the mark too");
 }
 
 #[test]
@@ -283,7 +283,7 @@ fn a_mark_past_the_end_of_its_file_is_ignored() {
     let dir = tempfile::TempDir::new().unwrap();
     let streams = Streams::new(dir.path().join("terminals")).unwrap();
     append(&streams, "n6", b"fresh\n");
-    std::fs::write(streams.mark_file("n6"), "999999 123\n").unwrap();
+    std::fs::write(streams.files().mark_file("n6"), "999999 123\n").unwrap();
     assert_eq!(streams.get("n6").after(None), ("fresh\n".to_owned(), false, 6));
 }
 
@@ -301,7 +301,7 @@ async fn the_watch_compacts_the_file_of_a_node_nobody_reads() {
     let half = line.repeat(usize::try_from(COMPACT_BYTES).unwrap() / 200);
     let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
     let mut appended = 0;
-    while !streams.mark_file("n7").exists() {
+    while !streams.files().mark_file("n7").exists() {
         assert!(std::time::Instant::now() < deadline, "no restart point after {appended} appends");
         if appended < 8 {
             append(&streams, "n7", half.as_bytes());

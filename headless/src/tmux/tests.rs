@@ -8,7 +8,7 @@ use std::sync::Arc;
 use termsprawl_external_term::TmuxLocation;
 use termsprawl_protocol::shell::single_quoted;
 
-use super::{PaneState, Tmux, TmuxError, exec_line, is_api_key_variable, no_server};
+use super::{Tmux, TmuxError, exec_line, is_api_key_variable, no_server};
 
 #[test]
 fn exec_line_quotes_every_word() {
@@ -73,36 +73,6 @@ async fn a_failed_listing_is_an_error_and_no_server_an_empty_list() {
     let absent = failing_tmux(dir.path(), "no server running on /nonexistent/socket");
     assert!(absent.session_names().await.unwrap().is_empty());
 }
-/// A child that has exited but was not reaped yet, as tmux 3.3 sometimes leaves a pane's program.
-fn zombie(script: &str) -> std::process::Child {
-    let child = std::process::Command::new("sh").args(["-c", script]).spawn().unwrap();
-    let pid = i32::try_from(child.id()).unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while super::zombie_wait_status(pid).is_none() {
-        assert!(std::time::Instant::now() < deadline, "{script} never became a zombie");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    child
-}
-
-#[test]
-fn a_dead_pane_without_a_status_takes_it_from_its_programs_zombie() {
-    for (script, exit_code, signal) in [("exit 3", Some(3), None), ("kill -9 $$", None, Some(9))] {
-        let mut child = zombie(script);
-        let pid = i32::try_from(child.id()).unwrap();
-        let state = PaneState { dead: true, exit_code: None, signal: None, pid: Some(pid) };
-        let state = state.or_zombie();
-        assert_eq!((state.exit_code, state.signal), (exit_code, signal), "{script}");
-        child.wait().unwrap();
-        // Reaped, there is nothing to read: the state stays as tmux reported it.
-        let state = PaneState { dead: true, exit_code: None, signal: None, pid: Some(pid) };
-        assert_eq!(state.or_zombie().exit_code, None);
-    }
-    // A running program's state is tmux's.
-    let running = PaneState { dead: false, exit_code: None, signal: None, pid: Some(1) };
-    assert_eq!(running.or_zombie(), running);
-}
-
 #[test]
 fn keys_become_tmux_key_names() {
     use super::tmux_key;

@@ -602,3 +602,43 @@ fn cited_sections_follow_lists_and_ranges() {
     assert_eq!(check(&format!("spec/{p} §6.1–6.2")).len(), 1);
     assert_eq!(check(&format!("{p} §8.1")).len(), 1);
 }
+
+#[test]
+fn no_file_imports_a_module_its_module_rules_forbid() {
+    check_files(&["rs"], |path, text| {
+        super::module_import_violations(path, text, super::MODULE_RULES)
+    });
+}
+
+#[test]
+fn a_planted_forbidden_import_fails_the_module_rules() {
+    use super::{MODULE_RULES, module_import_violations};
+    let ops = Path::new("headless/src/ops/terminal.rs");
+    let violations = |text: &str| module_import_violations(ops, text, MODULE_RULES);
+    for planted in [
+        "//! Op.\nuse crate::tmux::Tmux;\n",
+        "//! Op.\nuse crate::streams;\n",
+        "//! Op.\nuse crate::{engine::Engine, streams::Stream};\n",
+        "//! Op.\nuse crate::{\n    engine::Engine,\n    tmux::{PaneState, Screen},\n};\n",
+        "//! Op.\nfn f() { let _ = crate::tmux::WINDOW_CELLS; }\n",
+    ] {
+        let found = violations(planted);
+        assert_eq!(found.len(), 1, "{planted:?}: {found:?}");
+        assert!(
+            found[0].starts_with("headless/src/ops/terminal.rs: imports `crate::"),
+            "{found:?}"
+        );
+    }
+    // Through the terminals' owner, and names that only start like a module, are fine.
+    for fine in [
+        "//! Op.\nuse crate::terminals::{Stream, PaneState};\n",
+        "//! Op.\nuse crate::{engine::Engine, terminals::{Look, Stream}};\n",
+        "//! Op.\nuse crate::tmux_like::X;\nuse crate::streamsx;\n",
+        "//! Op.\nuse crate::{engine::{tmux, streams}};\n",
+    ] {
+        assert_eq!(violations(fine), Vec::<String>::new(), "{fine:?}");
+    }
+    // The rule holds under its folder only.
+    let engine = Path::new("headless/src/engine.rs");
+    assert!(module_import_violations(engine, "use crate::tmux::Tmux;", MODULE_RULES).is_empty());
+}
