@@ -5,6 +5,7 @@
 
 mod ask_queue;
 mod commands;
+mod forms;
 mod handshake;
 mod sessions;
 mod turn;
@@ -21,6 +22,7 @@ use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
+use crate::extras::Extras;
 use crate::input::{Input, InputReader, LineEditor, Signals};
 use crate::markdown::Markdown;
 use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
@@ -69,6 +71,10 @@ pub(crate) struct Chat {
     stdin_tty: bool,
     /// Permission asks shown one at a time, the first one on screen.
     asks: VecDeque<Ask>,
+    /// Elicitations shown one at a time, after the permission asks.
+    forms: VecDeque<forms::Form>,
+    /// The session's usage, and the unknown updates shown in this turn.
+    extras: Extras,
     renderer: Renderer,
     signals: Signals,
     session_id: String,
@@ -149,6 +155,8 @@ impl Chat {
             input_closed: false,
             stdin_tty: std::io::stdin().is_terminal(),
             asks: VecDeque::new(),
+            forms: VecDeque::new(),
+            extras: Extras::default(),
             renderer: Renderer::default(),
             signals,
             session_id: String::new(),
@@ -175,6 +183,7 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> ExitStatus {
+        self.offers.project = Some(cwd.to_path_buf());
         if let Err(message) = self.handshake(options, cwd, session_file).await {
             self.ui.error(&message);
             self.log_hint();
@@ -238,6 +247,7 @@ impl Chat {
                 }
             }
             Event::Ask(ask) => self.queue_ask(ask, cancelled),
+            Event::Elicit(elicit) => self.queue_form(elicit, cancelled),
             Event::Line(line) => self.ui.line(&line),
             Event::Decided(line, tool_call) => {
                 self.ui.line(&line);
@@ -283,6 +293,7 @@ impl Chat {
                 self.offers.commands.clone_from(commands);
                 return Vec::new();
             }
+            SessionUpdate::Extra(extra) => return self.extras.update(extra),
             _ => {}
         }
         let terminals = Arc::clone(&self.terminals);
@@ -309,10 +320,12 @@ impl Chat {
                 }
                 None => self.ui.out(&text),
             },
+            // A new speaker's text (a replayed history's answer) is Markdown like any other.
             Piece::Fresh(text) => {
                 self.ui.finish_line();
-                self.ui.out(&text);
+                self.piece(Piece::Text(text));
             }
+            Piece::DimLine(line) => self.ui.dim_line(&line),
             Piece::Dim(text) => self.ui.out_dim(&text),
             Piece::Line(line) => self.ui.line(&line),
             Piece::Tool(id, line) => self.ui.tool_line(&id, &line),

@@ -26,6 +26,9 @@ pub(crate) enum Piece {
     Tool(String, String),
     /// A file change (`crate::change`), styled line by line when colour is allowed.
     Diff(Vec<DiffLine>),
+    /// A whole line of lesser weight (an update this client does not know), dimmed when colour
+    /// is allowed.
+    DimLine(String),
 }
 
 /// How many lines of a tool's result are shown; a longer one is cut, and `/last` shows it whole.
@@ -185,6 +188,7 @@ impl Renderer {
             SessionUpdate::CurrentMode(_)
             | SessionUpdate::ConfigOptions(_)
             | SessionUpdate::Commands(_)
+            | SessionUpdate::Extra(_)
             | SessionUpdate::Ignored(_) => Vec::new(),
         }
     }

@@ -136,6 +136,13 @@ impl Ui {
         }
     }
 
+    /// Writes one transcript line of lesser weight, dimmed when colour is allowed.
+    pub(crate) fn dim_line(&mut self, line: &str) {
+        self.finish_line();
+        self.out_dim(line);
+        self.out("\n");
+    }
+
     /// Writes a file change line by line; with colour, removed lines are red, added ones green,
     /// hunk headers cyan, the title bold, and context, gaps and notes dim.
     pub(crate) fn diff(&mut self, lines: &[DiffLine]) {

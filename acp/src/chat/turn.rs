@@ -15,6 +15,7 @@ use crate::client::Event;
 use crate::connection::RpcError;
 use crate::exit::ExitStatus;
 use crate::input::{Input, termination};
+use crate::mentions;
 use crate::messages::{self, PromptResult};
 use crate::render::stop_line;
 
@@ -79,6 +80,7 @@ impl Chat {
                 Input::Eof => {
                     self.input_closed = true;
                     self.asks.clear();
+                    self.forms.clear();
                     return Ok(ExitStatus::Success);
                 }
                 Input::Interrupt => {
@@ -100,6 +102,10 @@ impl Chat {
             };
             if !self.asks.is_empty() {
                 self.answer_ask(&line);
+                continue;
+            }
+            if !self.forms.is_empty() {
+                self.answer_form(&line);
                 continue;
             }
             if let Some(lines) = multi_line.as_mut() {
@@ -155,10 +161,14 @@ impl Chat {
     /// meanwhile goes above it); on a terminal without the editor it is written again only after
     /// something else was written since it was (`shown_at`), never once per idle update.
     fn show_prompt(&mut self, prompt: &str, shown_at: &mut Option<u64>) {
-        if self.asks.is_empty() && self.input.edits() {
+        if self.asks.is_empty() && self.forms.is_empty() && self.input.edits() {
             self.input.offer(&self.offers);
             self.input.start_edit(prompt);
-        } else if self.asks.is_empty() && self.stdin_tty && *shown_at != Some(self.ui.writes()) {
+        } else if self.asks.is_empty()
+            && self.forms.is_empty()
+            && self.stdin_tty
+            && *shown_at != Some(self.ui.writes())
+        {
             self.ui.finish_line();
             self.ui.out(prompt);
             *shown_at = Some(self.ui.writes());
@@ -227,10 +237,9 @@ impl Chat {
 
     /// Runs one prompt turn to its stop reason.
     pub(super) async fn turn(&mut self, prompt: &str) -> Result<TurnEnd, Fatal> {
-        let params = json!({
-            "sessionId": self.session_id,
-            "prompt": [{"type": "text", "text": prompt}],
-        });
+        let blocks = self.prompt_blocks(prompt);
+        let params = json!({"sessionId": self.session_id, "prompt": blocks});
+        self.extras.start_turn();
         let mut response = Box::pin(self.connection.request("session/prompt", &params));
         let mut cancelled = false;
         let mut deadline: Option<Instant> = None;
@@ -251,6 +260,7 @@ impl Chat {
                     }
                     match input.unwrap_or(Input::Eof) {
                         Input::Line(line) if !self.asks.is_empty() => self.answer_ask(&line),
+                        Input::Line(line) if !self.forms.is_empty() => self.answer_form(&line),
                         Input::Line(line) if line == "/quit" => {
                             if cancelled {
                                 return Err(Fatal::Forced);
@@ -269,6 +279,7 @@ impl Chat {
                         Input::Eof => {
                             self.input_closed = true;
                             self.asks.clear();
+                            self.forms.clear();
                             if self.stdin_tty && self.queued.is_empty() {
                                 // The person left.
                                 self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
@@ -301,6 +312,7 @@ impl Chat {
             self.event(event, cancelled)?;
         }
         self.asks.clear();
+        self.cancel_forms();
         if cancelled {
             for piece in self.renderer.cancel_unfinished() {
                 self.piece(piece);
@@ -320,6 +332,9 @@ impl Chat {
         match &end {
             TurnEnd::Stopped(reason) => self.ui.line(&stop_line(reason)),
             TurnEnd::Failed(error) => self.ui.line(&format!("[prompt failed: {error}]")),
+        }
+        if let Some(usage) = self.extras.after_turn() {
+            self.ui.line(&usage);
         }
         self.check_bridge();
         Ok(end)
@@ -355,7 +370,24 @@ impl Chat {
             self.ui.line("[permission] cancelled with the turn");
         }
         self.asks.clear();
+        self.cancel_forms();
         self.ui.line("(cancelling the turn)");
+    }
+}
+
+impl Chat {
+    /// The content blocks of a prompt: its text, and each `@PATH` it mentions (`crate::mentions`),
+    /// embedded or linked per the agent's `promptCapabilities`; each mention is said in a line.
+    fn prompt_blocks(&mut self, prompt: &str) -> serde_json::Value {
+        let Some(project) = self.offers.project.clone() else {
+            return json!([{"type": "text", "text": prompt}]);
+        };
+        let (blocks, lines) =
+            mentions::blocks(prompt, &project, self.capabilities.embedded_context);
+        for line in lines {
+            self.ui.line(&line);
+        }
+        serde_json::Value::Array(blocks)
     }
 }
 

@@ -33,7 +33,12 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     assert_eq!(report["protocolVersion"], 1);
     assert_eq!(
         report["clientCapabilities"],
-        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true})
+        json!({
+            "fs": {"readTextFile": true, "writeTextFile": true},
+            "terminal": true,
+            "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
+            "elicitation": {"form": {}, "url": {}}
+        })
     );
     assert_eq!(
         report["clientInfo"],
