@@ -205,6 +205,7 @@ impl Chat {
         {
             lines.push(format!("[status] model {current}"));
         }
+        lines.push(self.extras.status_line());
         lines.push(format!("[status] termsprawl tools: {}", self.bridge_status));
         lines.push(format!("[status] agent terminals: {}", self.terminals.describe()));
         lines
