@@ -337,6 +337,7 @@ impl Chat {
     /// closed, then SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
+        self.forms.clear();
         self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();

@@ -64,7 +64,9 @@ pub(crate) fn action(action: &str) -> Value {
 
 /// The `accept` answer with the form's content.
 pub(crate) fn accept(content: Map<String, Value>) -> Value {
-    json!({"action": "accept", "content": content})
+    let mut answer = json!({"action": "accept"});
+    answer["content"] = Value::Object(content);
+    answer
 }
 
 /// What `params` ask, or why they cannot be shown (an unknown mode, a broken schema).

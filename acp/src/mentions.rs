@@ -8,6 +8,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -58,18 +59,12 @@ pub(crate) fn blocks(prompt: &str, root: &Path, embedded: bool) -> (Vec<Value>, 
             .filter(|metadata| metadata.is_file() && metadata.len() <= EMBED_LIMIT)
             .and_then(|_| std::fs::read(&path).ok())
             .and_then(|bytes| String::from_utf8(bytes).ok());
-        match text {
-            Some(text) => {
-                lines.push(format!(
-                    "[mention] @{typed}: its text is attached ({} bytes)",
-                    text.len()
-                ));
-                blocks.push(json!({"type": "resource", "resource": {"uri": uri, "text": text}}));
-            }
-            None => {
-                lines.push(format!("[mention] @{typed}: attached as a link"));
-                blocks.push(json!({"type": "resource_link", "uri": uri, "name": typed}));
-            }
+        if let Some(text) = text {
+            lines.push(format!("[mention] @{typed}: its text is attached ({} bytes)", text.len()));
+            blocks.push(json!({"type": "resource", "resource": {"uri": uri, "text": text}}));
+        } else {
+            lines.push(format!("[mention] @{typed}: attached as a link"));
+            blocks.push(json!({"type": "resource_link", "uri": uri, "name": typed}));
         }
     }
     (blocks, lines)
@@ -168,7 +163,7 @@ pub(crate) fn file_uri(path: &Path) -> String {
         if byte.is_ascii_alphanumeric() || b"-._~/".contains(byte) {
             uri.push(char::from(*byte));
         } else {
-            uri.push_str(&format!("%{byte:02X}"));
+            let _ = write!(uri, "%{byte:02X}");
         }
     }
     uri

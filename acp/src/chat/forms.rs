@@ -139,6 +139,16 @@ impl Chat {
         }
     }
 
+    /// A line typed while an ask or a form waits: the ask's answer when one is shown (asks come
+    /// first), else the form's.
+    pub(super) fn answer_waiting(&mut self, line: &str) {
+        if self.asks.is_empty() {
+            self.answer_form(line);
+        } else {
+            self.answer_ask(line);
+        }
+    }
+
     /// Drops every form (a cancelled or finished turn): their agents hear `cancel`.
     pub(super) fn cancel_forms(&mut self) {
         if !self.forms.is_empty() {

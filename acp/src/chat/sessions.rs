@@ -128,15 +128,14 @@ impl Chat {
         let limit = tokio::time::Instant::now() + REPLAY_LIMIT;
         let mut framed = false;
         loop {
-            let event = match self.events.try_recv() {
-                Ok(event) => event,
-                Err(_) => {
-                    let until = limit.min(tokio::time::Instant::now() + REPLAY_QUIET);
-                    match tokio::time::timeout_at(until, self.events.recv()).await {
-                        Ok(Some(event)) => event,
-                        Ok(None) => return Err("the connection ended".to_owned()),
-                        Err(_) => break,
-                    }
+            let event = if let Ok(event) = self.events.try_recv() {
+                event
+            } else {
+                let until = limit.min(tokio::time::Instant::now() + REPLAY_QUIET);
+                match tokio::time::timeout_at(until, self.events.recv()).await {
+                    Ok(Some(event)) => event,
+                    Ok(None) => return Err("the connection ended".to_owned()),
+                    Err(_) => break,
                 }
             };
             let Event::Update(update) = event else {

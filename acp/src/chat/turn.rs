@@ -80,7 +80,6 @@ impl Chat {
                 Input::Eof => {
                     self.input_closed = true;
                     self.asks.clear();
-                    self.forms.clear();
                     return Ok(ExitStatus::Success);
                 }
                 Input::Interrupt => {
@@ -100,12 +99,8 @@ impl Chat {
                     continue;
                 }
             };
-            if !self.asks.is_empty() {
-                self.answer_ask(&line);
-                continue;
-            }
-            if !self.forms.is_empty() {
-                self.answer_form(&line);
+            if !self.asks.is_empty() || !self.forms.is_empty() {
+                self.answer_waiting(&line);
                 continue;
             }
             if let Some(lines) = multi_line.as_mut() {

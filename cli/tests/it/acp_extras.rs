@@ -65,10 +65,29 @@ fn resume_without_an_id_lists_the_sessions_to_pick_by_number_or_tab_completed_id
     node.wait_for("[session] now old-1", 1);
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
-    let loads: Vec<Value> =
-        sent(&node.place, "session/load").iter().map(|params| params["sessionId"].clone()).collect();
+    let loads: Vec<Value> = sent(&node.place, "session/load")
+        .iter()
+        .map(|params| params["sessionId"].clone())
+        .collect();
     assert_eq!(loads, [json!("old-2"), json!("old-1")]);
     assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
+}
+
+/// Gemini CLI answers `session/load` before it replays, each answer one whole Markdown message:
+/// on a terminal with colour the replayed answers are rendered (not raw Markdown), and the
+/// history is closed after its last update, before the prompt.
+#[test]
+fn a_history_replayed_after_the_answer_is_rendered_and_closed_at_its_end() {
+    let node = Node::start(
+        &["--resume", "old-1"],
+        &[("ACP_TEST_FEATURES", "load"), ("ACP_TEST_REPLAY_LATE", "1"), ("NO_COLOR", "")],
+    );
+    let screen = node.wait_prompt(">");
+    let history = "[session] the history of old-1:\n[you] what is in the parser?\nThe parser reads tokens.\n[tool] Read parser.rs (read, completed)\n[you] and the lexer?\nThe lexer makes tokens.\n[session] end of the history of old-1\n";
+    assert!(screen.contains(history), "{screen}");
+    assert!(!screen.contains("*tokens*"), "{screen}");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
 }
 
 #[test]
@@ -225,7 +244,11 @@ fn at_mentions_complete_with_tab_and_are_sent_per_the_prompt_capabilities() {
     std::fs::write(place.root().join("a.txt"), "a\n").unwrap();
     let finished = run(place.command(&peer(), &[], &["--prompt", "echo @a.txt"]));
     finished.assert_end_turn();
-    assert!(finished.stdout.contains("[mention] @a.txt: attached as a link\n"), "{}", finished.stdout);
+    assert!(
+        finished.stdout.contains("[mention] @a.txt: attached as a link\n"),
+        "{}",
+        finished.stdout
+    );
     let uri = format!("file://{}/a.txt", place.root().display());
     assert_eq!(
         sent(&place, "session/prompt")[0]["prompt"],
@@ -235,4 +258,72 @@ fn at_mentions_complete_with_tab_and_are_sent_per_the_prompt_capabilities() {
         ])
     );
     assert_eq!(place.check_trace(&peer()), Vec::<Value>::new());
+}
+
+/// The real fast-agent (`passthrough` model, which echoes the prompt and needs no network):
+/// an `@` mention is embedded (it offers `embeddedContext`), and `--resume` uses its
+/// `session/load`, whose replayed history is shown and closed before the next turn.
+#[test]
+fn fast_agent_gets_an_embedded_mention_and_its_loaded_history_is_shown() {
+    let python = termsprawl_test_support::peers::python("fast-agent");
+    let dir = tempfile::TempDir::new().unwrap();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let (project, home) = (dir.join("project"), dir.join("home"));
+    std::fs::create_dir(&project).unwrap();
+    std::fs::create_dir(&home).unwrap();
+    std::fs::write(project.join("notes.md"), "remember the milk\n").unwrap();
+    let front_end = |trace: &str, options: &[&str]| {
+        let mut command = std::process::Command::new(crate::support::BIN);
+        command
+            .arg("acp")
+            .arg("--cwd")
+            .arg(&project)
+            .arg("--trace")
+            .arg(dir.join(trace))
+            .args(options)
+            .arg("--")
+            .arg(&python)
+            .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
+            .arg("--home")
+            .arg(&home)
+            .current_dir(&project)
+            .env("TMUX_TMPDIR", &dir)
+            .env_remove("TERMSPRAWL_SESSION_FILE")
+            .env_remove("TMUX")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        run(command)
+    };
+    let first = front_end("first.jsonl", &["--prompt", "hello @notes.md"]);
+    first.assert_end_turn();
+    assert!(
+        first.stdout.contains("[mention] @notes.md: its text is attached (18 bytes)\n"),
+        "{}",
+        first.stdout
+    );
+    // The passthrough model answers with what it got: the text and the embedded file.
+    assert!(first.stdout.contains("hello @notes.md\nremember the milk\n"), "{}", first.stdout);
+    let session = first
+        .stderr
+        .split("the session was ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no session id in:\n{}", first.stderr))
+        .to_owned();
+    let second = front_end("second.jsonl", &["--resume", &session, "--prompt", "again"]);
+    second.assert_end_turn();
+    let history = format!(
+        "[session] the history of {session}:\n[you] hello @notes.md[resource file://{}/notes.md]\nhello @notes.md\nremember the milk\n[session] end of the history of {session}\nagain\n",
+        project.display()
+    );
+    assert!(second.stdout.starts_with(&history), "{}", second.stdout);
+    let traced = std::fs::read_to_string(dir.join("second.jsonl")).unwrap();
+    let methods: Vec<String> = traced
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["dir"] == "out" && entry["msg"].get("id").is_some())
+        .filter_map(|entry| entry["msg"]["method"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(methods, ["initialize", "session/load", "session/prompt"]);
 }

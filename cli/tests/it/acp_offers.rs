@@ -173,8 +173,7 @@ fn resume_prefers_session_load_with_the_history_else_resume_else_says_it_cannot(
     // Gemini CLI answers session/load first and replays after: the history is still closed at
     // its end, before the turn.
     let place = Place::new();
-    let mut command =
-        place.command(&peer(), &[], &["--resume", "old-1", "--prompt", "state"]);
+    let mut command = place.command(&peer(), &[], &["--resume", "old-1", "--prompt", "state"]);
     command.env("ACP_TEST_FEATURES", "load").env("ACP_TEST_REPLAY_LATE", "1");
     let finished = run(command);
     finished.assert_end_turn();
