@@ -135,7 +135,9 @@ impl Renderer {
             SessionUpdate::UserMessage(block) => {
                 self.user_open = true;
                 if after_user {
-                    vec![Piece::Text(block_text(block))]
+                    // A file the person attached (an `@` mention) is set apart from their words.
+                    let gap = if matches!(block, ContentBlock::Other(_)) { " " } else { "" };
+                    vec![Piece::Text(format!("{gap}{}", block_text(block)))]
                 } else {
                     vec![Piece::Fresh(format!("[you] {}", block_text(block)))]
                 }

@@ -253,6 +253,13 @@ fn a_replayed_user_message_is_marked_and_the_agents_answer_starts_a_fresh_line()
     let agent = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}});
     assert_eq!(render(&mut renderer, &user), vec![Piece::Fresh("[you] hi ".to_owned())]);
     assert_eq!(render(&mut renderer, &more), vec![Piece::Text("there".to_owned())]);
+    // A mentioned file the person attached is set apart from their words.
+    let link = json!({"sessionUpdate": "user_message_chunk",
+                      "content": {"type": "resource_link", "name": "a.txt", "uri": "file:///a.txt"}});
+    assert_eq!(
+        render(&mut renderer, &link),
+        vec![Piece::Text(" [link a.txt file:///a.txt]".to_owned())]
+    );
     assert_eq!(render(&mut renderer, &agent), vec![Piece::Fresh("hello".to_owned())]);
     assert_eq!(render(&mut renderer, &agent), vec![Piece::Text("hello".to_owned())]);
 }

@@ -314,7 +314,7 @@ fn fast_agent_gets_an_embedded_mention_and_its_loaded_history_is_shown() {
     let second = front_end("second.jsonl", &["--resume", &session, "--prompt", "again"]);
     second.assert_end_turn();
     let history = format!(
-        "[session] the history of {session}:\n[you] hello @notes.md[resource file://{}/notes.md]\nhello @notes.md\nremember the milk\n[session] end of the history of {session}\nagain\n",
+        "[session] the history of {session}:\n[you] hello @notes.md [resource file://{}/notes.md]\nhello @notes.md\nremember the milk\n[session] end of the history of {session}\nagain\n",
         project.display()
     );
     assert!(second.stdout.starts_with(&history), "{}", second.stdout);
