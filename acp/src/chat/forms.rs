@@ -82,11 +82,11 @@ impl Chat {
             return;
         };
         let answer = match (line.trim(), &form.elicit.request.mode) {
-            ("/decline", _) => Some(elicitation::action("decline")),
-            ("/cancel", _) => Some(elicitation::action("cancel")),
+            ("/decline", _) => elicitation::action("decline"),
+            ("/cancel", _) => elicitation::action("cancel"),
             (word, Mode::Url { .. }) => match word.to_ascii_lowercase().as_str() {
-                "y" | "yes" => Some(elicitation::action("accept")),
-                "n" | "no" => Some(elicitation::action("decline")),
+                "y" | "yes" => elicitation::action("accept"),
+                "n" | "no" => elicitation::action("decline"),
                 _ => {
                     self.ui.line("answer y, n or /cancel");
                     self.show_form(false);
@@ -107,7 +107,7 @@ impl Chat {
                             self.show_form(false);
                             return;
                         }
-                        Some(elicitation::accept(std::mem::take(&mut form.content)))
+                        elicitation::accept(std::mem::take(&mut form.content))
                     }
                     Err(error) => {
                         self.ui.line(&format!("  {error}"));
@@ -118,9 +118,6 @@ impl Chat {
             }
         };
         let Some(form) = self.forms.pop_front() else {
-            return;
-        };
-        let Some(answer) = answer else {
             return;
         };
         let action = answer["action"].as_str().unwrap_or_default().to_owned();
