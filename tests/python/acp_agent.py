@@ -906,6 +906,22 @@ class TestAgent:
             await self.rpc.send_notification("elicitation/complete", {"elicitationId": "e-1"})
         return {"answer": answer}
 
+    async def scenario_elicit_later(self, args, text):
+        """Ends the turn, then asks between turns; the answer goes to elicited.json in the cwd."""
+        async def later():
+            await asyncio.sleep(0.3)
+            params = {"sessionId": self.session_id, "mode": "form", "message": "Between turns",
+                      "requestedSchema": {"type": "object", "properties": {
+                          "name": {"type": "string"}}}}
+            answer = await self.rpc.send_request("elicitation/create", params)
+            with open(os.path.join(self.cwd, "elicited.json"), "a") as handle:
+                handle.write(json.dumps(answer) + "\n")
+
+        task = asyncio.ensure_future(later())
+        BACKGROUND.add(task)
+        task.add_done_callback(BACKGROUND.discard)
+        return {"later": True}
+
     async def scenario_extras(self, args, text):
         """Usage, a notice, a compaction and an unknown variant (twice)."""
         async def send(update):

@@ -146,6 +146,17 @@ impl Chat {
         }
     }
 
+    /// Ctrl-C between turns while a form is shown: the forms are cancelled (and nothing else
+    /// happens); false when none is shown.
+    pub(super) fn interrupt_forms(&mut self) -> bool {
+        if self.forms.is_empty() {
+            return false;
+        }
+        self.forms.clear();
+        self.ui.line("[elicitation] cancelled (Ctrl-C)");
+        true
+    }
+
     /// Drops every form (a cancelled or finished turn): their agents hear `cancel`.
     pub(super) fn cancel_forms(&mut self) {
         if !self.forms.is_empty() {

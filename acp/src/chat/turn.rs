@@ -82,6 +82,7 @@ impl Chat {
                     self.asks.clear();
                     return Ok(ExitStatus::Success);
                 }
+                Input::Interrupt if self.interrupt_forms() => continue,
                 Input::Interrupt => {
                     // Ctrl-C at the prompt clears the line; a second one within 2 s quits.
                     let now = Instant::now();

@@ -162,6 +162,39 @@ fn an_elicitation_form_is_answered_declined_or_cancelled() {
     assert_eq!(node.place.check_trace(&node.peer), Vec::<Value>::new());
 }
 
+/// An elicitation between turns is shown above the prompt's place and answered the same way;
+/// Ctrl-C cancels it.
+#[test]
+fn an_elicitation_between_turns_is_answered_or_cancelled_with_ctrl_c() {
+    let node = Node::start(&[], &[]);
+    let answers = node.place.root().join("elicited.json");
+    node.wait_prompt(">");
+    node.type_line("elicit-later");
+    node.wait_for("[elicitation] Between turns", 1);
+    node.wait_for("  name (text; optional):", 1);
+    node.type_line("Ada");
+    node.wait_for("[elicitation] accepted: the answer was sent", 1);
+    node.wait_prompt(">");
+    node.type_line("elicit-later");
+    node.wait_for("  name (text; optional):", 2);
+    node.key("C-c");
+    node.wait_for("[elicitation] cancelled (Ctrl-C)", 1);
+    // The front end goes on: the prompt is back.
+    node.wait_prompt(">");
+    let read = || std::fs::read_to_string(&answers).unwrap_or_default();
+    assert!(
+        crate::acp::eventually(std::time::Duration::from_secs(10), || read().lines().count() == 2)
+    );
+    let answers: Vec<Value> =
+        read().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(
+        answers,
+        [json!({"action": "accept", "content": {"name": "Ada"}}), json!({"action": "cancel"})]
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}
+
 #[test]
 fn without_a_terminal_an_elicitation_is_cancelled_and_said() {
     let place = Place::new();
