@@ -5,6 +5,7 @@
 
 mod ask_queue;
 mod commands;
+mod forms;
 mod handshake;
 mod sessions;
 mod turn;
@@ -21,12 +22,14 @@ use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::exit::ExitStatus;
+use crate::extras::Extras;
 use crate::input::{Input, InputReader, LineEditor, Signals};
 use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
 use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
+use crate::style::Style;
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
@@ -68,6 +71,10 @@ pub(crate) struct Chat {
     stdin_tty: bool,
     /// Permission asks shown one at a time, the first one on screen.
     asks: VecDeque<Ask>,
+    /// Elicitations shown one at a time, after the permission asks.
+    forms: VecDeque<forms::Form>,
+    /// The session's usage, and the unknown updates shown in this turn.
+    extras: Extras,
     renderer: Renderer,
     signals: Signals,
     session_id: String,
@@ -145,6 +152,8 @@ impl Chat {
             input_closed: false,
             stdin_tty: std::io::stdin().is_terminal(),
             asks: VecDeque::new(),
+            forms: VecDeque::new(),
+            extras: Extras::default(),
             renderer: Renderer::default(),
             signals,
             session_id: String::new(),
@@ -170,6 +179,7 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> ExitStatus {
+        self.offers.project = Some(cwd.to_path_buf());
         if let Err(message) = self.handshake(options, cwd, session_file).await {
             self.ui.error(&message);
             self.log_hint();
@@ -233,6 +243,7 @@ impl Chat {
                 }
             }
             Event::Ask(ask) => self.queue_ask(ask, cancelled),
+            Event::Elicit(elicit) => self.queue_form(elicit, cancelled),
             Event::Line(line) => self.ui.line(&line),
             Event::Decided(line, tool_call) => {
                 self.ui.line(&line);
@@ -278,6 +289,7 @@ impl Chat {
                 self.offers.commands.clone_from(commands);
                 return Vec::new();
             }
+            SessionUpdate::Extra(extra) => return self.extras.update(extra),
             _ => {}
         }
         let terminals = Arc::clone(&self.terminals);
@@ -305,6 +317,7 @@ impl Chat {
                 self.ui.finish_line();
                 self.ui.say(voice, &text);
             }
+            Piece::DimLine(line) => self.ui.styled_line(Style::Detail, &line),
             Piece::Line(line) => self.ui.line(&line),
             Piece::Styled(row) => self.ui.row(&row),
             Piece::Tool(id, row) => self.ui.tool_line(&id, &row),
@@ -316,6 +329,7 @@ impl Chat {
     /// closed, then SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
+        self.forms.clear();
         self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();

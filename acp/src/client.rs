@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::connection::{Connection, Inbound, RpcError, code};
+use crate::elicitation;
 use crate::fs::{Roots, Written};
 use crate::messages::{
     self, CancelRequestParams, CreateTerminalParams, ReadTextFileParams, RequestPermissionParams,
@@ -29,6 +30,8 @@ pub(crate) enum Event {
     Update(SessionUpdate),
     /// A permission ask for the person.
     Ask(Ask),
+    /// An elicitation for the person (`elicitation/create`).
+    Elicit(Elicit),
     /// A line for the transcript (where a terminal runs).
     Line(String),
     /// A policy's decision (its line) on an ask about this tool call, whose file changes are shown
@@ -40,6 +43,14 @@ pub(crate) enum Event {
     Notice(String),
     /// The agent closed the connection or broke it; the reason.
     Disconnected(String),
+}
+
+/// An `elicitation/create` waiting for the person: what it asks, and where the answer goes (the
+/// whole result: `accept` with content, `decline` or `cancel`). Dropping `reply` cancels it.
+#[derive(Debug)]
+pub(crate) struct Elicit {
+    pub(crate) request: elicitation::Request,
+    pub(crate) reply: oneshot::Sender<Value>,
 }
 
 /// How the client answers; shared by every request task.
@@ -169,6 +180,8 @@ impl Client {
                 Ok(()) = cancelled => {
                     if method == "session/request_permission" {
                         Ok(Decision::Cancelled.to_json())
+                    } else if method == "elicitation/create" {
+                        Ok(elicitation::action("cancel"))
                     } else {
                         Err(RpcError::new(code::REQUEST_CANCELLED, "the request was cancelled"))
                     }
@@ -221,6 +234,15 @@ impl Client {
                     let _ = cancel.send(());
                 }
             }
+            "elicitation/complete" => {
+                if let Some(id) =
+                    params.and_then(|params| params.get("elicitationId")).and_then(Value::as_str)
+                {
+                    self.event(Event::Line(format!(
+                        "[elicitation] the agent says {id} is complete"
+                    )));
+                }
+            }
             // Unknown notifications are ignored (`spec/acp.md` §2.2).
             _ => {}
         }
@@ -241,6 +263,7 @@ impl Client {
         let config = &self.inner.config;
         match method {
             "session/request_permission" => self.request_permission(params).await,
+            "elicitation/create" => self.elicit(params).await,
             "fs/read_text_file" => {
                 let params: ReadTextFileParams = decode(params)?;
                 self.check_session(&params.session_id)?;
@@ -310,6 +333,32 @@ impl Client {
         let params: TerminalParams = decode(params)?;
         self.check_session(&params.session_id)?;
         Ok(params)
+    }
+
+    /// `elicitation/create` (`spec/acp.md` §2.19): shown to the person by the chat, answered with
+    /// what they chose; `cancel` when nobody answers within the permission timeout, when the chat
+    /// drops it (a cancelled turn, no terminal) or is gone. A mode this client does not know is
+    /// declined, and said.
+    async fn elicit(&self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let params = params.cloned().unwrap_or(Value::Null);
+        if let Some(session_id) = params.get("sessionId").and_then(Value::as_str) {
+            self.check_session(session_id)?;
+        }
+        let request = match elicitation::parse(&params) {
+            Ok(request) => request,
+            Err(error) => {
+                self.event(Event::Line(format!("[elicitation] declined: {error}")));
+                return Ok(elicitation::action("decline"));
+            }
+        };
+        let (reply, answer) = oneshot::channel();
+        if self.inner.events.send(Event::Elicit(Elicit { request, reply })).is_err() {
+            return Ok(elicitation::action("cancel"));
+        }
+        match tokio::time::timeout(self.inner.config.permission_timeout, answer).await {
+            Ok(Ok(answer)) => Ok(answer),
+            _ => Ok(elicitation::action("cancel")),
+        }
     }
 
     async fn request_permission(&self, params: Option<&Value>) -> Result<Value, RpcError> {

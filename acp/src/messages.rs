@@ -47,6 +47,9 @@ pub(crate) struct Capabilities {
     pub(crate) resume: bool,
     /// `sessionCapabilities.close`: `session/close`.
     pub(crate) close: bool,
+    /// `promptCapabilities.embeddedContext`: a prompt may embed a file's text (`resource`
+    /// blocks); otherwise a mentioned file is sent as a `resource_link`.
+    pub(crate) embedded_context: bool,
 }
 
 impl Capabilities {
@@ -65,6 +68,11 @@ impl Capabilities {
             list: offered("list"),
             resume: offered("resume"),
             close: offered("close"),
+            embedded_context: capabilities
+                .get("promptCapabilities")
+                .and_then(|prompt| prompt.get("embeddedContext"))
+                .and_then(Value::as_bool)
+                == Some(true),
         }
     }
 }
@@ -386,8 +394,36 @@ pub(crate) enum SessionUpdate {
     ConfigOptions(Vec<ConfigOption>),
     /// `available_commands_update`: the agent's slash commands.
     Commands(Vec<AvailableCommand>),
-    /// Bookkeeping variants we do not show, and variants we do not know.
+    /// The variants ACP added after the first version (`crate::extras` shows them), and those
+    /// this client does not know.
+    Extra(Extra),
+    /// Bookkeeping variants we do not show (`session_info_update`).
     Ignored(String),
+}
+
+/// A `session/update` variant beyond the turn's transcript: usage, notices, compactions, and the
+/// variants this client does not know (shown as one line each, never dropped silently).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Extra {
+    /// `usage_update`: tokens in the context, the context's size, and the cost so far.
+    Usage(Usage),
+    /// `notice`: fire-and-forget information for the person.
+    Notice { severity: String, title: String, description: Option<String> },
+    /// `compaction_update`: a context compaction started, finished or failed.
+    Compaction { id: String, status: String, error: Option<String> },
+    /// `compaction_summary_chunk`: part of a compaction's summary (not shown).
+    CompactionSummary(String),
+    /// A variant this client does not know: its name.
+    Unknown(String),
+}
+
+/// The context and cost of a `usage_update`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Usage {
+    pub(crate) used: u64,
+    pub(crate) size: u64,
+    /// The amount and its currency (ISO 4217, such as `USD`).
+    pub(crate) cost: Option<(f64, String)>,
 }
 
 /// A content block; only what we render is kept.
@@ -539,8 +575,9 @@ pub(crate) struct CancelRequestParams {
     pub(crate) request_id: Value,
 }
 
-/// Decodes the `update` of a `session/update`. Unknown and bookkeeping variants decode to
-/// [`SessionUpdate::Ignored`]; a known variant with a broken shape is an error.
+/// Decodes the `update` of a `session/update`. Bookkeeping variants decode to
+/// [`SessionUpdate::Ignored`], unknown ones to [`Extra::Unknown`]; a known variant with a broken
+/// shape is an error.
 pub(crate) fn decode_update(update: &Value) -> Result<SessionUpdate, String> {
     let Some(variant) = update.get("sessionUpdate").and_then(Value::as_str) else {
         return Err("the update has no sessionUpdate string".to_owned());
@@ -575,7 +612,42 @@ pub(crate) fn decode_update(update: &Value) -> Result<SessionUpdate, String> {
         "available_commands_update" => {
             available_commands(field("availableCommands")).map(SessionUpdate::Commands)
         }
-        other => Ok(SessionUpdate::Ignored(other.to_owned())),
+        "session_info_update" => Ok(SessionUpdate::Ignored(variant.to_owned())),
+        "usage_update" => {
+            let number = |name: &str| field(name).and_then(Value::as_u64);
+            let (Some(used), Some(size)) = (number("used"), number("size")) else {
+                return Err("usage_update needs used and size numbers".to_owned());
+            };
+            let cost = field("cost").and_then(|cost| {
+                Some((cost.get("amount")?.as_f64()?, cost.get("currency")?.as_str()?.to_owned()))
+            });
+            Ok(SessionUpdate::Extra(Extra::Usage(Usage { used, size, cost })))
+        }
+        "notice" => {
+            let text = |name: &str| field(name).and_then(Value::as_str).map(str::to_owned);
+            let Some(title) = text("title") else {
+                return Err("notice has no title string".to_owned());
+            };
+            Ok(SessionUpdate::Extra(Extra::Notice {
+                severity: text("severity").unwrap_or_else(|| "info".to_owned()),
+                title,
+                description: text("description"),
+            }))
+        }
+        "compaction_update" | "compaction_summary_chunk" => {
+            let text = |name: &str| field(name).and_then(Value::as_str).map(str::to_owned);
+            let Some(id) = text("compactionId") else {
+                return Err(format!("{variant} has no compactionId string"));
+            };
+            if variant == "compaction_summary_chunk" {
+                return Ok(SessionUpdate::Extra(Extra::CompactionSummary(id)));
+            }
+            let Some(status) = text("status") else {
+                return Err("compaction_update has no status string".to_owned());
+            };
+            Ok(SessionUpdate::Extra(Extra::Compaction { id, status, error: text("error") }))
+        }
+        other => Ok(SessionUpdate::Extra(Extra::Unknown(other.to_owned()))),
     }
 }
 

@@ -11,6 +11,8 @@
 #[cfg(test)]
 mod tests;
 
+use std::path::PathBuf;
+
 use serde_json::{Value, json};
 
 use crate::messages::{AvailableCommand, ConfigOption, ConfigValue, ModeState};
@@ -26,7 +28,11 @@ pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 10] = [
     ),
     ("model", "[VALUE]", "list the models, or pick one (the option of category model)"),
     ("sessions", "", "list the agent's sessions (session/list)"),
-    ("resume", "ID", "continue another session (session/resume, else session/load)"),
+    (
+        "resume",
+        "[N|ID]",
+        "list the agent's sessions, or continue one (session/load, else session/resume)",
+    ),
     ("status", "", "the session, its mode, the MCP bridge and the terminals"),
     ("last", "", "the whole text of the last tool result that was shortened"),
     ("quit", "", "end the session"),
@@ -42,6 +48,11 @@ pub(crate) struct Offers {
     /// The unstable `models` as a select (`messages::unstable_models`), the model option when
     /// `config` has none; set with `session/set_model`.
     pub(crate) models: Option<ConfigOption>,
+    /// The ids of the agent's sessions as last listed (`/sessions`, `/resume`): `/resume N`
+    /// picks the Nth, and Tab completes them after `/resume `.
+    pub(crate) sessions: Vec<String>,
+    /// The session's cwd, where `@PATH` mentions are completed and read (`crate::mentions`).
+    pub(crate) project: Option<PathBuf>,
 }
 
 impl Offers {
@@ -305,6 +316,7 @@ impl Offers {
                 .collect(),
             ["/model"] => self.model_option().map(option_values).unwrap_or_default(),
             ["/config"] => self.config.iter().flatten().map(|option| option.id.clone()).collect(),
+            ["/resume"] => self.sessions.clone(),
             ["/config", id] => self
                 .config
                 .iter()

@@ -50,6 +50,9 @@ pub(crate) enum Piece {
     Tool(String, Row),
     /// A file change (`crate::change`), styled line by line when colour is allowed.
     Diff(Vec<DiffLine>),
+    /// A whole line of lesser weight (an update this client does not know), dimmed when colour
+    /// is allowed.
+    DimLine(String),
 }
 
 /// How many lines of a tool's result are shown; a longer one is cut, and `/last` shows it whole.
@@ -159,7 +162,9 @@ impl Renderer {
             SessionUpdate::UserMessage(block) => {
                 self.user_open = true;
                 if after_user {
-                    vec![Piece::Text(Voice::User, block_text(block))]
+                    // A file the person attached (an `@` mention) is set apart from their words.
+                    let gap = if matches!(block, ContentBlock::Other(_)) { " " } else { "" };
+                    vec![Piece::Text(Voice::User, format!("{gap}{}", block_text(block)))]
                 } else {
                     vec![Piece::Fresh(Voice::User, format!("[you] {}", block_text(block)))]
                 }
@@ -216,6 +221,7 @@ impl Renderer {
             SessionUpdate::CurrentMode(_)
             | SessionUpdate::ConfigOptions(_)
             | SessionUpdate::Commands(_)
+            | SessionUpdate::Extra(_)
             | SessionUpdate::Ignored(_) => Vec::new(),
         }
     }

@@ -9,7 +9,9 @@ Environment knobs: ACP_TEST_PROTOCOL_VERSION (the version to answer), ACP_TEST_R
 (session/new, session/load and session/resume fail with -32000 until `authenticate`; `sessions`:
 only session/load and session/resume do), ACP_TEST_FEATURES (a comma-separated list
 of what to offer beyond the baseline: `modes`, `config`, `commands`, `list`, `load`, `resume`,
-`close`, or `all`; none by default).
+`close`, `embedded` (promptCapabilities.embeddedContext), or `all`; none by default),
+ACP_TEST_REPLAY_LATE=1 (`session/load` answers first and replays the history after its answer,
+as Gemini CLI does).
 
 With `modes` the session has the modes `default` and `plan`; with `config` the options `model` (a
 select of category `model`: `fast`, `smart` in a group) and `web` (a boolean); with `commands`
@@ -67,7 +69,7 @@ FEATURES = {
     if name
 }
 if "all" in FEATURES:
-    FEATURES = {"modes", "config", "commands", "list", "load", "resume", "close"}
+    FEATURES = {"modes", "config", "commands", "list", "load", "resume", "close", "embedded"}
 
 # Tasks started in the background, held until they finish.
 BACKGROUND = set()
@@ -149,7 +151,7 @@ class TestAgent:
         version = int(os.environ.get("ACP_TEST_PROTOCOL_VERSION", protocol_version))
         capabilities = {"loadSession": "load" in FEATURES, "sessionCapabilities": {
             name: {} for name in ("list", "resume", "close") if name in FEATURES
-        }}
+        }, "promptCapabilities": {"embeddedContext": "embedded" in FEATURES}}
         return InitializeResponse(
             protocol_version=version,
             agent_capabilities=AgentCapabilities.model_validate(capabilities),
@@ -245,9 +247,26 @@ class TestAgent:
         if session_id not in STORED:
             raise RequestError.resource_not_found(session_id)
         self.session_id, self.cwd = session_id, cwd
-        await self.update(update_user_message_text("what is in the parser?"))
-        await self.update(update_agent_message_text("The parser reads **tokens**.\n"))
-        await self.update(start_tool_call("old-call", "Read parser.rs", kind="read", status="completed"))
+
+        async def replay():
+            await self.update(update_user_message_text("what is in the parser?"))
+            await self.update(update_agent_message_text("The parser reads **tokens**.\n"))
+            await self.update(start_tool_call("old-call", "Read parser.rs", kind="read", status="completed"))
+            # A whole message without a line end, as Gemini CLI replays its answers.
+            await self.update(update_user_message_text("and the lexer?"))
+            await self.update(update_agent_message_text("The lexer makes *tokens*."))
+
+        if os.environ.get("ACP_TEST_REPLAY_LATE") == "1":
+            # As Gemini CLI: the answer first, the history after it.
+            async def late():
+                await asyncio.sleep(0.05)
+                await replay()
+
+            task = asyncio.ensure_future(late())
+            BACKGROUND.add(task)
+            task.add_done_callback(BACKGROUND.discard)
+        else:
+            await replay()
         await self.send_commands()
         return LoadSessionResponse.model_validate(self.setup())
 
@@ -863,6 +882,62 @@ class TestAgent:
         """A Markdown answer in chunks that split lines and styles."""
         for chunk in ["# Tit", "le\nSome **bo", "ld** and `code`.\n```rust\nlet x = **y**;\n", "```\n- one\n", "the end"]:
             await self.say(chunk)
+        return "end_turn"
+
+    async def scenario_elicit(self, args, text):
+        """Asks the person through elicitation/create (`form` or `url`) and reports the answer."""
+        mode = args[0] if args else "form"
+        params = {"sessionId": self.session_id, "mode": mode, "message": "Tell me about you"}
+        if mode == "form":
+            params["requestedSchema"] = {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string", "title": "Your name"},
+                "age": {"type": "integer", "minimum": 0},
+                "colour": {"type": "string", "oneOf": [{"const": "r", "title": "Red"},
+                                                       {"const": "g", "title": "Green"}]},
+                "news": {"type": "boolean", "default": False},
+            }}
+        else:
+            params.update({"elicitationId": "e-1", "url": "https://example.test/consent"})
+        try:
+            answer = await self.rpc.send_request("elicitation/create", params)
+        except RequestError as exc:
+            return {"error": error_code(exc)}
+        if mode == "url":
+            await self.rpc.send_notification("elicitation/complete", {"elicitationId": "e-1"})
+        return {"answer": answer}
+
+    async def scenario_elicit_later(self, args, text):
+        """Ends the turn, then asks between turns; the answer goes to elicited.json in the cwd."""
+        async def later():
+            await asyncio.sleep(0.3)
+            params = {"sessionId": self.session_id, "mode": "form", "message": "Between turns",
+                      "requestedSchema": {"type": "object", "properties": {
+                          "name": {"type": "string"}}}}
+            answer = await self.rpc.send_request("elicitation/create", params)
+            with open(os.path.join(self.cwd, "elicited.json"), "a") as handle:
+                handle.write(json.dumps(answer) + "\n")
+
+        task = asyncio.ensure_future(later())
+        BACKGROUND.add(task)
+        task.add_done_callback(BACKGROUND.discard)
+        return {"later": True}
+
+    async def scenario_extras(self, args, text):
+        """Usage, a notice, a compaction and an unknown variant (twice)."""
+        async def send(update):
+            await self.rpc.send_notification("session/update", {"sessionId": self.session_id,
+                                                                "update": update})
+        await send({"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited",
+                    "description": "retrying in 2 s"})
+        await send({"sessionUpdate": "compaction_update", "compactionId": "c-1", "status": "in_progress"})
+        await send({"sessionUpdate": "compaction_summary_chunk", "compactionId": "c-1",
+                    "content": {"type": "text", "text": "we talked"}})
+        await send({"sessionUpdate": "compaction_update", "compactionId": "c-1", "status": "completed"})
+        await send({"sessionUpdate": "hologram_update", "depth": 3})
+        await send({"sessionUpdate": "hologram_update", "depth": 4})
+        await send({"sessionUpdate": "usage_update", "used": 53_000, "size": 200_000,
+                    "cost": {"amount": 0.42, "currency": "USD"}})
+        await self.say("done\n")
         return "end_turn"
 
     async def scenario_stderr(self, args, text):

@@ -44,6 +44,8 @@ impl Chat {
 
     pub(super) fn show_ask(&mut self) {
         let Some(ask) = self.asks.front() else {
+            // The asks are answered: an elicitation waiting behind them is shown.
+            self.show_form(true);
             return;
         };
         let changes = self.renderer.ask_changes(&ask.request.tool_call);

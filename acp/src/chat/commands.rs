@@ -68,7 +68,14 @@ impl Chat {
                     self.ui.line(&format!("[sessions] {error}"));
                 }
             }
-            ("/resume", [id]) => {
+            ("/resume", []) => {
+                if let Err(error) = self.resume_menu().await {
+                    self.ui.line(&format!("[resume] {error}"));
+                }
+            }
+            ("/resume", [word]) => {
+                let id = self.resume_target(word);
+                let id = id.as_str();
                 let mcp_servers = self.mcp_entries.clone();
                 match self.open_session(id, cwd, &mcp_servers).await {
                     Ok(()) => self.ui.line(&format!("[session] now {id}")),
@@ -96,7 +103,7 @@ impl Chat {
                     "/mode" => "/mode [ID]",
                     "/config" => "/config [ID VALUE]",
                     "/model" => "/model [VALUE]",
-                    "/resume" => "/resume ID",
+                    "/resume" => "/resume [N|ID]",
                     _ => command,
                 };
                 self.ui.line(&format!("usage: {usage}"));
@@ -198,6 +205,7 @@ impl Chat {
         {
             lines.push(format!("[status] model {current}"));
         }
+        lines.push(self.extras.status_line());
         lines.push(format!("[status] termsprawl tools: {}", self.bridge_status));
         lines.push(format!("[status] agent terminals: {}", self.terminals.describe()));
         lines

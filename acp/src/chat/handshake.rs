@@ -86,9 +86,13 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> Result<(), String> {
+        // Boolean options, notices, compactions and elicitation are shown and answered
+        // (`spec/acp.md` §2.3, §2.18, §2.19).
         let mut capabilities = json!({
             "fs": {"readTextFile": true, "writeTextFile": true},
             "terminal": true,
+            "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
+            "elicitation": {"form": {}, "url": {}},
         });
         if self.stdin_tty {
             // A person is at a terminal: the agent may offer a login run there.

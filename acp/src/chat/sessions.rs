@@ -1,6 +1,7 @@
 //! The agent's sessions (`spec/acp.md` §2.14): `session/list` (every page), continuing one with
-//! `session/resume` when the agent offers it, else `session/load` with the replayed history shown
-//! as a transcript, else a clear word that the agent cannot; `session/close` at the end when the
+//! `session/load` when the agent offers it (its replayed history shown as a transcript and closed
+//! at its end), else `session/resume` (saying that the agent replays nothing when it does not),
+//! else a clear word that the agent cannot; `/resume` alone lists the sessions to pick from; `session/close` at the end when the
 //! agent offers it; and the session's modes and options taken from each session answer.
 
 use std::path::Path;
@@ -10,12 +11,17 @@ use serde_json::{Value, json};
 
 use super::Chat;
 use super::handshake::NEW_SESSION_TIMEOUT;
+use crate::client::Event;
 use crate::connection::code;
 use crate::exit::ExitStatus;
 use crate::messages::{self, SessionInfo, SessionList, SessionSetup};
 
 /// How many `session/list` pages are read at most (an agent whose cursor never ends).
 const MAX_LIST_PAGES: usize = 1000;
+/// How long a replay may go on after the answer without a new update (`Chat::show_replay`).
+const REPLAY_QUIET: Duration = Duration::from_millis(300);
+/// How long a replay may go on after the answer in all.
+const REPLAY_LIMIT: Duration = Duration::from_secs(10);
 /// How long `session/close` may take at the end.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -66,10 +72,12 @@ impl Chat {
             "cwd": cwd.to_string_lossy(),
             "mcpServers": mcp_servers,
         });
-        let method = if self.capabilities.resume {
-            "session/resume"
-        } else if self.capabilities.load {
+        // `session/load` replays the history, so the person sees the conversation they continue;
+        // `session/resume` need not (`spec/acp.md` §2.14).
+        let method = if self.capabilities.load {
             "session/load"
+        } else if self.capabilities.resume {
+            "session/resume"
         } else {
             return Err(format!(
                 "cannot resume session {session_id}: the agent offers neither session/resume nor session/load"
@@ -104,24 +112,90 @@ impl Chat {
                 return Err(format!("{method} {session_id} failed: {error}"));
             }
         };
-        // Every replayed update reached the queue before the answer did; `session/resume` sends
-        // none by the spec, but fast-agent replays the history there too.
-        let load = method == "session/load";
-        if load {
-            self.ui.line(&format!("[session] the history of {session_id}:"));
-        }
-        while let Ok(event) = self.events.try_recv() {
-            if let Err(super::Fatal::Disconnected(reason)) = self.event(event, false) {
-                return Err(reason);
+        self.show_replay(session_id, method).await?;
+        self.session_started(&answer);
+        Ok(())
+    }
+
+    /// Shows the history the agent replays, framed by `[session] the history of ID:` (written
+    /// before the first update that shows anything) and `[session] end of the history of ID`.
+    /// A conforming agent sends every replayed update before its answer, so they are all queued
+    /// now; Gemini CLI answers `session/load` first and replays after, so the replay also takes
+    /// what arrives until the agent has been quiet for [`REPLAY_QUIET`] (at most
+    /// [`REPLAY_LIMIT`] in all). `session/resume` need not replay (fast-agent does): when nothing
+    /// was shown, one line says that the agent replays nothing.
+    async fn show_replay(&mut self, session_id: &str, method: &str) -> Result<(), String> {
+        let limit = tokio::time::Instant::now() + REPLAY_LIMIT;
+        let mut framed = false;
+        loop {
+            let event = if let Ok(event) = self.events.try_recv() {
+                event
+            } else {
+                let until = limit.min(tokio::time::Instant::now() + REPLAY_QUIET);
+                match tokio::time::timeout_at(until, self.events.recv()).await {
+                    Ok(Some(event)) => event,
+                    Ok(None) => return Err("the connection ended".to_owned()),
+                    Err(_) => break,
+                }
+            };
+            let Event::Update(update) = event else {
+                if let Err(super::Fatal::Disconnected(reason)) = self.event(event, false) {
+                    return Err(reason);
+                }
+                continue;
+            };
+            let pieces = self.render_update(&update);
+            if !pieces.is_empty() && !framed {
+                framed = true;
+                self.flush_markdown();
+                self.ui.line(&format!("[session] the history of {session_id}:"));
+            }
+            for piece in pieces {
+                self.piece(piece);
             }
         }
         self.renderer.end_turn();
-        if load {
-            self.ui.line(&format!("[session] end of the history of {session_id}"));
-        }
+        self.flush_markdown();
         self.ui.finish_line();
-        self.session_started(&answer);
+        if framed {
+            self.ui.line(&format!("[session] end of the history of {session_id}"));
+        } else if method == "session/resume" {
+            self.ui.line(&format!(
+                "[session] this agent replays nothing on session/resume: the earlier turns of {session_id} are not shown"
+            ));
+        } else {
+            self.ui.line(&format!("[session] {session_id} has no history to show"));
+        }
         Ok(())
+    }
+
+    /// `/resume` without an id: the agent's sessions, numbered, to pick with `/resume N` or
+    /// `/resume ID` (Tab completes the ids).
+    pub(super) async fn resume_menu(&mut self) -> Result<(), String> {
+        let sessions = self.list_sessions().await?;
+        if sessions.is_empty() {
+            self.ui.line("[resume] the agent has no sessions");
+            return Ok(());
+        }
+        self.ui.line(&format!("[resume] {} sessions (id, updated, title, cwd):", sessions.len()));
+        for (index, session) in sessions.iter().enumerate() {
+            self.ui.line(&format!("  {}.{}", index + 1, session_line(session)));
+        }
+        self.ui.line("[resume] type /resume N or /resume ID (Tab completes the ids)");
+        Ok(())
+    }
+
+    /// The session `/resume WORD` means: the Nth of the last list when `WORD` is a number N
+    /// within it (and not itself a listed id), else `WORD` as an id.
+    pub(super) fn resume_target(&self, word: &str) -> String {
+        let listed = &self.offers.sessions;
+        if listed.iter().any(|id| id == word) {
+            return word.to_owned();
+        }
+        match word.parse::<usize>().ok().and_then(|number| listed.get(number.checked_sub(1)?)) {
+            Some(id) => id.clone(),
+            None => word.to_owned(),
+        }
     }
 
     /// Every session `session/list` returns, page after page; an error names why not.
@@ -150,7 +224,11 @@ impl Chat {
                 Some(next) if !next.is_empty() && Some(&next) != cursor.as_ref() => {
                     cursor = Some(next);
                 }
-                _ => return Ok(sessions),
+                _ => {
+                    self.offers.sessions =
+                        sessions.iter().map(|session| session.session_id.clone()).collect();
+                    return Ok(sessions);
+                }
             }
         }
         Err(format!("session/list did not end after {MAX_LIST_PAGES} pages"))

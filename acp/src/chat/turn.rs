@@ -15,6 +15,7 @@ use crate::client::Event;
 use crate::connection::RpcError;
 use crate::exit::ExitStatus;
 use crate::input::{Input, termination};
+use crate::mentions;
 use crate::messages::{self, PromptResult};
 use crate::render::{elapsed_text, stop_line, turn_rule};
 use crate::style::Style;
@@ -86,6 +87,7 @@ impl Chat {
                     self.asks.clear();
                     return Ok(ExitStatus::Success);
                 }
+                Input::Interrupt if self.interrupt_forms() => continue,
                 Input::Interrupt => {
                     // Ctrl-C at the prompt clears the line; a second one within 2 s quits.
                     let now = Instant::now();
@@ -103,8 +105,8 @@ impl Chat {
                     continue;
                 }
             };
-            if !self.asks.is_empty() {
-                self.answer_ask(&line);
+            if !self.asks.is_empty() || !self.forms.is_empty() {
+                self.answer_waiting(&line);
                 continue;
             }
             if let Some(lines) = multi_line.as_mut() {
@@ -160,10 +162,14 @@ impl Chat {
     /// meanwhile goes above it); on a terminal without the editor it is written again only after
     /// something else was written since it was (`shown_at`), never once per idle update.
     fn show_prompt(&mut self, prompt: &str, shown_at: &mut Option<u64>) {
-        if self.asks.is_empty() && self.input.edits() {
+        if self.asks.is_empty() && self.forms.is_empty() && self.input.edits() {
             self.input.offer(&self.offers);
             self.input.start_edit(prompt);
-        } else if self.asks.is_empty() && self.stdin_tty && *shown_at != Some(self.ui.writes()) {
+        } else if self.asks.is_empty()
+            && self.forms.is_empty()
+            && self.stdin_tty
+            && *shown_at != Some(self.ui.writes())
+        {
             self.ui.finish_line();
             self.ui.out(prompt);
             *shown_at = Some(self.ui.writes());
@@ -237,10 +243,9 @@ impl Chat {
 
     /// Runs one prompt turn to its stop reason.
     pub(super) async fn turn(&mut self, prompt: &str) -> Result<TurnEnd, Fatal> {
-        let params = json!({
-            "sessionId": self.session_id,
-            "prompt": [{"type": "text", "text": prompt}],
-        });
+        let blocks = self.prompt_blocks(prompt);
+        let params = json!({"sessionId": self.session_id, "prompt": blocks});
+        self.extras.start_turn();
         let mut response = Box::pin(self.connection.request("session/prompt", &params));
         let started = Instant::now();
         let mut tick = tokio::time::interval(ACTIVITY_TICK);
@@ -264,6 +269,7 @@ impl Chat {
                     }
                     match input.unwrap_or(Input::Eof) {
                         Input::Line(line) if !self.asks.is_empty() => self.answer_ask(&line),
+                        Input::Line(line) if !self.forms.is_empty() => self.answer_form(&line),
                         Input::Line(line) if line == "/quit" => {
                             if cancelled {
                                 return Err(Fatal::Forced);
@@ -282,6 +288,7 @@ impl Chat {
                         Input::Eof => {
                             self.input_closed = true;
                             self.asks.clear();
+                            self.forms.clear();
                             if self.stdin_tty && self.queued.is_empty() {
                                 // The person left.
                                 self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
@@ -326,6 +333,9 @@ impl Chat {
             Err(error) => TurnEnd::Failed(error),
         };
         self.show_end(&end);
+        if let Some(usage) = self.extras.after_turn() {
+            self.ui.styled_line(Style::Detail, &usage);
+        }
         self.check_bridge();
         Ok(end)
     }
@@ -351,6 +361,7 @@ impl Chat {
             self.event(event, cancelled)?;
         }
         self.asks.clear();
+        self.cancel_forms();
         if cancelled {
             for piece in self.renderer.cancel_unfinished() {
                 self.piece(piece);
@@ -414,7 +425,24 @@ impl Chat {
             self.ui.line("[permission] cancelled with the turn");
         }
         self.asks.clear();
+        self.cancel_forms();
         self.ui.line("(cancelling the turn)");
+    }
+}
+
+impl Chat {
+    /// The content blocks of a prompt: its text, and each `@PATH` it mentions (`crate::mentions`),
+    /// embedded or linked per the agent's `promptCapabilities`; each mention is said in a line.
+    fn prompt_blocks(&mut self, prompt: &str) -> serde_json::Value {
+        let Some(project) = self.offers.project.clone() else {
+            return json!([{"type": "text", "text": prompt}]);
+        };
+        let (blocks, lines) =
+            mentions::blocks(prompt, &project, self.capabilities.embedded_context);
+        for line in lines {
+            self.ui.line(&line);
+        }
+        serde_json::Value::Array(blocks)
     }
 }
 

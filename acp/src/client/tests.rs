@@ -11,7 +11,7 @@ use super::{Client, Config, Event};
 use crate::change::OnDisk;
 use crate::connection::{Connection, Inbound};
 use crate::fs::Roots;
-use crate::messages::{ContentBlock, SessionUpdate, ToolCallContent};
+use crate::messages::{ContentBlock, Extra, SessionUpdate, ToolCallContent};
 use crate::options::PermissionMode;
 use crate::terminal::{Backend, Server, Terminals};
 
@@ -85,14 +85,56 @@ fn two_options() -> Value {
 #[tokio::test]
 async fn unknown_and_unadvertised_methods_are_method_not_found() {
     let mut f = fixture(PermissionMode::Ask, Duration::from_secs(5));
-    for (index, method) in
-        ["elicitation/create", "session/load", "_vendor/x", "fs/delete"].iter().enumerate()
-    {
+    for (index, method) in ["session/load", "_vendor/x", "fs/delete"].iter().enumerate() {
         f.request(json!(index), method, json!({}));
         let answer = f.answer().await;
         assert_eq!(answer["id"], json!(index));
         assert_eq!(answer["error"]["code"], -32601, "{method}");
     }
+}
+
+#[tokio::test]
+async fn an_elicitation_goes_to_the_chat_and_its_answer_back() {
+    let mut f = fixture(PermissionMode::Ask, Duration::from_millis(300));
+    let form = json!({"sessionId": "s1", "mode": "form", "message": "Name?", "requestedSchema":
+                      {"type": "object", "properties": {"name": {"type": "string"}}}});
+    f.request(json!(1), "elicitation/create", form.clone());
+    let Event::Elicit(elicit) = f.event().await else { panic!("expected an elicitation") };
+    assert_eq!(elicit.request.message, "Name?");
+    elicit.reply.send(json!({"action": "accept", "content": {"name": "Ada"}})).unwrap();
+    assert_eq!(f.answer().await["result"], json!({"action": "accept", "content": {"name": "Ada"}}));
+    // Dropped by the chat (a cancelled turn, no terminal): cancel.
+    f.request(json!(2), "elicitation/create", form.clone());
+    let Event::Elicit(elicit) = f.event().await else { panic!("expected an elicitation") };
+    drop(elicit);
+    assert_eq!(f.answer().await["result"], json!({"action": "cancel"}));
+    // Nobody answers within the timeout: cancel.
+    f.request(json!(3), "elicitation/create", form);
+    let _waiting = f.event().await;
+    assert_eq!(f.answer().await["result"], json!({"action": "cancel"}));
+    // A mode this client does not know: declined, and said.
+    f.request(
+        json!(4),
+        "elicitation/create",
+        json!({"sessionId": "s1", "mode": "_x", "message": "?"}),
+    );
+    assert!(matches!(f.event().await, Event::Line(line) if line.contains("declined")));
+    assert_eq!(f.answer().await["result"], json!({"action": "decline"}));
+    // Another session's: invalid params.
+    f.request(
+        json!(5),
+        "elicitation/create",
+        json!({"sessionId": "s2", "mode": "url", "message": "?"}),
+    );
+    assert_eq!(f.answer().await["error"]["code"], -32602);
+    // Its completion is one line.
+    f.client.dispatch(Inbound::Notification {
+        method: "elicitation/complete".to_owned(),
+        params: Some(json!({"elicitationId": "e1"})),
+    });
+    assert!(
+        matches!(f.event().await, Event::Line(line) if line == "[elicitation] the agent says e1 is complete")
+    );
 }
 
 #[tokio::test]
@@ -248,7 +290,10 @@ async fn updates_of_our_session_reach_the_chat_and_others_are_skipped() {
     for _ in 0..3 {
         assert!(matches!(f.event().await, Event::Notice(_)));
     }
-    assert!(matches!(f.event().await, Event::Update(SessionUpdate::Ignored(_))));
+    assert!(matches!(
+        f.event().await,
+        Event::Update(SessionUpdate::Extra(Extra::Unknown(name))) if name == "brand_new"
+    ));
     assert!(f.events.try_recv().is_err());
     assert!(f.lines.try_recv().is_err(), "notifications are never answered");
 }

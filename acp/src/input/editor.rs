@@ -1,6 +1,7 @@
 //! The line editor of the chat's prompt (rustyline): line editing, the history kept per project,
 //! a trailing `\` or Alt-Enter for a second line, and Tab completion of the front end's commands,
-//! the agent's commands and the values `/mode`, `/model` and `/config` take (`Offers::complete`).
+//! the agent's commands and the values `/mode`, `/model` and `/config` take (`Offers::complete`),
+//! the session ids after `/resume `, and the project's files after `@` (`mentions::complete`).
 
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ use rustyline::{
 use sha2::{Digest, Sha256};
 
 use super::Input;
+use crate::mentions;
 use crate::offers::Offers;
 
 /// How many entries a project's history keeps (older ones are dropped when it is written).
@@ -168,10 +170,18 @@ impl Completer for Completion {
         _: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
         let before = line.get(..pos).unwrap_or(line);
-        Ok(match self.offers.lock() {
-            Ok(offers) => offers.complete(before),
-            Err(_) => (pos, Vec::new()),
-        })
+        let Ok(offers) = self.offers.lock() else {
+            return Ok((pos, Vec::new()));
+        };
+        // `@PATH`: a file of the project (`crate::mentions`).
+        let start = before.rfind(char::is_whitespace).map_or(0, |index| index + 1);
+        if let (Some(word), Some(project)) =
+            (before.get(start..).filter(|word| word.starts_with('@')), offers.project.clone())
+        {
+            drop(offers);
+            return Ok((start, mentions::complete(&project, word)));
+        }
+        Ok(offers.complete(before))
     }
 }
 

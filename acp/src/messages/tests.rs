@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::{
-    Capabilities, ConfigValue, ContentBlock, CreateTerminalParams, ReadTextFileParams,
-    SessionUpdate, ToolCallContent, decode, decode_update,
+    Capabilities, ConfigValue, ContentBlock, CreateTerminalParams, Extra, ReadTextFileParams,
+    SessionUpdate, ToolCallContent, Usage, decode, decode_update,
 };
 use crate::change::OnDisk;
 
@@ -90,12 +90,16 @@ fn tool_calls_keep_content_and_ignore_unknown_members() {
 
 #[test]
 fn bookkeeping_and_unknown_variants_are_ignored_and_broken_known_ones_are_errors() {
-    for variant in ["session_info_update", "usage_update", "something_from_v3"] {
-        assert_eq!(
-            decode_update(&json!({"sessionUpdate": variant, "used": 1})),
-            Ok(SessionUpdate::Ignored(variant.to_owned()))
-        );
-    }
+    assert_eq!(
+        decode_update(&json!({"sessionUpdate": "session_info_update", "title": "x"})),
+        Ok(SessionUpdate::Ignored("session_info_update".to_owned()))
+    );
+    assert_eq!(
+        decode_update(&json!({"sessionUpdate": "something_from_v3", "used": 1})),
+        Ok(SessionUpdate::Extra(Extra::Unknown("something_from_v3".to_owned())))
+    );
+    assert!(decode_update(&json!({"sessionUpdate": "usage_update", "used": 1})).is_err());
+    assert!(decode_update(&json!({"sessionUpdate": "notice", "severity": "info"})).is_err());
     assert!(decode_update(&json!({"sessionUpdate": "tool_call", "title": "no id"})).is_err());
     assert!(decode_update(&json!({"sessionUpdate": "current_mode_update"})).is_err());
     assert!(decode_update(&json!({"sessionUpdate": "config_option_update"})).is_err());
@@ -177,6 +181,55 @@ fn modes_options_and_commands_decode() {
         Capabilities::of(Some(
             &json!({"loadSession": true, "sessionCapabilities": {"list": {}, "close": null}})
         )),
-        Capabilities { load: true, list: true, resume: false, close: false }
+        Capabilities {
+            load: true,
+            list: true,
+            resume: false,
+            close: false,
+            embedded_context: false
+        }
+    );
+    assert!(
+        Capabilities::of(Some(&json!({"promptCapabilities": {"embeddedContext": true}})))
+            .embedded_context
+    );
+}
+
+#[test]
+fn usage_notices_and_compactions_decode() {
+    let usage = json!({"sessionUpdate": "usage_update", "used": 1200, "size": 200_000,
+                       "cost": {"amount": 0.25, "currency": "USD"}});
+    assert_eq!(
+        decode_update(&usage),
+        Ok(SessionUpdate::Extra(Extra::Usage(Usage {
+            used: 1200,
+            size: 200_000,
+            cost: Some((0.25, "USD".to_owned()))
+        })))
+    );
+    let notice = json!({"sessionUpdate": "notice", "severity": "warning", "title": "Rate limited"});
+    assert_eq!(
+        decode_update(&notice),
+        Ok(SessionUpdate::Extra(Extra::Notice {
+            severity: "warning".to_owned(),
+            title: "Rate limited".to_owned(),
+            description: None
+        }))
+    );
+    let compaction = json!({"sessionUpdate": "compaction_update", "compactionId": "c1",
+                            "status": "failed", "error": "too big"});
+    assert_eq!(
+        decode_update(&compaction),
+        Ok(SessionUpdate::Extra(Extra::Compaction {
+            id: "c1".to_owned(),
+            status: "failed".to_owned(),
+            error: Some("too big".to_owned())
+        }))
+    );
+    let chunk = json!({"sessionUpdate": "compaction_summary_chunk", "compactionId": "c1",
+                       "content": {"type": "text", "text": "so far"}});
+    assert_eq!(
+        decode_update(&chunk),
+        Ok(SessionUpdate::Extra(Extra::CompactionSummary("c1".to_owned())))
     );
 }

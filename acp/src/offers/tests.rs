@@ -33,6 +33,8 @@ fn offers() -> Offers {
             },
         ],
         models: None,
+        sessions: vec!["old-1".to_owned(), "old-2".to_owned()],
+        project: None,
     }
 }
 
@@ -161,6 +163,9 @@ fn tab_completes_commands_then_mode_ids_and_config_values() {
     assert_eq!(complete("/config w"), (8, vec!["web".to_owned()]));
     assert_eq!(complete("/config web t"), (12, vec!["true".to_owned()]));
     assert_eq!(complete("/config nope "), (13, Vec::<String>::new()));
+    // The session ids of the last list.
+    assert_eq!(complete("/resume "), (8, vec!["old-1".to_owned(), "old-2".to_owned()]));
+    assert_eq!(complete("/resume old-2"), (8, vec!["old-2".to_owned()]));
     // Prompt text and a command's later words complete nothing.
     assert_eq!(complete("he"), (0, Vec::<String>::new()));
     assert_eq!(complete("/mode plan x"), (11, Vec::<String>::new()));

@@ -104,7 +104,8 @@ fn chunks_stream_and_thoughts_are_dim() {
         ),
         vec![Piece::Text(Voice::Agent, String::new())]
     );
-    for ignored in ["usage_update", "session_info_update", "from_the_future"] {
+    // These show nothing here: the chat shows usage and unknown variants (`crate::extras`).
+    for ignored in ["session_info_update", "from_the_future"] {
         assert_eq!(render(&mut renderer, &json!({"sessionUpdate": ignored})), vec![]);
     }
 }
@@ -312,6 +313,13 @@ fn a_replayed_user_message_is_marked_and_the_agents_answer_starts_a_fresh_line()
         vec![Piece::Fresh(Voice::User, "[you] hi ".to_owned())]
     );
     assert_eq!(render(&mut renderer, &more), vec![Piece::Text(Voice::User, "there".to_owned())]);
+    // A mentioned file the person attached is set apart from their words.
+    let link = json!({"sessionUpdate": "user_message_chunk",
+                      "content": {"type": "resource_link", "name": "a.txt", "uri": "file:///a.txt"}});
+    assert_eq!(
+        render(&mut renderer, &link),
+        vec![Piece::Text(Voice::User, " [link a.txt file:///a.txt]".to_owned())]
+    );
     assert_eq!(render(&mut renderer, &agent), vec![Piece::Fresh(Voice::Agent, "hello".to_owned())]);
     assert_eq!(render(&mut renderer, &agent), vec![Piece::Text(Voice::Agent, "hello".to_owned())]);
 }

@@ -152,30 +152,45 @@ fn list_sessions_prints_every_page_and_exits() {
     assert_eq!(methods(&place), ["initialize"]);
 }
 
+/// The history `session/load` replays for `old-1`, as the transcript shows it.
+const OLD_1_HISTORY: &str = "[session] the history of old-1:\n[you] what is in the parser?\nThe parser reads **tokens**.\n[tool] Read parser.rs (read, completed)\n[you] and the lexer?\nThe lexer makes *tokens*.\n[session] end of the history of old-1\n";
+
 #[test]
-fn resume_uses_session_resume_else_load_with_the_history_else_says_it_cannot() {
+fn resume_prefers_session_load_with_the_history_else_resume_else_says_it_cannot() {
     let root = |place: &Place| place.root().to_string_lossy().into_owned();
-    // resume offered: no history, the turn runs in the old session.
+    // Both offered (as Claude, Codex and opencode do): load, whose replayed history is shown as
+    // a transcript before the turn, closed at its end.
     let place = Place::new();
     let finished = run_with(&place, "resume,load", &["--resume", "old-1", "--prompt", "state"]);
     finished.assert_end_turn();
-    assert_eq!(finished.report()["session"], "old-1");
-    let sent = requests(&place);
-    assert_eq!(sent[1].0, "session/resume");
-    assert_eq!(sent[1].1, json!({"sessionId": "old-1", "cwd": root(&place), "mcpServers": []}));
-    assert_eq!(sent[2].1["sessionId"], "old-1");
-    assert!(!finished.stdout.contains("the history"), "{}", finished.stdout);
-    assert!(finished.stderr.contains("(session old-1, resumed)"), "{}", finished.stderr);
-
-    // load only: the replayed history is shown as a transcript before the turn.
-    let place = Place::new();
-    let finished = run_with(&place, "load", &["--resume", "old-1", "--prompt", "state"]);
-    finished.assert_end_turn();
     assert_eq!(methods(&place), ["initialize", "session/load", "session/prompt"]);
-    let history = "[session] the history of old-1:\n[you] what is in the parser?\nThe parser reads **tokens**.\n[tool] Read parser.rs (read, completed)\n[session] end of the history of old-1\n";
-    assert!(finished.stdout.starts_with(history), "{}", finished.stdout);
+    let sent = requests(&place);
+    assert_eq!(sent[1].1, json!({"sessionId": "old-1", "cwd": root(&place), "mcpServers": []}));
+    assert!(finished.stdout.starts_with(OLD_1_HISTORY), "{}", finished.stdout);
     assert_eq!(finished.report()["session"], "old-1");
+    assert!(finished.stderr.contains("(session old-1, resumed)"), "{}", finished.stderr);
     assert_eq!(place.check_trace(&peer()), Vec::<Value>::new());
+
+    // Gemini CLI answers session/load first and replays after: the history is still closed at
+    // its end, before the turn.
+    let place = Place::new();
+    let mut command = place.command(&peer(), &[], &["--resume", "old-1", "--prompt", "state"]);
+    command.env("ACP_TEST_FEATURES", "load").env("ACP_TEST_REPLAY_LATE", "1");
+    let finished = run(command);
+    finished.assert_end_turn();
+    assert!(finished.stdout.starts_with(OLD_1_HISTORY), "{}", finished.stdout);
+
+    // resume only: the turn runs in the old session, and the person is told nothing is shown.
+    let place = Place::new();
+    let finished = run_with(&place, "resume", &["--resume", "old-1", "--prompt", "state"]);
+    finished.assert_end_turn();
+    assert_eq!(methods(&place), ["initialize", "session/resume", "session/prompt"]);
+    assert_eq!(finished.report()["session"], "old-1");
+    assert!(
+        finished.stdout.starts_with("[session] this agent replays nothing on session/resume: the earlier turns of old-1 are not shown\n"),
+        "{}",
+        finished.stdout
+    );
 
     // Neither: a clear error, and no session is made instead.
     let place = Place::new();
@@ -291,7 +306,7 @@ fn interactively_modes_models_commands_and_sessions() {
             "session/prompt",
             "session/list",
             "session/list",
-            "session/resume",
+            "session/load",
             "session/close"
         ]
     );

@@ -33,7 +33,12 @@ fn the_agent_receives_our_capabilities_and_the_mcp_bridge() {
     assert_eq!(report["protocolVersion"], 1);
     assert_eq!(
         report["clientCapabilities"],
-        json!({"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true})
+        json!({
+            "fs": {"readTextFile": true, "writeTextFile": true},
+            "terminal": true,
+            "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
+            "elicitation": {"form": {}, "url": {}}
+        })
     );
     assert_eq!(
         report["clientInfo"],
@@ -320,7 +325,8 @@ fn unknown_methods_bad_params_and_cancelled_requests_get_their_codes() {
     let (finished, _) = check(&place, &peer, &[], "unknown-method");
     finished.assert_end_turn();
     let report = finished.report();
-    assert_eq!(report["elicitation/create"], -32601);
+    // Advertised since issue 35: answered (`cancel`, as stdin is not a terminal).
+    assert_eq!(report["elicitation/create"], "answered");
     assert_eq!(report["_vendor/unknown"], -32601);
     assert_eq!(report["session/load"], -32601);
     assert_eq!(report["terminal_output_without_id"], -32602);

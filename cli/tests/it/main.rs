@@ -10,6 +10,7 @@ mod acp_agent_orders;
 mod acp_asks;
 mod acp_canvas;
 mod acp_discovery;
+mod acp_extras;
 mod acp_fast_agent;
 mod acp_interactive;
 mod acp_offers;
