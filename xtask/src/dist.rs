@@ -32,7 +32,7 @@ use sha2::{Digest as _, Sha256};
 use termsprawl_test_support::serve::{Serve, serve_command};
 use termsprawl_test_support::tmux::TmuxGuard;
 
-use crate::binaries;
+use termsprawl_test_support::cargo;
 
 /// The packages `dist` builds.
 pub const PACKAGES: [&str; 3] = ["termsprawl-cli", "termsprawl-headless", "termsprawl-conformance"];
@@ -132,10 +132,10 @@ pub fn run(root: &Path) -> anyhow::Result<PathBuf> {
         args.extend(["-p", package]);
     }
     eprintln!("dist: cargo build --release --locked {}", args.join(" "));
-    let executables = binaries::cargo_build(root, true, &args)?;
+    let executables = cargo::build(root, true, &args)?;
     let mut programs = BTreeMap::new();
     for program in PROGRAMS {
-        programs.insert(program.to_owned(), binaries::executable(&executables, program)?);
+        programs.insert(program.to_owned(), cargo::executable(&executables, program)?);
     }
     let release = Release { version: version(&programs[CTL])?, target: target(&programs[CTL])? };
     let dist = programs[CTL]
@@ -169,7 +169,9 @@ fn target(ctl: &Path) -> anyhow::Result<String> {
     {
         return Ok(tuple.to_owned());
     }
-    let text = run_program(Command::new(crate::bench::rustc()).arg("-vV"))?;
+    let text = run_program(
+        Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into())).arg("-vV"),
+    )?;
     text.lines()
         .find_map(|line| line.strip_prefix("host: "))
         .map(str::to_owned)

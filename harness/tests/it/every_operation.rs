@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use harness::base::binaries::{self, Binaries};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use termsprawl_protocol::{Operation, Topic, guide, operations};
@@ -21,7 +22,6 @@ use termsprawl_test_support::mcp::{Mcp, request};
 use termsprawl_test_support::serve::{Serve, serve_command};
 use termsprawl_test_support::tmux::TmuxGuard;
 use termsprawl_test_support::xvfb::{Xvfb, require};
-use xtask::binaries::{self, Binaries};
 
 /// How long anything that should take well under a second may take.
 const PATIENCE: Duration = Duration::from_secs(15);

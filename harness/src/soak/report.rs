@@ -227,7 +227,7 @@ pub fn section(figures: &Figures, ledger: &Ledger) -> String {
          `(operation, args)`. After every kill the persisted canvas and tasks are checked, after \
          every restart `canvas_list` and the task files, and every bridge must answer `ok` again \
          before the next kill. `cargo xtask soak --help` lists the options; \
-         `xtask/src/soak.rs` says what each check does.\n\n",
+         `harness/src/soak.rs` says what each check does.\n\n",
         figures.command,
         figures.profile,
         figures.seed,

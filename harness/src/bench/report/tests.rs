@@ -7,7 +7,7 @@ use super::{
     Client, Crowd, MAX_ONE_SHOT_RSS, Mcp, OneShot, Read, Report, Settings, Terminals, mebibytes,
     millis, rate, times,
 };
-use crate::bench::machine::Machine;
+use crate::base::machine::Machine;
 use crate::bench::oneshot::RSS_RUNS;
 use crate::bench::stats::Summary;
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::load::lock;
+use crate::base::lock;
 
 /// The size of the data directory's tmpfs: the filler takes whatever the run's files leave. A
 /// tmpfs gives every file at least a 4 KiB page, so the task files (a ten-minute run acknowledges

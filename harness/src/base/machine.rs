@@ -6,7 +6,8 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::process::{Command, Stdio};
+
+use termsprawl_test_support::first_line_of;
 
 /// What a report says about the machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,21 +136,6 @@ pub fn load_average(loadavg: &str) -> Option<String> {
 /// The first `count` words of `line`, separated by one space.
 pub fn first_words(line: &str, count: usize) -> String {
     line.split_whitespace().take(count).collect::<Vec<_>>().join(" ")
-}
-
-/// The first line of `program argument…`'s stdout, when it runs and succeeds and prints one.
-pub fn first_line_of(program: &OsStr, arguments: &[&str]) -> Option<String> {
-    let output = Command::new(program)
-        .args(arguments)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    text.lines().next().map(|line| line.trim().to_owned()).filter(|line| !line.is_empty())
 }
 
 #[cfg(test)]

@@ -13,11 +13,13 @@ use std::io::{BufRead, BufReader, Write as _};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::sync::{Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use crate::base::{lock, wait_child};
 
 use super::faults::{self, Fault, FaultLog, delivery_failed_by};
 use super::ledger::{Form, Ledger, Outcome, Path as CallPath, classify_mcp, classify_oneshot};
@@ -149,11 +151,6 @@ pub struct Shared {
     pub logs: PathBuf,
     /// The faults so far, for the classification of tool errors.
     pub faults: FaultLog,
-}
-
-/// A poisoned lock still guards consistent data here (a panicking thread fails the run anyway).
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// What to remember when a call is answered `ok`.
@@ -996,17 +993,8 @@ impl Bridge {
             }
         }
         drop(stdin);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                anyhow::bail!("the bridge did not exit within 10 s of the end of its input");
-            }
-            thread::sleep(Duration::from_millis(20));
+        let Some(status) = wait_child(&mut child, Duration::from_secs(10))? else {
+            anyhow::bail!("the bridge did not exit within 10 s of the end of its input");
         };
         let _ = reader.join();
         anyhow::ensure!(status.success(), "the bridge exited with {status}");

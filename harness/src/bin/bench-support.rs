@@ -88,24 +88,24 @@ fn main() -> ExitCode {
         return termsprawlctl(&args[2..]);
     }
     let outcome = match Cli::parse().command {
-        Helper::Serve { dir } => xtask::bench::server::serve(&dir),
+        Helper::Serve { dir } => harness::bench::server::serve(&dir),
         Helper::Client { session, tasks, calls, warmup } => {
-            xtask::bench::client::run_and_print(&session, tasks, calls, warmup)
+            harness::bench::client::run_and_print(&session, tasks, calls, warmup)
         }
         Helper::Terminals { session, fifo, waits, warmup_waits, reads, warmup_reads } => {
             let settings =
-                xtask::bench::terminals::Settings { waits, warmup_waits, reads, warmup_reads };
-            xtask::bench::terminals::run_and_print(&session, &fifo, &settings)
+                harness::bench::terminals::Settings { waits, warmup_waits, reads, warmup_reads };
+            harness::bench::terminals::run_and_print(&session, &fifo, &settings)
         }
-        Helper::Stamp { fifo } => xtask::bench::terminals::stamp(&fifo),
+        Helper::Stamp { fifo } => harness::bench::terminals::stamp(&fifo),
         Helper::Crowd { sessions, fifos, ready, ctl, rounds, warmup_rounds } => {
             // The agents are the sessions of the list.
-            let settings = xtask::bench::crowd::Settings { agents: 0, rounds, warmup_rounds };
-            xtask::bench::crowd::run_and_print(&sessions, &fifos, &ready, &ctl, &settings)
+            let settings = harness::bench::crowd::Settings { agents: 0, rounds, warmup_rounds };
+            harness::bench::crowd::run_and_print(&sessions, &fifos, &ready, &ctl, &settings)
         }
-        Helper::Ticker { fifo } => xtask::bench::crowd::ticker(&fifo),
+        Helper::Ticker { fifo } => harness::bench::crowd::ticker(&fifo),
     };
-    xtask::exit_code(outcome)
+    harness::exit_code(outcome)
 }
 
 fn termsprawlctl(args: &[OsString]) -> ExitCode {

@@ -1,14 +1,14 @@
 //! `cargo xtask soak` end to end, for 30 seconds: the real server and termsprawlctl, built as the
 //! soak builds them, with faults.
 
-use super::xtask;
+use super::harness;
 
 #[test]
 fn a_short_soak_passes_with_restarts_tmux_killed_a_full_disk_and_a_damaged_canvas() {
     let binaries =
-        xtask::binaries::build(&termsprawl_test_support::workspace_root(), false).unwrap();
+        harness::base::binaries::build(&termsprawl_test_support::workspace_root(), false).unwrap();
     let (ctl, headless) = (binaries.ctl, binaries.headless);
-    let run = xtask(&[
+    let run = harness(&[
         "soak",
         "--seconds",
         "30",
@@ -62,7 +62,7 @@ fn a_short_soak_passes_with_restarts_tmux_killed_a_full_disk_and_a_damaged_canva
 
 #[test]
 fn the_duration_must_be_positive() {
-    let run = xtask(&["soak", "--minutes", "0"]);
+    let run = harness(&["soak", "--minutes", "0"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("must be at least 1"), "{}", run.stderr);
 }

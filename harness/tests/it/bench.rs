@@ -1,27 +1,27 @@
 //! The bench harness end to end in a tiny configuration: a debug `bench-support` as server, as
 //! in-process client and (through its `termsprawlctl` mode) as the program under test, the floor
 //! program compiled for real, curl when installed; for the terminal part the debug
-//! `termsprawl-headless` and `termsprawlctl` that `cargo test --workspace` builds next to xtask,
+//! `termsprawl-headless` and `termsprawlctl` that `cargo test --workspace` builds next to the harness,
 //! over real tmux. Nothing here looks at the figures' values.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use harness::base::binaries::Binaries;
+use harness::bench::command::{Invocation, Template};
+use harness::bench::report::{CURL, FLOOR, OURS};
+use harness::bench::survey::{TERMINAL_LIST, TERMINAL_SEARCH};
+use harness::bench::terminals::{GUIDE_READ, Settings, TERMINAL_READ, TERMINAL_READ_SINCE};
+use harness::bench::{IN_FLIGHT, Plan, TASKS, Tools, floor, measure, rustc};
 use termsprawl_protocol::shell::shell_word;
-use xtask::bench::command::{Invocation, Template};
-use xtask::bench::report::{CURL, FLOOR, OURS};
-use xtask::bench::survey::{TERMINAL_LIST, TERMINAL_SEARCH};
-use xtask::bench::terminals::{GUIDE_READ, Settings, TERMINAL_READ, TERMINAL_READ_SINCE};
-use xtask::bench::{IN_FLIGHT, Plan, TASKS, Tools, floor, measure, rustc};
-use xtask::binaries::Binaries;
 
 fn helper() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bench-support"))
 }
 
-/// A binary of another package of the workspace, next to the `xtask` binary.
+/// A binary of another package of the workspace, next to the `harness` binary.
 fn sibling(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_BIN_EXE_xtask")).with_file_name(name);
+    let path = Path::new(env!("CARGO_BIN_EXE_harness")).with_file_name(name);
     path.is_file().then_some(path)
 }
 
@@ -56,7 +56,7 @@ fn tools(dir: &Path) -> Tools {
 fn plan(vs: &[&str]) -> Plan {
     let vs = vs.iter().map(|text| ((*text).to_owned(), Template::parse(text).unwrap())).collect();
     let terminals = Settings { waits: 4, warmup_waits: 1, reads: 5, warmup_reads: 1 };
-    let crowd = xtask::bench::crowd::Settings { agents: 3, rounds: 1, warmup_rounds: 1 };
+    let crowd = harness::bench::crowd::Settings { agents: 3, rounds: 1, warmup_rounds: 1 };
     Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs, terminals, crowd }
 }
 
@@ -202,8 +202,8 @@ fn the_floor_program_reports_a_missing_session() {
 
 #[test]
 fn the_printing_side_stamps_each_mark_with_the_shared_clock() {
+    use harness::bench::terminals::{READY, mark, monotonic_ns, printed_at};
     use std::io::{BufRead as _, BufReader, Write as _};
-    use xtask::bench::terminals::{READY, mark, monotonic_ns, printed_at};
 
     let scratch = tempfile::tempdir().unwrap();
     let fifo = scratch.path().join("stamp.fifo");
@@ -246,9 +246,11 @@ fn the_printing_side_needs_its_fifo() {
 fn the_terminal_part_fails_clearly_on_a_server_without_terminals() {
     // The bench's own server answers guide_read only: the run node cannot start.
     let scratch = tempfile::tempdir().unwrap();
-    let server =
-        xtask::bench::server::ServerProcess::start(&helper(), &scratch.path().join("agent-tools"))
-            .unwrap();
+    let server = harness::bench::server::ServerProcess::start(
+        &helper(),
+        &scratch.path().join("agent-tools"),
+    )
+    .unwrap();
     let output = Command::new(helper())
         .arg("terminals")
         .arg("--session")

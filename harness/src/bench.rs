@@ -16,7 +16,6 @@ pub mod client;
 pub mod command;
 pub mod crowd;
 pub mod floor;
-pub mod machine;
 pub mod mcp;
 pub mod oneshot;
 pub mod report;
@@ -33,15 +32,16 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 use termsprawl_protocol::{ToolEndpoint, ToolSession};
+use termsprawl_test_support::cargo;
 
+use crate::base::machine::Machine;
 use command::{Invocation, Template};
-use machine::Machine;
 use report::{CURL, FLOOR, OURS, Report};
 use rss::{GNU_TIME, PeakRss};
 use server::{ARGUMENTS, OPERATION, ServerProcess};
 use stats::Summary;
 
-use crate::binaries::{self, Binaries};
+use crate::base::binaries::Binaries;
 
 /// The window of the concurrent MCP run.
 pub const IN_FLIGHT: usize = 32;
@@ -104,7 +104,8 @@ pub fn run(
     eprintln!("bench: building termsprawlctl (release)");
     let ctl = release_build(root, &["-p", "termsprawl-cli"], "termsprawlctl")?;
     eprintln!("bench: building bench-support (release)");
-    let helper = release_build(root, &["-p", "xtask", "--bin", "bench-support"], "bench-support")?;
+    let helper =
+        release_build(root, &["-p", "harness", "--bin", "bench-support"], "bench-support")?;
     eprintln!("bench: building termsprawl-headless (release)");
     let headless = release_build(root, &["-p", "termsprawl-headless"], "termsprawl-headless")?;
     let target =
@@ -433,10 +434,10 @@ fn file_size(program: &OsStr) -> Option<u64> {
     fs::metadata(program).ok().filter(fs::Metadata::is_file).map(|metadata| metadata.len())
 }
 
-/// `cargo build --release --locked ARGS` ([`binaries::cargo_build`]); the path of the
-/// executable `binary` it produced.
+/// `cargo build --release --locked ARGS` ([`cargo::build`]); the path of the executable `binary`
+/// it produced.
 fn release_build(root: &Path, args: &[&str], binary: &str) -> anyhow::Result<PathBuf> {
-    binaries::executable(&binaries::cargo_build(root, true, args)?, binary)
+    Ok(cargo::executable(&cargo::build(root, true, args)?, binary)?)
 }
 
 /// `git rev-parse --short HEAD`, marked when tracked files other than [`DOCUMENT`] changed.

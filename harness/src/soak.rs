@@ -46,7 +46,6 @@ pub mod ledger;
 pub mod load;
 pub mod procs;
 pub mod report;
-pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,11 +59,12 @@ use serde_json::{Value, json};
 
 use self::faults::{Damage, Fault, FaultLog, Tmpfs};
 use self::ledger::{Form, Ledger, Outcome, Path as CallPath};
-use self::load::{Agent, BridgeState, Rng, Shared, World, lock};
+use self::load::{Agent, BridgeState, Rng, Shared, World};
 use self::procs::Sample;
 use self::report::Figures;
-use self::server::{Places, Serve, Stop};
-use crate::binaries::{self, Binaries};
+use crate::base::binaries::{self, Binaries};
+use crate::base::lock;
+use crate::base::server::{self, Places, Serve, Stop};
 
 /// The default duration, minutes.
 pub const DEFAULT_MINUTES: u64 = 10;
@@ -946,7 +946,7 @@ impl Control<'_> {
 /// CPU, cores, memory and OS, in one line.
 fn machine() -> String {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let machine = crate::bench::machine::Machine::describe(&rustc);
+    let machine = crate::base::machine::Machine::describe(&rustc);
     #[expect(clippy::cast_precision_loss, reason = "a display value")]
     let memory = machine.memory_bytes as f64 / 1_073_741_824.0;
     format!(

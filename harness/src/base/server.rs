@@ -1,20 +1,22 @@
-//! The programs under test ([`crate::binaries`] builds them): one `termsprawl-headless serve` process at a
-//! time on the soak's data directory, with the faults the harness injects (SIGKILL, SIGTERM,
-//! a torn `endpoint.json`). `cargo xtask bench` starts its headless server here too
-//! ([`crate::bench::terminals`]), without an execution log.
+//! The places of a run and the server under test ([`super::binaries`] builds it): one
+//! `termsprawl-headless serve` process at a time on a run's data directory, with the faults the
+//! soak injects (SIGKILL, SIGTERM, a torn `endpoint.json`). `cargo xtask bench` starts its
+//! headless server here too ([`crate::bench::terminals`], [`crate::bench::crowd`]), without an
+//! execution log.
 
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
 
 use termsprawl_test_support::serve::{self as test_support, serve_command};
 
-use crate::binaries::Binaries;
+use super::binaries::Binaries;
+use super::wait_child;
 
 /// How long `serve` may take to print `ready`, and to stop after SIGTERM.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -111,17 +113,12 @@ impl Serve {
             child.wait().context("cannot reap the server")?;
             return Ok(());
         }
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            if let Some(status) = child.try_wait()? {
+        match wait_child(child, START_TIMEOUT)? {
+            Some(status) => {
                 ensure!(status.success(), "serve exited with {status} after SIGTERM");
-                return Ok(());
+                Ok(())
             }
-            if Instant::now() > deadline {
-                self.serve.kill();
-                bail!("serve did not stop within 30 s of SIGTERM");
-            }
-            thread::sleep(Duration::from_millis(20));
+            None => bail!("serve did not stop within 30 s of SIGTERM"),
         }
     }
 }
@@ -140,17 +137,8 @@ pub fn refused_start(
         .stderr(Stdio::piped())
         .spawn()
         .context("cannot start serve")?;
-    let deadline = Instant::now() + START_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("serve on a damaged canvas did not exit within 30 s");
-        }
-        thread::sleep(Duration::from_millis(20));
+    let Some(status) = wait_child(&mut child, START_TIMEOUT)? else {
+        bail!("serve on a damaged canvas did not exit within 30 s");
     };
     let mut stderr = String::new();
     if let Some(mut pipe) = child.stderr.take() {

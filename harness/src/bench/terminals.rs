@@ -5,7 +5,7 @@
 //!
 //! Three processes take part:
 //! - the xtask side, [`measure`]: starts `termsprawl-headless serve` on a temporary data
-//!   directory, whose tmux server runs on a private socket there ([`crate::soak::server`]),
+//!   directory, whose tmux server runs on a private socket there ([`crate::base::server`]),
 //!   launches one agent node for a session, runs the measuring side and stops everything;
 //! - the measuring side, [`run`] (`bench-support terminals`, release): opens a run node whose
 //!   program is the printing side; for each sample it sends `terminal_wait {until: text}` for a
@@ -35,8 +35,8 @@ use termsprawl_transport::Client;
 
 use super::stats::{Summary, nanos};
 use super::{report, survey};
-use crate::binaries::Binaries;
-use crate::soak::server::{self, Places, Serve, Stop};
+use crate::base::binaries::Binaries;
+use crate::base::server::{self, Places, Serve, Stop};
 use termsprawl_protocol::shell::single_quoted;
 
 /// How long after sending a wait the mark is printed: the wait must be pending by then, so that
@@ -212,7 +212,7 @@ pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyho
     let serve = Serve::start(binaries, &places, 0, &[])?;
     let outcome = launch_and_run(helper, binaries, &places, settings);
     let stopped = serve.stop(Stop::Term);
-    crate::binaries::kill_tmux_server(&places.tmux_socket());
+    crate::base::binaries::kill_tmux_server(&places.tmux_socket());
     let outcome = outcome.map_err(|error| {
         let log = std::fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
         error.context(format!("the server said:\n{}", log.trim_end()))

@@ -7,10 +7,10 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::machine::Machine;
 use super::oneshot::RSS_RUNS;
 use super::rss::GNU_TIME;
 use super::stats::{Summary, nanos, per_second, ratio};
+use crate::base::machine::Machine;
 
 /// The name of our program in the tables.
 pub const OURS: &str = "termsprawlctl";
@@ -701,7 +701,7 @@ impl Report {
         let _ = writeln!(
             out,
             "| load average | {} (1, 5 and 15 minutes, at the end of the run) |",
-            machine.load.as_deref().unwrap_or(super::machine::UNKNOWN)
+            machine.load.as_deref().unwrap_or(crate::base::machine::UNKNOWN)
         );
         out.push('\n');
     }
@@ -755,7 +755,7 @@ start a process, read two small files, make one loopback HTTP round trip.
 
 - `termsprawlctl` is built with `cargo build --release --locked -p termsprawl-cli` (honouring `CARGO`), linked statically and position-dependent as the workspace's `.cargo/config.toml` says, optimised as its release profile says (as it ships).
 - The tool server is the transport crate's `ToolServer` in a release-built `bench-support serve` process, answering `guide_read` with the protocol crate's guide.
-- The floor program (`xtask/src/bench/floor/program.rs`) is standard-library Rust compiled with `rustc -O`: it reads the session file and `endpoint.json`, sends one blocking HTTP/1.1 POST with the bearer token and prints the body.
+- The floor program (`harness/src/bench/floor/program.rs`) is standard-library Rust compiled with `rustc -O`: it reads the session file and `endpoint.json`, sends one blocking HTTP/1.1 POST with the bearer token and prints the body.
 - `curl`, when installed, sends the same POST; its headers and body come from two small files, so it too reads two files per call.
 - Every call's output is checked to be the canvas guide, and every exit status to be 0.
 - One-shot programs run round-robin, one run of each per iteration, so that machine noise hits all of them alike.
@@ -839,7 +839,7 @@ pub fn mebibytes(bytes: u64) -> String {
 #[expect(clippy::cast_precision_loss, reason = "display only")]
 fn gibibytes(bytes: u64) -> String {
     if bytes == 0 {
-        return super::machine::UNKNOWN.to_owned();
+        return crate::base::machine::UNKNOWN.to_owned();
     }
     format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
 }

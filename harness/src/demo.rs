@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use termsprawl_test_support::serve::{Serve, serve_command};
 use termsprawl_test_support::tmux::TmuxGuard;
 
-use crate::binaries::{self, Binaries};
+use crate::base::binaries::{self, Binaries};
 
 /// How long the server may take to become ready, and an MCP answer to arrive.
 const TIMEOUT: Duration = Duration::from_secs(30);

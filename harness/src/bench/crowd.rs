@@ -37,8 +37,8 @@ use super::report;
 use super::server::{ARGUMENTS, OPERATION};
 use super::stats::Summary;
 use super::terminals::{QUIT, READY, mark, monotonic_ns, printed_at, stamp_line};
-use crate::binaries::Binaries;
-use crate::soak::server::{self, Places, Serve, Stop};
+use crate::base::binaries::Binaries;
+use crate::base::server::{self, Places, Serve, Stop};
 
 /// Agent sessions on the one server.
 pub const AGENTS: usize = 64;
@@ -129,7 +129,7 @@ pub fn measure(
     let serve = Serve::start(binaries, &places, 0, &[])?;
     let measured = launch_and_run(helper, binaries, &places, settings, serve.pid());
     let stopped = serve.stop(Stop::Term);
-    crate::binaries::kill_tmux_server(&places.tmux_socket());
+    crate::base::binaries::kill_tmux_server(&places.tmux_socket());
     let measured = measured.map_err(|error| {
         let log = std::fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
         error.context(format!("the server said:\n{}", log.trim_end()))
