@@ -43,8 +43,7 @@ use stats::Summary;
 
 use crate::base::binaries::Binaries;
 
-/// The window of the concurrent MCP run.
-pub const IN_FLIGHT: usize = 32;
+pub use mcp::IN_FLIGHT;
 
 /// The tasks of the concurrent in-process client run.
 pub const TASKS: usize = 32;
@@ -311,7 +310,7 @@ fn terminals_part(
     tools: &Tools,
     plan: &Plan,
     notes: &mut Vec<String>,
-) -> anyhow::Result<Option<report::Terminals>> {
+) -> anyhow::Result<Option<terminals::Terminals>> {
     let Some(binaries) = &tools.headless else {
         notes.push("termsprawl-headless was not given: the terminal rows are missing".to_owned());
         return Ok(None);
@@ -330,7 +329,7 @@ fn terminals_part(
 }
 
 /// Part 5, on the same conditions as part 4 (which notes their absence).
-fn crowd_part(tools: &Tools, plan: &Plan) -> anyhow::Result<Option<report::Crowd>> {
+fn crowd_part(tools: &Tools, plan: &Plan) -> anyhow::Result<Option<crowd::Crowd>> {
     let Some(binaries) = &tools.headless else { return Ok(None) };
     if !installed("tmux", "-V") {
         return Ok(None);

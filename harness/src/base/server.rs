@@ -1,8 +1,7 @@
 //! The places of a run and the server under test ([`super::binaries`] builds it): one
 //! `termsprawl-headless serve` process at a time on a run's data directory, with the faults the
-//! soak injects (SIGKILL, SIGTERM, a torn `endpoint.json`). `cargo xtask bench` starts its
-//! headless server here too ([`crate::bench::terminals`], [`crate::bench::crowd`]), without an
-//! execution log.
+//! soak injects (SIGKILL, SIGTERM, a torn `endpoint.json`). The bench starts its
+//! headless server here too (parts 4 and 5), without an execution log.
 
 use std::fs;
 use std::io::Write as _;

@@ -33,7 +33,6 @@ use termsprawl_transport::Client;
 use termsprawl_transport::long_wait::{WaitOptions, call_waiting};
 
 use super::command::Invocation;
-use super::report;
 use super::server::{ARGUMENTS, OPERATION};
 use super::stats::Summary;
 use super::terminals::{QUIT, READY, mark, monotonic_ns, printed_at, stamp_line};
@@ -82,6 +81,37 @@ pub struct Outcome {
     pub mcp_calls: usize,
 }
 
+/// Part 5: many agents at once on one headless server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crowd {
+    /// Agent sessions, each with its own run node.
+    pub agents: usize,
+    /// Waits pending per agent in a round.
+    pub waits_per_agent: usize,
+    /// Measured rounds.
+    pub rounds: usize,
+    /// Unmeasured rounds first.
+    pub warmup_rounds: usize,
+    /// How often each node prints a line of its own.
+    pub tick: Duration,
+    /// Printed to answered, per wait, in nanoseconds.
+    pub reaction: Summary,
+    /// Likewise for the one chained wait per agent and round (turns of [`CHAIN_TURN`]).
+    pub chained: Summary,
+    /// One-shot calls made meanwhile.
+    pub one_shot_calls: usize,
+    /// MCP calls made meanwhile.
+    pub mcp_calls: usize,
+    /// The server before the agents.
+    pub idle: Usage,
+    /// The server with every agent and node, no wait pending.
+    pub nodes: Usage,
+    /// The most file descriptors the server held.
+    pub peak_fds: usize,
+    /// The server's peak resident set (`VmHWM`), in bytes.
+    pub peak_rss: u64,
+}
+
 /// The open file descriptors and resident set of a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
@@ -106,11 +136,7 @@ fn usage(pid: u32) -> Option<(Usage, u64)> {
 
 /// The xtask side: `serve` on a temporary data directory, [`AGENTS`] agents launched, then
 /// `helper crowd` against them while the server's usage is sampled; the figures of the report.
-pub fn measure(
-    helper: &Path,
-    binaries: &Binaries,
-    settings: &Settings,
-) -> anyhow::Result<report::Crowd> {
+pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyhow::Result<Crowd> {
     let temp = tempfile::Builder::new()
         .prefix("termsprawl-crowd-")
         .tempdir()
@@ -144,7 +170,7 @@ fn launch_and_run(
     places: &Places,
     settings: &Settings,
     pid: u32,
-) -> anyhow::Result<report::Crowd> {
+) -> anyhow::Result<Crowd> {
     let (idle, _) = usage(pid).context("cannot read the server's /proc entries")?;
     let mut sessions = String::new();
     for index in 0..settings.agents {
@@ -203,7 +229,7 @@ fn launch_and_run(
         "the crowd measured {} waits, not {waits}",
         outcome.reactions_ns.len()
     );
-    Ok(report::Crowd {
+    Ok(Crowd {
         agents: settings.agents,
         waits_per_agent: WAITS_PER_AGENT,
         rounds: settings.rounds,

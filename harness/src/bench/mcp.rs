@@ -18,6 +18,9 @@ use super::rss::PeakRss;
 use super::server::{ARGUMENTS, OPERATION, check_result_text};
 use super::stats::nanos;
 
+/// The window of the concurrent MCP run.
+pub const IN_FLIGHT: usize = 32;
+
 /// What one bridge run measured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {

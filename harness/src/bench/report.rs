@@ -7,9 +7,12 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::crowd::{CHAIN_TURN, Crowd, SETTLE};
+use super::mcp::IN_FLIGHT;
 use super::oneshot::RSS_RUNS;
 use super::rss::GNU_TIME;
 use super::stats::{Summary, nanos, per_second, ratio};
+use super::terminals::Terminals;
 use crate::base::machine::Machine;
 
 /// The name of our program in the tables.
@@ -28,7 +31,7 @@ pub const MAX_ONE_SHOT_RSS: u64 = 10 * 1024 * 1024;
 pub const GOAL_FLOOR_RATIO: f64 = 1.1;
 /// Issue 26's one-shot goal: a call's peak RSS (the largest measured) at most this.
 pub const GOAL_ONE_SHOT_RSS: u64 = 3 * 1024 * 1024;
-/// Issue 26's bridge goal: `termsprawlctl mcp` with [`super::IN_FLIGHT`] calls in flight peaks
+/// Issue 26's bridge goal: `termsprawlctl mcp` with [`IN_FLIGHT`] calls in flight peaks
 /// at most at this.
 pub const GOAL_BRIDGE_RSS: u64 = 4 * 1024 * 1024;
 /// Issue 26's terminal goals: `terminal_read` p50 over `guide_read` p50, without and with
@@ -128,67 +131,6 @@ pub struct Client {
     pub calls: usize,
     /// Time for all of them.
     pub elapsed: Duration,
-    /// Latency per call, in nanoseconds.
-    pub latency: Summary,
-}
-
-/// Part 4: `terminal_wait` and `terminal_read` on the real headless server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Terminals {
-    /// Measured waits.
-    pub waits: usize,
-    /// Unmeasured waits first.
-    pub warmup_waits: usize,
-    /// How long after sending a wait its mark was printed.
-    pub settle: Duration,
-    /// From the `write` that printed the mark to the answer in the client, in nanoseconds.
-    pub reaction: Summary,
-    /// From the FIFO write that made the mark print to the answer, in nanoseconds.
-    pub trigger_to_answer: Summary,
-    /// Measured calls of each read.
-    pub reads: usize,
-    /// Unmeasured rounds of reads first.
-    pub warmup_reads: usize,
-    /// The baseline `guide_read` first, then the terminal reads.
-    pub read_rows: Vec<Read>,
-}
-
-/// Part 5: many agents at once on one headless server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Crowd {
-    /// Agent sessions, each with its own run node.
-    pub agents: usize,
-    /// Waits pending per agent in a round.
-    pub waits_per_agent: usize,
-    /// Measured rounds.
-    pub rounds: usize,
-    /// Unmeasured rounds first.
-    pub warmup_rounds: usize,
-    /// How often each node prints a line of its own.
-    pub tick: Duration,
-    /// Printed to answered, per wait, in nanoseconds.
-    pub reaction: Summary,
-    /// Likewise for the one chained wait per agent and round (turns of `crowd::CHAIN_TURN`).
-    pub chained: Summary,
-    /// One-shot calls made meanwhile.
-    pub one_shot_calls: usize,
-    /// MCP calls made meanwhile.
-    pub mcp_calls: usize,
-    /// The server before the agents.
-    pub idle: super::crowd::Usage,
-    /// The server with every agent and node, no wait pending.
-    pub nodes: super::crowd::Usage,
-    /// The most file descriptors the server held.
-    pub peak_fds: usize,
-    /// The server's peak resident set (`VmHWM`), in bytes.
-    pub peak_rss: u64,
-}
-
-/// One read of part 4.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Read {
-    /// The call as shown (Markdown).
-    pub call: String,
     /// Latency per call, in nanoseconds.
     pub latency: Summary,
 }
@@ -339,7 +281,7 @@ impl Report {
         let bridge = self
             .mcp
             .iter()
-            .find(|row| row.name == OURS && row.in_flight == super::IN_FLIGHT)
+            .find(|row| row.name == OURS && row.in_flight == IN_FLIGHT)
             .and_then(|row| row.peak_rss);
         goals.push(Goal {
             name: "MCP bridge peak RSS, 32 in flight",
@@ -602,8 +544,8 @@ impl Report {
              | chained waits | min | p50 | p95 | p99 | max | p50 over the single waits' |\n\
              | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n\
              | {} | {} | {} | {} | {} | {} | {} |\n",
-            millis(nanos(super::crowd::CHAIN_TURN)),
-            super::crowd::SETTLE.as_millis() / super::crowd::CHAIN_TURN.as_millis(),
+            millis(nanos(CHAIN_TURN)),
+            SETTLE.as_millis() / CHAIN_TURN.as_millis(),
             chained.count,
             millis(chained.min),
             millis(chained.median),

@@ -34,7 +34,7 @@ use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
 use super::stats::{Summary, nanos};
-use super::{report, survey};
+use super::survey;
 use crate::base::binaries::Binaries;
 use crate::base::server::{self, Places, Serve, Stop};
 use termsprawl_protocol::shell::single_quoted;
@@ -135,11 +135,41 @@ pub fn printed_at(output: &str, mark: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// Part 4: `terminal_wait` and `terminal_read` on the real headless server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terminals {
+    /// Measured waits.
+    pub waits: usize,
+    /// Unmeasured waits first.
+    pub warmup_waits: usize,
+    /// How long after sending a wait its mark was printed.
+    pub settle: Duration,
+    /// From the `write` that printed the mark to the answer in the client, in nanoseconds.
+    pub reaction: Summary,
+    /// From the FIFO write that made the mark print to the answer, in nanoseconds.
+    pub trigger_to_answer: Summary,
+    /// Measured calls of each read.
+    pub reads: usize,
+    /// Unmeasured rounds of reads first.
+    pub warmup_reads: usize,
+    /// The baseline `guide_read` first, then the terminal reads.
+    pub read_rows: Vec<Read>,
+}
+
+/// One read of part 4.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read {
+    /// The call as shown (Markdown).
+    pub call: String,
+    /// Latency per call, in nanoseconds.
+    pub latency: Summary,
+}
+
 /// The report's figures of `outcome`: the reaction (printed to answered) and the trigger to
 /// answer delay of every wait, and the three reads with `guide_read` first. An error when a
 /// sample is impossible (answered before it was printed, printed before it was triggered) or a
 /// part has no samples.
-pub fn figures(outcome: &Outcome) -> anyhow::Result<report::Terminals> {
+pub fn figures(outcome: &Outcome) -> anyhow::Result<Terminals> {
     let mut reactions = Vec::with_capacity(outcome.waits.len());
     let mut triggered = Vec::with_capacity(outcome.waits.len());
     for (index, sample) in outcome.waits.iter().enumerate() {
@@ -157,7 +187,7 @@ pub fn figures(outcome: &Outcome) -> anyhow::Result<report::Terminals> {
         Summary::of(samples).with_context(|| format!("no {what} was measured"))
     };
     let settings = outcome.settings;
-    Ok(report::Terminals {
+    Ok(Terminals {
         waits: outcome.waits.len(),
         warmup_waits: settings.warmup_waits,
         settle: SETTLE,
@@ -166,23 +196,23 @@ pub fn figures(outcome: &Outcome) -> anyhow::Result<report::Terminals> {
         reads: settings.reads,
         warmup_reads: settings.warmup_reads,
         read_rows: vec![
-            report::Read {
+            Read {
                 call: GUIDE_READ.to_owned(),
                 latency: summary(&outcome.guide_read_ns, "guide_read")?,
             },
-            report::Read {
+            Read {
                 call: TERMINAL_READ.to_owned(),
                 latency: summary(&outcome.terminal_read_ns, "terminal_read")?,
             },
-            report::Read {
+            Read {
                 call: TERMINAL_READ_SINCE.to_owned(),
                 latency: summary(&outcome.terminal_read_since_ns, "terminal_read with since")?,
             },
-            report::Read {
+            Read {
                 call: survey::TERMINAL_LIST.to_owned(),
                 latency: summary(&outcome.terminal_list_ns, "terminal_list")?,
             },
-            report::Read {
+            Read {
                 call: survey::TERMINAL_SEARCH.to_owned(),
                 latency: summary(&outcome.terminal_search_ns, "terminal_search")?,
             },

@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use super::{
-    Client, Crowd, MAX_ONE_SHOT_RSS, Mcp, OneShot, Read, Report, Settings, Terminals, mebibytes,
-    millis, rate, times,
+    Client, MAX_ONE_SHOT_RSS, Mcp, OneShot, Report, Settings, mebibytes, millis, rate, times,
 };
 use crate::base::machine::Machine;
+use crate::bench::crowd::Crowd;
 use crate::bench::oneshot::RSS_RUNS;
 use crate::bench::stats::Summary;
+use crate::bench::terminals::{Read, Terminals};
 
 const MIB: u64 = 1024 * 1024;
 
