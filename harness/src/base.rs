@@ -1,7 +1,9 @@
 //! The shared base of the demo, the bench and the soak: building the programs under test
 //! ([`binaries`]), the places of a run and a `termsprawl-headless serve` started and stopped in
-//! them ([`server`]), the machine table of the reports ([`machine`]), and two small rules every
-//! part needs: [`wait_child`] (a child waited for until a deadline, else killed) and [`lock`].
+//! them ([`server`]), the machine table of the reports ([`machine`]), and the small rules every
+//! part needs: [`wait_child`] (a child waited for until a deadline, else killed), [`lock`], and
+//! [`answer`] (a tool's answer read as its type of `termsprawl_protocol::results`, so that no
+//! part spells a member name).
 
 pub mod binaries;
 pub mod machine;
@@ -29,6 +31,28 @@ pub fn wait_child(child: &mut Child, timeout: Duration) -> std::io::Result<Optio
             return Ok(None);
         }
         thread::sleep(WAIT_POLL);
+    }
+}
+
+/// The value of a successful `operation` read as `T` (a typed answer of
+/// `termsprawl_protocol::results`, or `serde_json::Value` for an answer without one); an error
+/// with the tool's message when it failed, or naming the operation when the value is not a `T`.
+pub fn answer<T: serde::de::DeserializeOwned>(
+    operation: &str,
+    result: termsprawl_protocol::ToolResult,
+) -> anyhow::Result<T> {
+    match result {
+        termsprawl_protocol::ToolResult::Success { value } => {
+            let value = value.unwrap_or(serde_json::Value::Null);
+            serde_json::from_value(value.clone()).map_err(|error| {
+                anyhow::anyhow!(
+                    "{operation} answered something else than its answer ({error}): {value}"
+                )
+            })
+        }
+        termsprawl_protocol::ToolResult::Failure { error } => {
+            anyhow::bail!("{operation} failed: {error}")
+        }
     }
 }
 

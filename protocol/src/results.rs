@@ -67,6 +67,26 @@ pub struct TerminalRunResult {
     pub cursor: u64,
 }
 
+/// The answer of `terminal_read` in its text view, the default (1.3.0: `cursor`, `running`,
+/// `exitCode` and `signal` after `nodeId` and `output`). The screen view (1.4.0) answers more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalReadResult {
+    /// The node read.
+    pub node_id: String,
+    /// The output after `since` (or the screen and scrollback without it), its tail of at most
+    /// `maxChars` UTF-16 units.
+    pub output: String,
+    /// The cursor at the end of `output`.
+    pub cursor: u64,
+    /// Whether the terminal's program still runs.
+    pub running: bool,
+    /// Its exit code once ended normally.
+    pub exit_code: Option<i64>,
+    /// The name of the signal that ended it, once ended by one.
+    pub signal: Option<String>,
+}
+
 /// The answer of `terminal_wait` (1.3.0; `matched`, `matchCursor` and `inputBy` 1.5.0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

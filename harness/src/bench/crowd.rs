@@ -25,10 +25,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, ensure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_protocol::ToolRequest;
+use termsprawl_protocol::results::TerminalWaitResult;
 use termsprawl_transport::Client;
 use termsprawl_transport::long_wait::{WaitOptions, call_waiting};
 
@@ -36,6 +37,7 @@ use super::command::Invocation;
 use super::server::{ARGUMENTS, OPERATION};
 use super::stats::Summary;
 use super::terminals::{QUIT, READY, mark, monotonic_ns, printed_at, stamp_line};
+use crate::base::answer;
 use crate::base::binaries::Binaries;
 use crate::base::server::{self, Places, Serve, Stop};
 
@@ -355,13 +357,6 @@ pub fn run(
 }
 
 /// The value of a successful `operation`, or an error with the tool's message.
-fn value_of(operation: &str, result: ToolResult) -> anyhow::Result<Value> {
-    match result {
-        ToolResult::Success { value } => Ok(value.unwrap_or(Value::Null)),
-        ToolResult::Failure { error } => bail!("{operation} failed: {error}"),
-    }
-}
-
 /// Creates the FIFO, runs the ticker in a run node of `session` and waits for [`READY`].
 async fn start_ticker(
     client: &Client,
@@ -371,16 +366,17 @@ async fn start_ticker(
 ) -> anyhow::Result<Ticker> {
     let command = super::terminals::fifo_command(program, "ticker", fifo)?;
     let args = json!({"command": command, "title": "crowd ticker", "timeoutMs": 0});
-    let started = value_of(
+    let started = answer::<Value>(
         "terminal_run",
         client.call(&session, &ToolRequest::new("terminal_run", &args)).await,
     )?;
     let node_id = started["nodeId"].as_str().context("terminal_run gave no nodeId")?.to_owned();
     let args = json!({"nodeId": node_id, "until": "text", "text": READY, "since": 0, "timeoutMs": WAIT_TIMEOUT_MS});
     let request = ToolRequest::new("terminal_wait", &args);
-    let waited = value_of("terminal_wait", client.call(&session, &request).await)?;
-    ensure!(waited["reached"] == true, "a ticker did not start: {waited}");
-    let cursor = waited["cursor"].as_u64().context("terminal_wait gave no cursor")?;
+    let waited: TerminalWaitResult =
+        answer("terminal_wait", client.call(&session, &request).await)?;
+    ensure!(waited.reached, "a ticker did not start: {waited:?}");
+    let cursor = waited.cursor;
     let fifo = OpenOptions::new()
         .write(true)
         .open(fifo)
@@ -438,9 +434,9 @@ async fn one_round(
     let mut cursors: HashMap<usize, u64> = HashMap::new();
     for (agent, chained, mark, task) in pending {
         let (result, answered_ns) = task.await.context("a waiting task panicked")?;
-        let value = value_of("terminal_wait", result)?;
-        ensure!(value["reached"] == true, "terminal_wait did not see {mark}: {value}");
-        let output = value["output"].as_str().unwrap_or_default();
+        let waited: TerminalWaitResult = answer("terminal_wait", result)?;
+        ensure!(waited.reached, "terminal_wait did not see {mark}: {waited:?}");
+        let output = waited.output.as_str();
         let printed_ns = printed_at(output, &mark)
             .with_context(|| format!("no stamp before {mark} in {output:?}"))?;
         let reaction = answered_ns
@@ -451,7 +447,7 @@ async fn one_round(
         } else {
             reactions.push(reaction);
         }
-        let cursor = value["cursor"].as_u64().context("terminal_wait gave no cursor")?;
+        let cursor = waited.cursor;
         let known = cursors.entry(agent).or_default();
         *known = (*known).max(cursor);
     }

@@ -11,6 +11,7 @@
 use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
 use termsprawl_protocol::ToolRequest;
+use termsprawl_protocol::results::TerminalRunResult;
 
 /// The terminals on the server when `terminal_list` is measured (the agent node and part 4's run
 /// node included).
@@ -86,6 +87,6 @@ pub fn run_args(bulk: bool, index: usize) -> Value {
 }
 
 /// Whether a `terminal_run` answer reports its command ended with status 0.
-pub fn ended(value: &Value) -> bool {
-    value["running"] == false && value["exitCode"] == 0
+pub fn ended(run: &TerminalRunResult) -> bool {
+    !run.running && run.exit_code == Some(0)
 }

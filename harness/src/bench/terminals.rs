@@ -27,14 +27,16 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{Context as _, bail, ensure};
+use anyhow::{Context as _, ensure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use termsprawl_protocol::results::{TerminalReadResult, TerminalRunResult, TerminalWaitResult};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
 use super::stats::{Summary, nanos};
 use super::survey;
+use crate::base::answer;
 use crate::base::binaries::Binaries;
 use crate::base::server::{self, Places, Serve, Stop};
 use termsprawl_protocol::shell::single_quoted;
@@ -382,8 +384,9 @@ async fn survey(calls: &Calls, settings: &Settings) -> anyhow::Result<[Vec<u64>;
     let short = survey::short_nodes(2)?;
     let nodes = (0..survey::SEARCH_TERMINALS).map(|index| (true, index));
     for (bulk, index) in nodes.chain((0..short).map(|index| (false, index))) {
-        let done = calls.call("terminal_run", &survey::run_args(bulk, index)).await?;
-        ensure!(survey::ended(&done), "survey node {index} did not end well: {done}");
+        let done: TerminalRunResult =
+            calls.typed("terminal_run", &survey::run_args(bulk, index)).await?;
+        ensure!(survey::ended(&done), "survey node {index} did not end well: {done:?}");
     }
     let requests = survey::requests();
     let mut latencies = [Vec::new(), Vec::new()];
@@ -393,7 +396,7 @@ async fn survey(calls: &Calls, settings: &Settings) -> anyhow::Result<[Vec<u64>;
             let result = calls.client.call(&calls.session, request).await;
             let latency = nanos(started.elapsed());
             let operation = request.operation().unwrap_or_default();
-            survey::check(operation, &value_of(operation, result)?)?;
+            survey::check(operation, &answer::<Value>(operation, result)?)?;
             if round >= settings.warmup_reads.max(1) {
                 samples.push(latency);
             }
@@ -411,18 +414,16 @@ struct Calls {
 impl Calls {
     /// One call; its value, or an error naming the operation.
     async fn call(&self, operation: &str, args: &Value) -> anyhow::Result<Value> {
-        value_of(
-            operation,
-            self.client.call(&self.session, &ToolRequest::new(operation, args)).await,
-        )
+        self.typed(operation, args).await
     }
-}
 
-/// The value of a successful `operation`, or an error with the tool's message.
-fn value_of(operation: &str, result: ToolResult) -> anyhow::Result<Value> {
-    match result {
-        ToolResult::Success { value } => Ok(value.unwrap_or(Value::Null)),
-        ToolResult::Failure { error } => bail!("{operation} failed: {error}"),
+    /// One call; its value as `T` ([`answer`]), or an error naming the operation.
+    async fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        operation: &str,
+        args: &Value,
+    ) -> anyhow::Result<T> {
+        answer(operation, self.client.call(&self.session, &ToolRequest::new(operation, args)).await)
     }
 }
 
@@ -432,12 +433,8 @@ fn check_read(result: &ToolResult, shows: Option<&String>) -> anyhow::Result<()>
         return super::server::check_result(result)
             .map_err(|reason| anyhow::anyhow!("guide_read: {reason}"));
     };
-    let value = value_of("terminal_read", result.clone())?;
-    let output = value["output"].as_str().unwrap_or_default();
-    ensure!(
-        output.contains(mark.as_str()) && value["cursor"].is_u64(),
-        "terminal_read did not show {mark} with a cursor: {value}"
-    );
+    let read: TerminalReadResult = answer("terminal_read", result.clone())?;
+    ensure!(read.output.contains(mark.as_str()), "terminal_read did not show {mark}: {read:?}");
     Ok(())
 }
 
@@ -456,12 +453,12 @@ impl Node {
         let started = calls.call("terminal_run", &args).await?;
         let id = started["nodeId"].as_str().context("terminal_run gave no nodeId")?.to_owned();
         let args = json!({"nodeId": id, "until": "text", "text": READY, "since": 0, "timeoutMs": WAIT_TIMEOUT_MS});
-        let ready = calls.call("terminal_wait", &args).await?;
+        let ready: TerminalWaitResult = calls.typed("terminal_wait", &args).await?;
         ensure!(
-            ready["reached"] == true,
-            "the printing side did not start within {WAIT_TIMEOUT_MS} ms: {ready}"
+            ready.reached,
+            "the printing side did not start within {WAIT_TIMEOUT_MS} ms: {ready:?}"
         );
-        let cursor = ready["cursor"].as_u64().context("terminal_wait gave no cursor")?;
+        let cursor = ready.cursor;
         let fifo = OpenOptions::new()
             .write(true)
             .open(fifo)
@@ -489,15 +486,15 @@ impl Node {
             .write_all(format!("{line}\n").as_bytes())
             .context("cannot write into the FIFO")?;
         let (result, answered_ns) = pending.await.context("the waiting task panicked")?;
-        let value = value_of("terminal_wait", result)?;
-        let output = value["output"].as_str().unwrap_or_default();
+        let waited: TerminalWaitResult = answer("terminal_wait", result)?;
         ensure!(
-            value["reached"] == true,
-            "terminal_wait did not see {mark} within {WAIT_TIMEOUT_MS} ms: {value}"
+            waited.reached,
+            "terminal_wait did not see {mark} within {WAIT_TIMEOUT_MS} ms: {waited:?}"
         );
+        let output = &waited.output;
         let printed_ns = printed_at(output, &mark)
             .with_context(|| format!("no stamp before {mark} in {output:?}"))?;
-        self.cursor = value["cursor"].as_u64().context("terminal_wait gave no cursor")?;
+        self.cursor = waited.cursor;
         Ok(WaitSample { trigger_ns, printed_ns, answered_ns })
     }
 

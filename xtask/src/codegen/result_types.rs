@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 /// The result types, each as (type name, schema): the order of `results.ts`.
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {
     vec![
+        ("TerminalReadResult", terminal_read()),
         ("TerminalRunResult", terminal_run()),
         ("TerminalWaitResult", terminal_wait()),
         ("TerminalKind", terminal_kind()),
@@ -59,6 +60,22 @@ fn object(
         "properties": properties,
         "required": required,
     })
+}
+
+fn terminal_read() -> Value {
+    let mut properties = serde_json::Map::new();
+    properties.insert("nodeId".into(), plain("string", "The node read."));
+    properties.insert(
+        "output".into(),
+        plain("string", "The output after `since`, its tail of at most `maxChars` UTF-16 units."),
+    );
+    properties.insert("cursor".into(), plain("integer", "The cursor at the end of `output`."));
+    exit_members(&mut properties);
+    object(
+        "The answer of `terminal_read` in its text view, the default (1.3.0); the screen view (1.4.0) answers more.",
+        &properties,
+        &[],
+    )
 }
 
 fn terminal_run() -> Value {

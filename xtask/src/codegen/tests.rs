@@ -221,9 +221,21 @@ fn result(name: &str, value: &impl serde::Serialize) -> Result<(), String> {
 #[test]
 fn result_type_schemas_accept_what_the_protocol_types_write() {
     use termsprawl_protocol::results::{
-        SearchMatch, TerminalKind, TerminalListEntry, TerminalRunResult, TerminalSearchResult,
-        TerminalWaitResult,
+        SearchMatch, TerminalKind, TerminalListEntry, TerminalReadResult, TerminalRunResult,
+        TerminalSearchResult, TerminalWaitResult,
     };
+    let read = TerminalReadResult {
+        node_id: "terminal-1".to_owned(),
+        output: "x\n".to_owned(),
+        cursor: 2,
+        running: true,
+        exit_code: None,
+        signal: None,
+    };
+    result("TerminalReadResult", &read).unwrap();
+    // Member order is the contract's: `cursor` before `running` in a read.
+    let swapped = serde_json::json!({"nodeId": "n", "output": "", "running": true, "cursor": 0, "exitCode": null, "signal": null});
+    assert!(result("TerminalReadResult", &swapped).is_err());
     let run = TerminalRunResult {
         node_id: "terminal-1".to_owned(),
         running: false,

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::{
     CRATE_RULES, CrateRule, NEVER_UNDER_XTASK, cargo_metadata, crate_table_violations,
-    dependency_closure, dependency_violations,
-    files_with_extensions, forbidden_attributes, heading_numbers, missing_crate_doc_parts,
-    missing_module_doc, spec_citation_violations, spec_citations, trailing_whitespace,
-    unpublished_packages, unversioned_path_dependencies, unversioned_workspace_dependencies,
+    dependency_closure, dependency_violations, files_with_extensions, forbidden_attributes,
+    heading_numbers, missing_crate_doc_parts, missing_module_doc, spec_citation_violations,
+    spec_citations, trailing_whitespace, unpublished_packages, unversioned_path_dependencies,
+    unversioned_workspace_dependencies,
 };
 use crate::project_root;
 
@@ -493,7 +493,10 @@ fn xtask_depends_on_no_server_or_frontend_even_through_another_crate() {
     let conformance = rules.iter_mut().find(|rule| rule.package == "termsprawl-conformance");
     conformance.unwrap().workspace_deps = &["termsprawl-protocol", "termsprawl-cli"];
     let closure = dependency_closure("xtask", &rules);
-    assert!(closure.contains("termsprawl-mcp") && closure.contains("termsprawl-acp"), "{closure:?}");
+    assert!(
+        closure.contains("termsprawl-mcp") && closure.contains("termsprawl-acp"),
+        "{closure:?}"
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use serde_json::json;
+use termsprawl_protocol::results::{TerminalReadResult, TerminalWaitResult};
 
 use crate::base::lock;
 
@@ -118,15 +119,15 @@ pub fn follow(shared: &Shared, seed: u64, index: usize) -> Followed {
                 continue;
             }
         };
-        let output = value["output"].as_str().unwrap_or_default();
-        let Some(cursor) = value["cursor"].as_u64() else {
-            lock(&shared.ledger).fail("follower: an answer without cursor", &value.to_string());
+        let Ok(waited) = serde_json::from_value::<TerminalWaitResult>(value.clone()) else {
+            lock(&shared.ledger).fail("follower: not a terminal_wait answer", &value.to_string());
             break;
         };
+        let (output, cursor) = (waited.output.as_str(), waited.cursor);
         let count = output.chars().count() as u64;
         let problem = if cursor < since {
             Some("follower: the cursor went back")
-        } else if value["truncated"] != false {
+        } else if waited.truncated {
             Some("follower: the output was cut")
         } else if cursor - since != count {
             Some("follower: the output is not what lies between since and cursor")
@@ -169,19 +170,17 @@ fn old_ticker_kept(shared: &Shared, rng: &mut Rng, agent: &Agent, node: &str, se
     let sent = Instant::now();
     let problem = match until_answered(shared, rng, agent, "terminal_read", &args) {
         None => return true,
-        Some(Outcome::Ok(value)) => {
-            let output = value["output"].as_str().unwrap_or_default();
-            if value["running"] != false {
-                Some(format!("the ended ticker reads as running: {value}"))
-            } else if !output.starts_with(seen) {
-                Some(format!(
-                    "its output does not begin with the {} characters followed on it",
-                    seen.chars().count()
-                ))
-            } else {
-                None
+        Some(Outcome::Ok(value)) => match serde_json::from_value::<TerminalReadResult>(value) {
+            Err(error) => Some(format!("not a terminal_read answer: {error}")),
+            Ok(read) if read.running => {
+                Some(format!("the ended ticker reads as running: {read:?}"))
             }
-        }
+            Ok(read) if !read.output.starts_with(seen) => Some(format!(
+                "its output does not begin with the {} characters followed on it",
+                seen.chars().count()
+            )),
+            Ok(_) => None,
+        },
         Some(Outcome::ToolError(error)) => {
             let expected = shared.explains(sent, &error, agent.generation);
             record_tool_error(shared, "terminal_read", &args, &error, expected);
