@@ -12,6 +12,7 @@
 //! The server and the in-process client run in `bench-support`, xtask's second binary, built in
 //! release with the same profile as `termsprawlctl`, so that no debug code sits in a measured path.
 
+pub mod chain;
 pub mod client;
 pub mod command;
 pub mod crowd;
@@ -84,6 +85,8 @@ pub struct Plan {
     pub terminals: terminals::Settings,
     /// Part 5's rounds.
     pub crowd: crowd::Settings,
+    /// Part 6's size.
+    pub chain: chain::Settings,
 }
 
 /// The compiler: `RUSTC` when set, else `rustc`.
@@ -178,6 +181,7 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
     server.stop()?;
     let terminals = terminals_part(tools, plan, &mut notes)?;
     let crowd = crowd_part(tools, plan)?;
+    let chain = chain_part(tools, plan)?;
     let machine = Machine::describe(&tools.rustc);
     notes.extend(machine.busy_note());
     Ok(Report {
@@ -195,6 +199,7 @@ pub fn measure(tools: &Tools, plan: &Plan, command: String) -> anyhow::Result<Re
         client,
         terminals,
         crowd,
+        chain,
         notes,
     })
 }
@@ -341,6 +346,22 @@ fn crowd_part(tools: &Tools, plan: &Plan) -> anyhow::Result<Option<crowd::Crowd>
         plan.crowd.rounds
     );
     crowd::measure(&tools.helper, binaries, &plan.crowd).map(Some)
+}
+
+/// Part 6, on the same conditions as part 4 (which notes their absence). It takes about 45 s
+/// (the first turn of a chained wait is the server's 30 s).
+fn chain_part(tools: &Tools, plan: &Plan) -> anyhow::Result<Option<chain::Chain>> {
+    let Some(binaries) = &tools.headless else { return Ok(None) };
+    if !installed("tmux", "-V") {
+        return Ok(None);
+    }
+    eprintln!(
+        "bench: termsprawl-headless, {} agents in chained 10-minute waits through the MCP bridge \
+         (about {} s)",
+        plan.chain.agents,
+        chain::PAST_TURN.as_secs() + 10
+    );
+    chain::measure(&tools.helper, binaries, plan.chain).map(Some)
 }
 
 /// Whether `program argument` runs and exits 0.

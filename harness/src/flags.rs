@@ -165,6 +165,7 @@ impl Bench {
                 rounds: self.crowd_rounds,
                 warmup_rounds: 1,
             },
+            chain: bench::chain::Settings { agents: bench::chain::AGENTS },
         })
     }
 

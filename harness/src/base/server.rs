@@ -36,6 +36,29 @@ pub struct Places {
 }
 
 impl Places {
+    /// The places of a run without an execution log in a new temporary directory named
+    /// `prefix…`: one project folder, the logs and the folders `extra` below it, all created. The
+    /// directory goes when the returned guard drops.
+    pub fn temporary(prefix: &str, extra: &[&str]) -> anyhow::Result<(tempfile::TempDir, Places)> {
+        let temp = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .context("cannot create a temporary directory")?;
+        let root = temp.path().canonicalize()?;
+        let places = Places {
+            data: root.join("data"),
+            projects: vec![root.join("project")],
+            exec_log: None,
+            logs: root.join("logs"),
+            root: root.clone(),
+        };
+        let extra = extra.iter().map(|dir| root.join(dir));
+        for dir in places.projects.iter().cloned().chain([places.logs.clone()]).chain(extra) {
+            fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        Ok((temp, places))
+    }
+
     /// `D`.
     pub fn agent_tools(&self) -> PathBuf {
         self.data.join("agent-tools")

@@ -124,7 +124,7 @@ pub struct Usage {
 }
 
 /// `Usage` of `pid` now, and its `VmHWM` (peak resident set) in bytes.
-fn usage(pid: u32) -> Option<(Usage, u64)> {
+pub fn usage(pid: u32) -> Option<(Usage, u64)> {
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| {
@@ -139,21 +139,7 @@ fn usage(pid: u32) -> Option<(Usage, u64)> {
 /// The xtask side: `serve` on a temporary data directory, [`AGENTS`] agents launched, then
 /// `helper crowd` against them while the server's usage is sampled; the figures of the report.
 pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyhow::Result<Crowd> {
-    let temp = tempfile::Builder::new()
-        .prefix("termsprawl-crowd-")
-        .tempdir()
-        .context("cannot create a temporary directory")?;
-    let root = temp.path().canonicalize()?;
-    let places = Places {
-        data: root.join("data"),
-        projects: vec![root.join("project")],
-        exec_log: None,
-        logs: root.join("logs"),
-        root: root.clone(),
-    };
-    for dir in places.projects.iter().chain([&places.logs, &root.join("fifos")]) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
+    let (_temp, places) = Places::temporary("termsprawl-crowd-", &["fifos"])?;
     let serve = Serve::start(binaries, &places, 0, &[])?;
     let measured = launch_and_run(helper, binaries, &places, settings, serve.pid());
     let stopped = serve.stop(Stop::Term);

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::chain::Chain;
 use super::crowd::{CHAIN_TURN, Crowd, SETTLE};
 use super::mcp::IN_FLIGHT;
 use super::oneshot::RSS_RUNS;
@@ -59,7 +60,15 @@ pub const CHECKED_GOALS: &[&str] = &[
     "terminal_wait reaction p95",
     "many agents: reaction p50, 256 waits pending",
     "many agents: reaction p99, 256 waits pending",
+    CHAIN_GOAL,
 ];
+
+/// Issue 38's goal on long waits: the reaction at the end of a chain through the MCP bridge, over
+/// a single wait's through it (p50 over p50).
+pub const CHAIN_GOAL: &str = "long waits: chained p50 over single p50, 64 bridges";
+
+/// The limit of [`CHAIN_GOAL`], in milliseconds.
+pub const GOAL_CHAIN_OVER_SINGLE_MS: f64 = 5.0;
 
 /// One goal row: the figure of this run against its limit, beside the figure issue 26 started
 /// from.
@@ -156,6 +165,8 @@ pub struct Report {
     pub terminals: Option<Terminals>,
     /// Part 5, likewise.
     pub crowd: Option<Crowd>,
+    /// Part 6, likewise.
+    pub chain: Option<Chain>,
     /// Remarks, such as a program that could not be measured.
     pub notes: Vec<String>,
 }
@@ -175,6 +186,7 @@ impl Report {
         self.client_table(&mut out);
         self.terminal_tables(&mut out);
         self.crowd_table(&mut out);
+        self.chain_table(&mut out);
         self.goals_table(&mut out);
         if !self.notes.is_empty() {
             out.push_str("Notes:\n\n");
@@ -335,6 +347,17 @@ impl Report {
                 GOAL_CROWD_REACTION_MS,
             );
         }
+        if let Some(chain) = &self.chain {
+            #[allow(clippy::cast_precision_loss, reason = "milliseconds for a comparison")]
+            let over = (chain.chained.median as f64 - chain.single.median as f64) / 1e6;
+            goals.push(Goal {
+                name: CHAIN_GOAL,
+                measured: signed_millis(chain.chained.median, chain.single.median),
+                limit: format!("≤ +{GOAL_CHAIN_OVER_SINGLE_MS} ms"),
+                before: "–",
+                met: Some(over <= GOAL_CHAIN_OVER_SINGLE_MS),
+            });
+        }
         goals
     }
 
@@ -474,8 +497,10 @@ impl Report {
              state with it (the text after `since` comes from the node's stream).\n\
              The survey rows (protocol 1.5.0) come last, as many calls of each, once the server also \
              holds 64 finished run nodes that each printed 1 050 000 characters (the last one then \
-             `FAILED test_needle`, the one line the search finds) and 190 short ones: 256 terminals. \
-             Their targets: `terminal_list` well under 5 ms, `terminal_search` within 50 ms.\n\n",
+             `FAILED test_needle`, the one line the search finds) and 190 short ones: 256 terminals; \
+             the live `terminal_list` row is taken before them, while the agent's node, the stamp \
+             node and 254 shells idle at their prompts are all live (the shells are closed after \
+             it). Their targets: `terminal_list` well under 5 ms, `terminal_search` within 50 ms.\n\n",
             terminals.reads, terminals.warmup_reads,
         );
         out.push_str(
@@ -595,6 +620,57 @@ impl Report {
              runs).\n\
              No part of the server polls every node per call or per wait.\n\n",
         );
+    }
+
+    fn chain_table(&self, out: &mut String) {
+        let Some(chain) = &self.chain else { return };
+        let _ = write!(
+            out,
+            "## Long waits through the MCP bridge\n\n\
+             {} agents on one `termsprawl-headless serve`, each with its own \
+             `termsprawlctl mcp --max-wait-ms 600000` bridge and a run node printing a line every \
+             {}.\n\
+             Each agent first makes one single `terminal_wait` (its mark printed {} later), then \
+             one `terminal_wait` with `timeoutMs: 600000`, which the bridge chains in turns of the \
+             server's 30 s; its mark is printed {} after the call, past the first turn boundary.\n\
+             The reaction is the stamp printed before the mark to the bridge's answer read by the \
+             harness (goal: the chained p50 within 5 ms of the single p50).\n\n\
+             | waits | min | p50 | p95 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: |\n",
+            chain.agents,
+            millis(nanos(super::crowd::TICK)),
+            millis(nanos(super::chain::SETTLE)),
+            millis(nanos(chain.past_turn)),
+        );
+        for (name, summary) in [("single", &chain.single), ("chained, past a turn", &chain.chained)]
+        {
+            let _ = writeln!(
+                out,
+                "| {name} ({}) | {} | {} | {} | {} | {} |",
+                summary.count,
+                millis(summary.min),
+                millis(summary.median),
+                millis(summary.p95),
+                millis(summary.p99),
+                millis(summary.max),
+            );
+        }
+        let _ = write!(
+            out,
+            "\n| while {} chained waits are pending | open file descriptors | resident set |\n\
+             | --- | ---: | ---: |\n",
+            chain.agents
+        );
+        for (name, usage) in [
+            ("the server", &chain.server),
+            ("all bridges together", &chain.bridges),
+            ("the largest bridge", &chain.largest_bridge),
+        ] {
+            for (when, usage) in ["at the start", "after a turn boundary"].into_iter().zip(usage) {
+                let _ =
+                    writeln!(out, "| {name}, {when} | {} | {} |", usage.fds, mebibytes(usage.rss));
+            }
+        }
+        out.push('\n');
     }
 
     /// `docs/performance.md`.

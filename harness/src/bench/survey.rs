@@ -11,7 +11,7 @@
 use anyhow::{Context as _, ensure};
 use serde_json::{Value, json};
 use termsprawl_protocol::ToolRequest;
-use termsprawl_protocol::results::TerminalRunResult;
+use termsprawl_protocol::results::{TerminalListEntry, TerminalRunResult};
 
 /// The terminals on the server when `terminal_list` is measured (the agent node and part 4's run
 /// node included).
@@ -28,6 +28,9 @@ pub const NEEDLE: &str = "FAILED test_needle";
 
 /// The rows as the table shows them.
 pub const TERMINAL_LIST: &str = "`terminal_list` `{}` (256 terminals)";
+/// See [`TERMINAL_LIST`]: measured while [`LIST_TERMINALS`] terminals are live, the shells idle
+/// at their prompts (issue 37).
+pub const TERMINAL_LIST_LIVE: &str = "`terminal_list` `{}` (256 live terminals, 254 idle shells)";
 /// See [`TERMINAL_LIST`].
 pub const TERMINAL_SEARCH: &str =
     r#"`terminal_search` `{"pattern":"FAILED test_needle"}` (64 x 1 000 000 characters)"#;
@@ -68,6 +71,23 @@ pub fn check(operation: &str, value: &Value) -> anyhow::Result<()> {
         .map(|matches| matches.iter().filter_map(|m| m["line"].as_str()).collect())
         .unwrap_or_default();
     ensure!(lines == [NEEDLE], "terminal_search found {lines:?}, not the one {NEEDLE:?}: {value}");
+    Ok(())
+}
+
+/// Checks a `terminal_list` answer of the live row: [`LIST_TERMINALS`] terminals, every one
+/// running.
+pub fn check_live(entries: &[TerminalListEntry]) -> anyhow::Result<()> {
+    ensure!(
+        entries.len() == LIST_TERMINALS,
+        "terminal_list showed {} terminals, not {LIST_TERMINALS}",
+        entries.len()
+    );
+    let ended: Vec<&str> =
+        entries.iter().filter(|entry| !entry.running).map(|entry| entry.node_id.as_str()).collect();
+    ensure!(
+        ended.is_empty(),
+        "terminal_list showed ended terminals among the live ones: {ended:?}"
+    );
     Ok(())
 }
 

@@ -30,7 +30,9 @@ use std::time::Duration;
 use anyhow::{Context as _, ensure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use termsprawl_protocol::results::{TerminalReadResult, TerminalRunResult, TerminalWaitResult};
+use termsprawl_protocol::results::{
+    TerminalListEntry, TerminalReadResult, TerminalRunResult, TerminalWaitResult,
+};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 
@@ -104,6 +106,10 @@ pub struct Outcome {
     /// The latency of each measured `terminal_search` ([`super::survey`]).
     #[serde(default)]
     pub terminal_search_ns: Vec<u64>,
+    /// The latency of each measured `terminal_list` while every terminal is live
+    /// ([`super::survey::TERMINAL_LIST_LIVE`]).
+    #[serde(default)]
+    pub terminal_list_live_ns: Vec<u64>,
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the clock every process of the machine shares.
@@ -215,6 +221,10 @@ pub fn figures(outcome: &Outcome) -> anyhow::Result<Terminals> {
                 latency: summary(&outcome.terminal_list_ns, "terminal_list")?,
             },
             Read {
+                call: survey::TERMINAL_LIST_LIVE.to_owned(),
+                latency: summary(&outcome.terminal_list_live_ns, "terminal_list of live shells")?,
+            },
+            Read {
                 call: survey::TERMINAL_SEARCH.to_owned(),
                 latency: summary(&outcome.terminal_search_ns, "terminal_search")?,
             },
@@ -226,21 +236,7 @@ pub fn figures(outcome: &Outcome) -> anyhow::Result<Terminals> {
 /// launched for its session, `helper terminals` against it; then the server is stopped with
 /// SIGTERM and its tmux server killed, also after a failure.
 pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyhow::Result<Outcome> {
-    let temp = tempfile::Builder::new()
-        .prefix("termsprawl-bench-")
-        .tempdir()
-        .context("cannot create a temporary directory")?;
-    let root = temp.path().canonicalize()?;
-    let places = Places {
-        data: root.join("data"),
-        projects: vec![root.join("project")],
-        exec_log: None,
-        logs: root.join("logs"),
-        root: root.clone(),
-    };
-    for dir in places.projects.iter().chain([&places.logs]) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
+    let (_temp, places) = Places::temporary("termsprawl-bench-", &[])?;
     let serve = Serve::start(binaries, &places, 0, &[])?;
     let outcome = launch_and_run(helper, binaries, &places, settings);
     let stopped = serve.stop(Stop::Term);
@@ -285,6 +281,7 @@ fn launch_and_run(
                 &outcome.terminal_read_since_ns,
                 &outcome.terminal_list_ns,
                 &outcome.terminal_search_ns,
+                &outcome.terminal_list_live_ns,
             ]
             .iter()
             .all(|samples| samples.len() == settings.reads),
@@ -362,6 +359,8 @@ pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<O
                 }
             }
         }
+        // The stamp node still runs: with the agent's node and the shells, every terminal is live.
+        let terminal_list_live_ns = live_survey(&calls, settings).await?;
         node.quit();
         let [terminal_list_ns, terminal_search_ns] = survey(&calls, settings).await?;
         let [guide_read_ns, terminal_read_ns, terminal_read_since_ns] = reads;
@@ -373,8 +372,43 @@ pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<O
             terminal_read_since_ns,
             terminal_list_ns,
             terminal_search_ns,
+            terminal_list_live_ns,
         })
     })
+}
+
+/// The live row ([`survey::TERMINAL_LIST_LIVE`]): shells opened until [`survey::LIST_TERMINALS`]
+/// terminals are live (the agent's node and the running stamp node are two), the last one waited
+/// for until its shell reads its prompt, then `terminal_list` measured as the other survey rows
+/// (one unmeasured round first); the shells are closed again, so the survey that follows finds
+/// the server as before.
+async fn live_survey(calls: &Calls, settings: &Settings) -> anyhow::Result<Vec<u64>> {
+    let shells = survey::LIST_TERMINALS.checked_sub(2).context("too few terminals")?;
+    let mut opened = Vec::with_capacity(shells);
+    for index in 0..shells {
+        let args = json!({"title": format!("idle {index}")});
+        let shell: Value = calls.typed("terminal_open", &args).await?;
+        opened.push(shell["nodeId"].as_str().context("terminal_open gave no nodeId")?.to_owned());
+    }
+    let last = opened.last().context("no shell was opened")?;
+    let args = json!({"nodeId": last, "until": "input", "timeoutMs": WAIT_TIMEOUT_MS});
+    let idle: TerminalWaitResult = calls.typed("terminal_wait", &args).await?;
+    ensure!(idle.reached, "the last shell did not read its prompt: {idle:?}");
+    let request = ToolRequest::new("terminal_list", &json!({}));
+    let mut latencies = Vec::with_capacity(settings.reads);
+    for round in 0..settings.warmup_reads.max(1) + settings.reads {
+        let started = std::time::Instant::now();
+        let result = calls.client.call(&calls.session, &request).await;
+        let latency = nanos(started.elapsed());
+        survey::check_live(&answer::<Vec<TerminalListEntry>>("terminal_list", result)?)?;
+        if round >= settings.warmup_reads.max(1) {
+            latencies.push(latency);
+        }
+    }
+    for node_id in opened {
+        calls.call("terminal_close", &json!({"nodeId": node_id})).await?;
+    }
+    Ok(latencies)
 }
 
 /// The survey rows ([`super::survey`]): the server filled with terminals, then `terminal_list`

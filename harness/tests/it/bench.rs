@@ -10,7 +10,7 @@ use std::process::Command;
 use harness::base::binaries::Binaries;
 use harness::bench::command::{Invocation, Template};
 use harness::bench::report::{CURL, FLOOR, OURS};
-use harness::bench::survey::{TERMINAL_LIST, TERMINAL_SEARCH};
+use harness::bench::survey::{TERMINAL_LIST, TERMINAL_LIST_LIVE, TERMINAL_SEARCH};
 use harness::bench::terminals::{GUIDE_READ, Settings, TERMINAL_READ, TERMINAL_READ_SINCE};
 use harness::bench::{IN_FLIGHT, Plan, TASKS, Tools, floor, measure, rustc};
 use termsprawl_protocol::shell::shell_word;
@@ -57,7 +57,8 @@ fn plan(vs: &[&str]) -> Plan {
     let vs = vs.iter().map(|text| ((*text).to_owned(), Template::parse(text).unwrap())).collect();
     let terminals = Settings { waits: 4, warmup_waits: 1, reads: 5, warmup_reads: 1 };
     let crowd = harness::bench::crowd::Settings { agents: 3, rounds: 1, warmup_rounds: 1 };
-    Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs, terminals, crowd }
+    let chain = harness::bench::chain::Settings { agents: 2 };
+    Plan { runs: 3, warmup: 1, calls: 40, warmup_calls: 2, vs, terminals, crowd, chain }
 }
 
 fn gnu_time_installed() -> bool {
@@ -140,6 +141,7 @@ fn every_part_is_measured_and_reported() {
                     (TERMINAL_READ, 5),
                     (TERMINAL_READ_SINCE, 5),
                     (TERMINAL_LIST, 5),
+                    (TERMINAL_LIST_LIVE, 5),
                     (TERMINAL_SEARCH, 5)
                 ]
             );
@@ -152,9 +154,11 @@ fn every_part_is_measured_and_reported() {
             assert!(crowd.reaction.min > 0 && crowd.one_shot_calls > 0 && crowd.mcp_calls > 0);
             assert!(crowd.nodes.fds > 0 && crowd.peak_fds >= crowd.nodes.fds, "{crowd:?}");
             assert!(crowd.peak_rss >= crowd.nodes.rss, "{crowd:?}");
+            check_chain(report.chain.as_ref().expect("part 6 runs where part 4 does"));
         }
         (None, None) => {
             assert_eq!(report.crowd, None);
+            assert_eq!(report.chain, None);
             eprintln!("the terminal part was left out: {MISSING}");
             let note = "termsprawl-headless was not given: the terminal rows are missing";
             assert!(report.notes.contains(&note.to_owned()), "{:?}", report.notes);
@@ -176,6 +180,21 @@ fn every_part_is_measured_and_reported() {
     assert!(document.contains(&format!("| `{vs}` / termsprawlctl |")));
     // The verdict is computed; its value depends on the machine and a debug build.
     let _ = report.check();
+}
+
+/// Part 6: each agent's single wait and chained wait (past a turn) answered its mark through its
+/// own bridge, and the usage was taken twice, of the server and of every bridge.
+#[allow(clippy::print_stderr, reason = "the figures of a debug run, for whoever runs the test")]
+fn check_chain(chain: &harness::bench::chain::Chain) {
+    assert_eq!((chain.agents, chain.single.count, chain.chained.count), (2, 2, 2));
+    assert!(chain.single.min > 0 && chain.chained.min > 0, "{chain:?}");
+    assert!(chain.past_turn > std::time::Duration::from_secs(30), "{chain:?}");
+    for usage in chain.server.iter().chain(&chain.bridges).chain(&chain.largest_bridge) {
+        assert!(usage.fds > 0 && usage.rss > 0, "{chain:?}");
+    }
+    // The bridges' figures: two bridges together hold more than the largest alone.
+    assert!(chain.bridges[0].fds > chain.largest_bridge[0].fds, "{chain:?}");
+    eprintln!("part 6 (debug build): {chain:?}");
 }
 
 #[test]

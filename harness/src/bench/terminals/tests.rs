@@ -66,6 +66,7 @@ fn outcome(count: u64) -> Outcome {
         terminal_read_since_ns: vec![MS, 2 * MS, MS, MS],
         terminal_list_ns: vec![MS, MS, 2 * MS, MS],
         terminal_search_ns: vec![9 * MS, 8 * MS, 12 * MS, 9 * MS],
+        terminal_list_live_ns: vec![2 * MS, MS, 3 * MS, 2 * MS],
     }
 }
 
@@ -102,6 +103,7 @@ fn the_reads_come_with_guide_read_first() {
             (TERMINAL_READ, 3 * MS, 9 * MS),
             (TERMINAL_READ_SINCE, MS, 2 * MS),
             (survey::TERMINAL_LIST, MS, 2 * MS),
+            (survey::TERMINAL_LIST_LIVE, 2 * MS, 3 * MS),
             (survey::TERMINAL_SEARCH, 9 * MS, 12 * MS)
         ]
     );
