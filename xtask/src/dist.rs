@@ -32,6 +32,7 @@ use sha2::{Digest as _, Sha256};
 use termsprawl_test_support::serve::{Serve, serve_command};
 use termsprawl_test_support::tmux::TmuxGuard;
 
+use termsprawl_protocol::results::TerminalRunResult;
 use termsprawl_test_support::cargo;
 
 /// The packages `dist` builds.
@@ -482,9 +483,10 @@ fn smoke_calls(ctl: &Path, headless: &Path, conformance: &Path, data: &Path) -> 
         "--timeoutMs",
         "20000",
     ]))?;
-    let ran: Value = serde_json::from_str(&ran).context("terminal_run printed no JSON")?;
     // The direct form prints the value alone.
-    ensure!(ran["exitCode"] == 0 && ran["output"] == "shipped-42\n", "terminal_run: {ran}");
+    let ran: TerminalRunResult =
+        serde_json::from_str(&ran).with_context(|| format!("terminal_run printed {ran}"))?;
+    ensure!(ran.exit_code == Some(0) && ran.output == "shipped-42\n", "terminal_run: {ran:?}");
 
     let mut bridge = Command::new(ctl)
         .arg("--session")

@@ -499,8 +499,8 @@ impl Report {
              holds 64 finished run nodes that each printed 1 050 000 characters (the last one then \
              `FAILED test_needle`, the one line the search finds) and 190 short ones: 256 terminals; \
              the live `terminal_list` row is taken before them, while the agent's node, the stamp \
-             node and 254 shells idle at their prompts are all live (the shells are closed after \
-             it). Their targets: `terminal_list` well under 5 ms, `terminal_search` within 50 ms.\n\n",
+             node and 254 shells, opened 2 s before and idle at their prompts, are all live (the \
+             shells are closed after it). Their targets: `terminal_list` well under 5 ms, `terminal_search` within 50 ms.\n\n",
             terminals.reads, terminals.warmup_reads,
         );
         out.push_str(
