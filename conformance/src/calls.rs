@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use termsprawl_protocol::results::member::OUTPUT;
 
 use crate::ctx::{Ctx, Who};
 use crate::shapes;
@@ -249,7 +250,7 @@ async fn mutating(ctx: &mut Ctx) {
             let output = called
                 .value()
                 .ok()
-                .and_then(|value| value["output"].as_str().map(str::to_owned))
+                .and_then(|value| value[OUTPUT].as_str().map(str::to_owned))
                 .unwrap_or_default();
             if output.lines().any(|line| line.trim_end() == marker) {
                 seen = true;

@@ -5,19 +5,19 @@
 //! `terminal_input`, and the shapes of `terminal_run`, `terminal_wait` and `terminal_kill`.
 
 use serde_json::Value;
+use termsprawl_protocol::results::member::{CURSOR, EXIT_CODE, OUTPUT, RUNNING};
 
 use crate::ctx::Version;
 
 /// The members of a 1.3 `terminal_read`.
-const READ_13: &[&str] = &["nodeId", "output", "cursor", "running", "exitCode", "signal"];
+const READ_13: &[&str] = &["nodeId", OUTPUT, CURSOR, RUNNING, EXIT_CODE, "signal"];
 /// The members of a 1.3 `terminal_run`.
-const RUN_13: &[&str] =
-    &["nodeId", "running", "exitCode", "signal", "output", "truncated", "cursor"];
+const RUN_13: &[&str] = &["nodeId", RUNNING, EXIT_CODE, "signal", OUTPUT, "truncated", CURSOR];
 /// The members of a 1.3 `terminal_wait`.
 const WAIT_13: &[&str] =
-    &["nodeId", "reached", "running", "exitCode", "signal", "output", "truncated", "cursor"];
+    &["nodeId", "reached", RUNNING, EXIT_CODE, "signal", OUTPUT, "truncated", CURSOR];
 /// The members of a 1.3 `terminal_kill`.
-const KILL_13: &[&str] = &["nodeId", "cursor", "running", "exitCode", "signal"];
+const KILL_13: &[&str] = &["nodeId", CURSOR, RUNNING, EXIT_CODE, "signal"];
 /// The members a 1.4 screen view adds after `signal`; a later version may add more after them.
 const SCREEN_14: &[&str] = &["rows", "cols", "cursorRow", "cursorCol", "alternateScreen"];
 /// The members of a 1.5 `terminal_list` entry.
@@ -26,19 +26,19 @@ const LIST_15: &[&str] = &[
     "title",
     "kind",
     "command",
-    "running",
-    "exitCode",
+    RUNNING,
+    EXIT_CODE,
     "signal",
     "startedAt",
     "endedAt",
-    "cursor",
+    CURSOR,
     "lastOutputAt",
     "waitingForInput",
     "inputBy",
     "notify",
 ];
 /// The members of a 1.5 `terminal_search` match.
-const MATCH_15: &[&str] = &["nodeId", "cursor", "line", "before", "after"];
+const MATCH_15: &[&str] = &["nodeId", CURSOR, "line", "before", "after"];
 /// The most output `terminal_run` and `terminal_wait` answer, in UTF-16 units.
 const TAIL_LIMIT: usize = 16_000;
 
@@ -70,12 +70,12 @@ pub fn check(version: Version, operation: &str, args: &Value, value: &Value) -> 
         }
         "sticky_open" | "terminal_open" | "agent_launch" | "artifact_open" => exact_members(value, &["nodeId"])
             .or_else(|| value["nodeId"].as_str().is_none_or(str::is_empty).then(|| "nodeId is not a non-empty string".to_owned())),
-        "terminal_read" => exact_members(value, &["nodeId", "output"])
+        "terminal_read" => exact_members(value, &["nodeId", OUTPUT])
             .or_else(|| same_node(args, value))
-            .or_else(|| (!value["output"].is_string()).then(|| "output is not a string".to_owned()))
+            .or_else(|| (!value[OUTPUT].is_string()).then(|| "output is not a string".to_owned()))
             .or_else(|| {
                 let limit = read_limit(&args["maxChars"]);
-                let length = value["output"].as_str().map_or(0, |text| text.encode_utf16().count());
+                let length = value[OUTPUT].as_str().map_or(0, |text| text.encode_utf16().count());
                 (length > limit).then(|| format!("output has {length} UTF-16 units, more than min(max(maxChars, 1), 100000) = {limit}"))
             }),
         "terminal_submit" | "terminal_input" | "terminal_interrupt" => exact_members(value, &["nodeId", "delivered"])
@@ -147,7 +147,7 @@ fn check_screen(args: &Value, value: &Value) -> Option<String> {
                 .then(|| "alternateScreen is not a boolean".to_owned())
         })
         .or_else(|| {
-            let output = value["output"].as_str()?;
+            let output = value[OUTPUT].as_str()?;
             let rows = value["rows"].as_u64()?;
             let lines = output.matches('\n').count();
             (u64::try_from(lines).ok() != Some(rows)
@@ -205,7 +205,7 @@ fn list_entry(entry: &Value) -> Option<String> {
             (!entry["notify"].is_boolean()).then(|| format!("notify is not a boolean: {entry}"))
         })
         .or_else(|| {
-            (entry["running"] == true && !entry["endedAt"].is_null())
+            (entry[RUNNING] == true && !entry["endedAt"].is_null())
                 .then(|| format!("endedAt is set while running: {entry}"))
         })
 }
@@ -271,14 +271,14 @@ fn check_13(operation: &str, args: &Value, value: &Value) -> Option<String> {
     match operation {
         "terminal_read" => exact_members(value, READ_13)
             .or_else(|| same_node(args, value))
-            .or_else(|| (!value["output"].is_string()).then(|| "output is not a string".to_owned()))
+            .or_else(|| (!value[OUTPUT].is_string()).then(|| "output is not a string".to_owned()))
             .or_else(|| {
                 let limit = read_limit(&args["maxChars"]);
-                let length = utf16_length(&value["output"]);
+                let length = utf16_length(&value[OUTPUT]);
                 (length > limit).then(|| format!("output has {length} UTF-16 units, more than min(max(maxChars, 1), 100000) = {limit}"))
             })
             .or_else(|| process_state(value)),
-        "terminal_submit" | "terminal_input" => exact_members(value, &["nodeId", "delivered", "cursor"])
+        "terminal_submit" | "terminal_input" => exact_members(value, &["nodeId", "delivered", CURSOR])
             .or_else(|| same_node(args, value))
             .or_else(|| (value["delivered"] != Value::Bool(true)).then(|| "delivered is not true".to_owned()))
             .or_else(|| cursor(value)),
@@ -331,12 +331,12 @@ fn wait_members(args: &Value, value: &Value) -> Option<String> {
 fn process_state(value: &Value) -> Option<String> {
     cursor(value)
         .or_else(|| {
-            (!value["running"].is_boolean())
-                .then(|| format!("running is not a boolean: {}", value["running"]))
+            (!value[RUNNING].is_boolean())
+                .then(|| format!("running is not a boolean: {}", value[RUNNING]))
         })
         .or_else(|| {
-            (!(value["exitCode"].is_number() || value["exitCode"].is_null()))
-                .then(|| format!("exitCode is not a number or null: {}", value["exitCode"]))
+            (!(value[EXIT_CODE].is_number() || value[EXIT_CODE].is_null()))
+                .then(|| format!("exitCode is not a number or null: {}", value[EXIT_CODE]))
         })
         .or_else(|| {
             (!(value["signal"].is_string() || value["signal"].is_null()))
@@ -346,21 +346,21 @@ fn process_state(value: &Value) -> Option<String> {
 
 /// `cursor` a non-negative integer.
 fn cursor(value: &Value) -> Option<String> {
-    value["cursor"]
+    value[CURSOR]
         .as_u64()
         .is_none()
-        .then(|| format!("cursor is not a non-negative integer: {}", value["cursor"]))
+        .then(|| format!("cursor is not a non-negative integer: {}", value[CURSOR]))
 }
 
 /// `output` a string of at most 16 000 UTF-16 units, `truncated` a boolean.
 fn tail(value: &Value) -> Option<String> {
-    (!value["output"].is_string())
+    (!value[OUTPUT].is_string())
         .then(|| "output is not a string".to_owned())
         .or_else(|| {
             (!value["truncated"].is_boolean()).then(|| "truncated is not a boolean".to_owned())
         })
         .or_else(|| {
-            let length = utf16_length(&value["output"]);
+            let length = utf16_length(&value[OUTPUT]);
             (length > TAIL_LIMIT)
                 .then(|| format!("output has {length} UTF-16 units, more than {TAIL_LIMIT}"))
         })

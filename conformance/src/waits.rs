@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use termsprawl_protocol::results::member::{CURSOR, EXIT_CODE, OUTPUT, RUNNING};
 
 use crate::ctx::{Ctx, Seen, Who};
 use crate::shapes;
@@ -139,7 +140,7 @@ struct State {
 
 impl State {
     fn saw(&mut self, node: &str, value: &Value) {
-        if let Some(cursor) = value["cursor"].as_u64() {
+        if let Some(cursor) = value[CURSOR].as_u64() {
             self.cursors.entry(node.to_owned()).or_default().push(cursor);
         }
     }
@@ -197,7 +198,7 @@ fn skip(ctx: &mut Ctx, id: &str, why: &str) {
 }
 
 fn text(value: &Value) -> &str {
-    value["output"].as_str().unwrap_or_default()
+    value[OUTPUT].as_str().unwrap_or_default()
 }
 
 /// The group, on the run's own shell terminal `shell` (already opened, its first command seen).
@@ -274,10 +275,10 @@ async fn run_and_exit(ctx: &mut Ctx, state: &mut State) -> Option<String> {
         return None;
     };
     let node = ran["nodeId"].as_str().unwrap_or_default().to_owned();
-    let problem = if ran["running"] != false {
-        Some(format!("running is {} after a command that exits at once", ran["running"]))
-    } else if ran["exitCode"] != 3 {
-        Some(format!("exitCode is {}, expected 3", ran["exitCode"]))
+    let problem = if ran[RUNNING] != false {
+        Some(format!("running is {} after a command that exits at once", ran[RUNNING]))
+    } else if ran[EXIT_CODE] != 3 {
+        Some(format!("exitCode is {}, expected 3", ran[EXIT_CODE]))
     } else if !ran["signal"].is_null() {
         Some(format!("signal is {}, expected null", ran["signal"]))
     } else if !text(&ran).lines().any(|line| line.trim_end() == "conformance-ran") {
@@ -317,8 +318,8 @@ async fn run_and_exit(ctx: &mut Ctx, state: &mut State) -> Option<String> {
     let problem = match waited {
         None => Some("terminal_wait failed".to_owned()),
         Some(value) if value["reached"] != true => Some(format!("reached is {}", value["reached"])),
-        Some(value) if value["exitCode"] != 3 || value["running"] != false => {
-            Some(format!("exitCode {}, running {}", value["exitCode"], value["running"]))
+        Some(value) if value[EXIT_CODE] != 3 || value[RUNNING] != false => {
+            Some(format!("exitCode {}, running {}", value[EXIT_CODE], value[RUNNING]))
         }
         Some(_) if started.elapsed() > Duration::from_secs(3) => {
             Some(format!("it took {} ms", started.elapsed().as_millis()))
@@ -383,7 +384,7 @@ async fn text_since(ctx: &mut Ctx, state: &mut State, shell: &str) {
         json!({"nodeId": shell, "command": "printf 'conformance-%s\\n' waited"}),
     )
     .await;
-    if let Some(since) = submitted.as_ref().and_then(|value| value["cursor"].as_u64()) {
+    if let Some(since) = submitted.as_ref().and_then(|value| value[CURSOR].as_u64()) {
         let waited = shaped(
             ctx,
             state,
@@ -404,8 +405,8 @@ async fn text_since(ctx: &mut Ctx, state: &mut State, shell: &str) {
                 "the output after the cursor holds conformance-submitted, printed before it"
                     .to_owned(),
             ),
-            Some(value) if value["cursor"].as_u64().is_none_or(|cursor| cursor < since) => {
-                Some(format!("the cursor {} is before since {since}", value["cursor"]))
+            Some(value) if value[CURSOR].as_u64().is_none_or(|cursor| cursor < since) => {
+                Some(format!("the cursor {} is before since {since}", value[CURSOR]))
             }
             Some(_) => None,
         };
@@ -500,7 +501,7 @@ async fn kill(ctx: &mut Ctx, state: &mut State) {
     // false, no exit code and no signal yet): then the final state is the one a wait for the exit
     // sees.
     let settled =
-        killed["running"] == false && !(killed["exitCode"].is_null() && killed["signal"].is_null());
+        killed[RUNNING] == false && !(killed[EXIT_CODE].is_null() && killed["signal"].is_null());
     let ended = if settled {
         Some(killed)
     } else {
@@ -515,7 +516,7 @@ async fn kill(ctx: &mut Ctx, state: &mut State) {
     };
     let problem = match ended {
         None => Some("the wait for the killed command failed".to_owned()),
-        Some(value) if value["running"] != false => {
+        Some(value) if value[RUNNING] != false => {
             Some("the command still runs 5 s after terminal_kill".to_owned())
         }
         Some(value) if value["signal"] != "SIGKILL" => {
@@ -565,7 +566,7 @@ async fn follow(ctx: &mut Ctx, state: &mut State) {
         };
         answers += 1;
         let output = text(&value);
-        let cursor = value["cursor"].as_u64().unwrap_or(since);
+        let cursor = value[CURSOR].as_u64().unwrap_or(since);
         let count = u64::try_from(output.chars().count()).unwrap_or(u64::MAX);
         if value["truncated"] == true || count >= READ_CHARS {
             // Cut to its tail: the join starts again after it.

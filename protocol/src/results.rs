@@ -70,6 +70,21 @@ pub struct TerminalRunResult {
     pub cursor: u64,
 }
 
+/// The names of the members the terminal answers share, spelled once beside the types that
+/// serialise them (a test holds each to its field's name). A reader that must judge an answer's
+/// JSON member by member, as the conformance suite's shape checks do, names them through these;
+/// every other reader reads the typed answer.
+pub mod member {
+    /// `cursor`: the cursor at the end of the output (every terminal answer).
+    pub const CURSOR: &str = "cursor";
+    /// `running`: whether the program still runs.
+    pub const RUNNING: &str = "running";
+    /// `exitCode`: its exit code once it ended normally, else null.
+    pub const EXIT_CODE: &str = "exitCode";
+    /// `output`: the text answered.
+    pub const OUTPUT: &str = "output";
+}
+
 /// The answer of `terminal_wait` (1.3.0; `matched`, `matchCursor` and `inputBy` 1.5.0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -527,6 +542,26 @@ mod tests {
             match_cursor: None,
             input_by: None,
         }
+    }
+
+    #[test]
+    fn the_member_names_are_the_fields_the_types_serialise() {
+        let value = serde_json::to_value(wait("x", 1, false)).unwrap();
+        for name in [member::CURSOR, member::RUNNING, member::EXIT_CODE, member::OUTPUT] {
+            assert!(value.get(name).is_some(), "{name} is not a member of {value}");
+        }
+        let read = TerminalReadResult {
+            node_id: "terminal-1".to_owned(),
+            output: "x".to_owned(),
+            cursor: 1,
+            running: false,
+            exit_code: Some(0),
+            signal: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&read).unwrap(),
+            r#"{"nodeId":"terminal-1","output":"x","cursor":1,"running":false,"exitCode":0,"signal":null}"#
+        );
     }
 
     #[test]

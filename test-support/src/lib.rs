@@ -1,6 +1,7 @@
 //! The fixtures that the tests of every crate share, written once (a dev-dependency of any crate,
-//! and a dependency of `xtask`, whose bench server, demo and soak use them; never of a published
-//! crate). This crate owns:
+//! and a dependency of `xtask` and the `harness`, whose bench server, demo and soak use them;
+//! never of a published crate). This crate owns:
+//! - [`cargo`]: the workspace's programs built with cargo and found through its JSON messages;
 //! - [`fake`]: the fake termsprawl app, a real loopback tool server in a temp dir with a
 //!   provisioned session, recorded requests and scripted answers;
 //! - [`mcp`]: the envelope check of every MCP stdout line (`spec/mcp.md` §3.1, §3.8), request
@@ -17,6 +18,7 @@
 //!
 //! Start reading at [`fake`], then [`serve`].
 
+pub mod cargo;
 pub mod fake;
 pub mod mcp;
 pub mod peers;
@@ -24,7 +26,9 @@ pub mod serve;
 pub mod tmux;
 pub mod xvfb;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// The root of this workspace (the folder holding `Cargo.lock`).
 pub fn workspace_root() -> PathBuf {
@@ -40,4 +44,19 @@ pub fn canvas_node(list: &serde_json::Value, node_id: &str) -> serde_json::Value
         .and_then(|nodes| nodes.iter().find(|node| node["nodeId"] == node_id))
         .cloned()
         .unwrap_or(serde_json::Value::Null)
+}
+
+/// The first line of `program argument…`'s stdout, when it runs and succeeds and prints one.
+pub fn first_line_of(program: &OsStr, arguments: &[&str]) -> Option<String> {
+    let output = Command::new(program)
+        .args(arguments)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines().next().map(|line| line.trim().to_owned()).filter(|line| !line.is_empty())
 }

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde_json::{Map, Value};
+use termsprawl_test_support::cargo;
 
 /// One generated file: its path relative to the repository root (with `/` separators) and its
 /// full contents.
@@ -43,25 +44,63 @@ pub const BUILD_OUTPUT_DIRS: &[&str] =
     &["bindings/typescript/dist", "bindings/typescript/node_modules"];
 
 /// A generator: every file it owns, with its contents.
-pub type Generator = fn() -> Vec<GeneratedFile>;
+pub type Generator = fn() -> anyhow::Result<Vec<GeneratedFile>>;
 
 /// The generators, by name. Each owns a disjoint set of paths inside [`GENERATED_DIRS`].
 pub const GENERATORS: &[(&str, Generator)] = &[
-    ("protocol reference", reference::files),
-    ("cli usage", || vec![markdown("docs/reference/cli.md", &termsprawl_cli::usage_markdown())]),
-    ("typescript bindings", typescript::files),
+    ("protocol reference", || Ok(reference::files())),
+    ("cli usage", cli_usage),
+    ("typescript bindings", || Ok(typescript::files())),
 ];
 
-/// Every generated file of every generator, sorted by path.
-pub fn generate() -> Vec<GeneratedFile> {
-    let mut files: Vec<GeneratedFile> =
-        GENERATORS.iter().flat_map(|(_, generator)| generator()).collect();
+/// Every generated file of every generator, sorted by path; an error when a generator cannot run
+/// (the cli usage needs `termsprawlctl` built).
+pub fn generate() -> anyhow::Result<Vec<GeneratedFile>> {
+    let mut files = Vec::new();
+    for (name, generator) in GENERATORS {
+        files.extend(generator().with_context(|| format!("the {name} generator failed"))?);
+    }
     files.sort_by(|a, b| a.0.cmp(&b.0));
     for pair in files.windows(2) {
         assert!(pair[0].0 != pair[1].0, "two generators write {}", pair[0].0.display());
     }
-    files
+    Ok(files)
 }
+
+/// `docs/reference/cli.md`: what `termsprawlctl usage` prints, the program built (debug) and run,
+/// so that xtask does not depend on the cli crate and, through it, on the mcp and acp frontends
+/// (a debug build prints what the release build prints: the text comes from the operation table).
+/// Built and run once per process.
+fn cli_usage() -> anyhow::Result<Vec<GeneratedFile>> {
+    static USAGE: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let usage = USAGE.get_or_init(|| termsprawlctl_usage().map_err(|error| format!("{error:#}")));
+    match usage {
+        Ok(text) => Ok(vec![markdown("docs/reference/cli.md", text)]),
+        Err(error) => Err(anyhow::anyhow!("{error}")),
+    }
+}
+
+/// `cargo build -p termsprawl-cli --bin termsprawlctl`, then `termsprawlctl usage`'s stdout.
+fn termsprawlctl_usage() -> anyhow::Result<String> {
+    let root = crate::project_root();
+    let built = cargo::build(&root, false, &["-p", "termsprawl-cli", "--bin", CTL])?;
+    let ctl = cargo::executable(&built, CTL)?;
+    let output = std::process::Command::new(&ctl)
+        .arg("usage")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", ctl.display()))?;
+    anyhow::ensure!(
+        output.status.success(),
+        "{CTL} usage exited with {}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr).trim()
+    );
+    String::from_utf8(output.stdout).context("termsprawlctl usage printed no UTF-8")
+}
+
+/// The program whose usage is `docs/reference/cli.md`.
+const CTL: &str = "termsprawlctl";
 
 /// How a file on disk differs from what the generators produce.
 #[derive(Debug, Clone, PartialEq, Eq)]

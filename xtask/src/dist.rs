@@ -32,7 +32,8 @@ use sha2::{Digest as _, Sha256};
 use termsprawl_test_support::serve::{Serve, serve_command};
 use termsprawl_test_support::tmux::TmuxGuard;
 
-use crate::binaries;
+use termsprawl_protocol::results::TerminalRunResult;
+use termsprawl_test_support::cargo;
 
 /// The packages `dist` builds.
 pub const PACKAGES: [&str; 3] = ["termsprawl-cli", "termsprawl-headless", "termsprawl-conformance"];
@@ -132,10 +133,10 @@ pub fn run(root: &Path) -> anyhow::Result<PathBuf> {
         args.extend(["-p", package]);
     }
     eprintln!("dist: cargo build --release --locked {}", args.join(" "));
-    let executables = binaries::cargo_build(root, true, &args)?;
+    let executables = cargo::build(root, true, &args)?;
     let mut programs = BTreeMap::new();
     for program in PROGRAMS {
-        programs.insert(program.to_owned(), binaries::executable(&executables, program)?);
+        programs.insert(program.to_owned(), cargo::executable(&executables, program)?);
     }
     let release = Release { version: version(&programs[CTL])?, target: target(&programs[CTL])? };
     let dist = programs[CTL]
@@ -169,7 +170,9 @@ fn target(ctl: &Path) -> anyhow::Result<String> {
     {
         return Ok(tuple.to_owned());
     }
-    let text = run_program(Command::new(crate::bench::rustc()).arg("-vV"))?;
+    let text = run_program(
+        Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into())).arg("-vV"),
+    )?;
     text.lines()
         .find_map(|line| line.strip_prefix("host: "))
         .map(str::to_owned)
@@ -480,9 +483,10 @@ fn smoke_calls(ctl: &Path, headless: &Path, conformance: &Path, data: &Path) -> 
         "--timeoutMs",
         "20000",
     ]))?;
-    let ran: Value = serde_json::from_str(&ran).context("terminal_run printed no JSON")?;
     // The direct form prints the value alone.
-    ensure!(ran["exitCode"] == 0 && ran["output"] == "shipped-42\n", "terminal_run: {ran}");
+    let ran: TerminalRunResult =
+        serde_json::from_str(&ran).with_context(|| format!("terminal_run printed {ran}"))?;
+    ensure!(ran.exit_code == Some(0) && ran.output == "shipped-42\n", "terminal_run: {ran:?}");
 
     let mut bridge = Command::new(ctl)
         .arg("--session")

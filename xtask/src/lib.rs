@@ -5,25 +5,22 @@
 //!   `termsprawl-protocol` crate, with a `--check` mode that a test runs on every `cargo test`;
 //! - `protocol-diff` ([`protocol_diff`]): the classification of operation-table changes against a
 //!   git revision, and the rule that a breaking change needs a major bump of `PROTOCOL_VERSION`;
-//! - `bench` ([`bench`]): measured speed and memory of `termsprawlctl` against the physical floor
-//!   of its task, written to `docs/performance.md`, with the `bench-support` binary (tool server
-//!   and in-process client) that it builds in release;
-//! - `demo` ([`demo`]): a scripted tour of the headless server, an agent and the MCP bridge;
 //! - `dist` ([`dist`]): the release archive (static programs, man pages, completions, README,
 //!   LICENSE) and its `SHA256SUMS`, verified and its programs run against each other;
 //! - `fuzz` ([`fuzz`]): builds the cargo-fuzz targets of `fuzz/` (a workspace of its own) and runs
 //!   each for a while, reporting executions per target;
-//! - `soak` ([`soak`]): the headless server and `termsprawlctl` (one-shot and MCP bridges) under
-//!   load while the server is killed and restarted and its endpoint file torn, with every call
-//!   matched against the server's execution log; figures written to `docs/reliability.md`;
 //! - `test` ([`test`]): the README's test command: the system packages and the pinned third-party
 //!   peers the tests need (provisioned into `target/peers/`, keyed by their pins), then
 //!   `cargo test --workspace --locked`;
 //! - the tidy checks ([`tidy`]), which are ordinary `#[test]`s over the source tree and
-//!   `cargo metadata`.
+//!   `cargo metadata`;
+//! - the hand-over of `bench`, `soak` and `demo` to the `harness` crate ([`flags::Harness`]:
+//!   `cargo run -p harness --locked -- COMMAND`), which runs the programs for real.
 //!
-//! It must never be a dependency of another crate, and it does not wrap `cargo fmt` or `clippy`
-//! (plain cargo commands); `cargo xtask test` adds only provisioning before a plain `cargo test`.
+//! It must never be a dependency of another crate, nor depend on a server or frontend crate
+//! (`headless`, `acp`, `mcp`, `cli`: codegen runs `termsprawlctl usage` as a program, and the
+//! harness holds what runs them), and it does not wrap `cargo fmt` or `clippy` (plain cargo
+//! commands); `cargo xtask test` adds only provisioning before a plain `cargo test`.
 //! Printing is this crate's job, so the print lints are allowed here once, for the whole crate.
 //!
 //! Start reading at [`flags`] (the command line), then [`codegen::generate`] and
@@ -38,15 +35,11 @@
     reason = "the generators and reports build text; `write!` into a String needs an ignored Result"
 )]
 
-pub mod bench;
-pub mod binaries;
 pub mod codegen;
-pub mod demo;
 pub mod dist;
 pub mod flags;
 pub mod fuzz;
 pub mod protocol_diff;
-pub mod soak;
 pub mod test;
 pub mod tidy;
 

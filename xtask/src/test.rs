@@ -22,7 +22,7 @@ use anyhow::{Context as _, bail, ensure};
 use termsprawl_external_term::SearchPath;
 use termsprawl_test_support::peers::{self, Kind, PEERS_ENV, Peer, STAMP_FILE, Stamp};
 
-use crate::bench::machine::first_line_of;
+use termsprawl_test_support::first_line_of;
 
 /// The name of the lock file in the peers directory.
 pub const LOCK_FILE: &str = ".lock";

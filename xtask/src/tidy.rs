@@ -45,6 +45,7 @@ const ACP: &str = "termsprawl-acp";
 const HEADLESS: &str = "termsprawl-headless";
 const CONFORMANCE: &str = "termsprawl-conformance";
 const XTASK: &str = "xtask";
+const HARNESS: &str = "harness";
 const TEST_SUPPORT: &str = "termsprawl-test-support";
 
 /// The crate graph of ARCHITECTURE.md ("Invariants"), one row per workspace package, edges
@@ -109,19 +110,23 @@ pub const CRATE_RULES: &[CrateRule] = &[
         external_deps: None,
         anyhow: true,
     },
-    // Automation: codegen reads protocol and cli, bench and soak run transport's fake app, the cli
-    // and the headless server, dist generates conformance's man page and completions.
+    // Automation: codegen reads protocol (and runs `termsprawlctl usage` as a program), dist
+    // generates conformance's man page and completions and builds through test-support's cargo,
+    // test finds programs as external-term does. Never a server or frontend crate
+    // ([`NEVER_UNDER_XTASK`]): bench, soak and demo are the harness's.
     CrateRule {
         package: XTASK,
-        workspace_deps: &[
-            PROTOCOL,
-            TRANSPORT,
-            CLI,
-            EXTERNAL_TERM,
-            HEADLESS,
-            CONFORMANCE,
-            TEST_SUPPORT,
-        ],
+        workspace_deps: &[PROTOCOL, EXTERNAL_TERM, CONFORMANCE, TEST_SUPPORT],
+        dev_workspace_deps: &[],
+        external_deps: None,
+        anyhow: true,
+    },
+    // The programs run for real (bench, soak, demo, every operation end to end): the headless
+    // server's messages, transport's server half and client for `bench-support`, the cli's code
+    // as `bench-support termsprawlctl`, test-support's `serve` and cargo builds.
+    CrateRule {
+        package: HARNESS,
+        workspace_deps: &[PROTOCOL, TRANSPORT, CLI, HEADLESS, TEST_SUPPORT],
         dev_workspace_deps: &[],
         external_deps: None,
         anyhow: true,
@@ -137,8 +142,8 @@ pub const CRATE_RULES: &[CrateRule] = &[
         anyhow: true,
     },
     // The shared test fixtures (publish = false): the fake app on the transport's server half,
-    // the MCP driver, `serve`, Xvfb and program lookup, the peer locator. Only tests and xtask
-    // use it.
+    // the MCP driver, `serve`, Xvfb and program lookup, the peer locator, cargo builds. Only
+    // tests, xtask and the harness use it.
     CrateRule {
         package: TEST_SUPPORT,
         workspace_deps: &[PROTOCOL, TRANSPORT, EXTERNAL_TERM],
@@ -147,6 +152,26 @@ pub const CRATE_RULES: &[CrateRule] = &[
         anyhow: false,
     },
 ];
+
+/// The crates that xtask must never depend on, directly or through another crate: the servers
+/// and frontends (`cargo xtask codegen` must not compile a server; the harness runs them).
+pub const NEVER_UNDER_XTASK: &[&str] = &[HEADLESS, ACP, MCP, CLI];
+
+/// Every workspace package that `package` depends on through `rules` (normal edges, followed
+/// transitively), sorted.
+pub fn dependency_closure(package: &str, rules: &[CrateRule]) -> BTreeSet<&'static str> {
+    let mut closure = BTreeSet::new();
+    let mut pending: Vec<&str> = vec![package];
+    while let Some(next) = pending.pop() {
+        let Some(rule) = rules.iter().find(|rule| rule.package == next) else { continue };
+        for dependency in rule.workspace_deps {
+            if closure.insert(*dependency) {
+                pending.push(dependency);
+            }
+        }
+    }
+    closure
+}
 
 /// The heading line of ARCHITECTURE.md's crate table: the table is the first one after it.
 pub const CRATE_TABLE_LEAD: &str =
@@ -177,7 +202,11 @@ pub fn crate_table_violations(architecture: &str, rules: &[CrateRule]) -> Vec<St
         .collect();
     let mut violations = Vec::new();
     let package_of = |folder: &str| {
-        if folder == "xtask" { folder.to_owned() } else { format!("termsprawl-{folder}") }
+        if [XTASK, HARNESS].contains(&folder) {
+            folder.to_owned()
+        } else {
+            format!("termsprawl-{folder}")
+        }
     };
     for (folder, deps) in &rows {
         let package = package_of(folder);

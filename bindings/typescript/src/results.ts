@@ -17,6 +17,22 @@ export const MAX_READ_CHARS = 100000;
 /** `limit` of `terminal_search` when omitted. */
 export const DEFAULT_SEARCH_LIMIT = 20;
 
+/** The answer of `terminal_read` in its text view, the default (1.3.0); the screen view (1.4.0) answers more. */
+export interface TerminalReadResult {
+  /** The node read. */
+  nodeId: string;
+  /** The output after `since`, its tail of at most `maxChars` UTF-16 units. */
+  output: string;
+  /** The cursor at the end of `output`. */
+  cursor: number;
+  /** Whether the command still runs. */
+  running: boolean;
+  /** Its exit code once it ended normally, else null. */
+  exitCode: number | null;
+  /** The name of the signal that ended it (`SIGTERM`), else null. */
+  signal: string | null;
+}
+
 /** The answer of `terminal_run` (1.3.0). */
 export interface TerminalRunResult {
   /** The new run node. */

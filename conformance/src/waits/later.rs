@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use termsprawl_protocol::results::member::{CURSOR, EXIT_CODE, OUTPUT, RUNNING};
 
 use super::{State, shaped};
 use crate::ctx::{Ctx, Who};
@@ -140,7 +141,7 @@ fn about(ctx: &mut Ctx, id: &str) -> bool {
 }
 
 fn text(value: &Value) -> &str {
-    value["output"].as_str().unwrap_or_default()
+    value[OUTPUT].as_str().unwrap_or_default()
 }
 
 /// A run node printing `command`'s output, not waited for; its node id and the cursor of the
@@ -159,7 +160,7 @@ async fn start(
         json!({"command": command, "title": title, "timeoutMs": 0}),
     )
     .await?;
-    Some((ran["nodeId"].as_str()?.to_owned(), ran["cursor"].as_u64()?))
+    Some((ran["nodeId"].as_str()?.to_owned(), ran[CURSOR].as_u64()?))
 }
 
 /// The group; `shell` is the run's shell terminal, `exited` the run node that printed
@@ -227,8 +228,8 @@ async fn until_change(ctx: &mut Ctx, state: &mut State) {
             Some(format!("reached is {} within 10 s", value["reached"]))
         }
         Some(value) if text(&value).is_empty() => Some("reached with no output".to_owned()),
-        Some(value) if value["cursor"].as_u64().is_none_or(|cursor| cursor <= since) => {
-            Some(format!("the cursor {} did not pass since {since}", value["cursor"]))
+        Some(value) if value[CURSOR].as_u64().is_none_or(|cursor| cursor <= since) => {
+            Some(format!("the cursor {} did not pass since {since}", value[CURSOR]))
         }
         Some(_) if started.elapsed() < Duration::from_millis(500) => Some(format!(
             "reached after {} ms, before the command printed (at 1 s)",
@@ -249,8 +250,8 @@ async fn keep_false(ctx: &mut Ctx, state: &mut State) {
         return;
     };
     let node = ran["nodeId"].as_str().unwrap_or_default().to_owned();
-    let mut problem = if ran["running"] != false {
-        Some(format!("running is {} after a command that exits at once", ran["running"]))
+    let mut problem = if ran[RUNNING] != false {
+        Some(format!("running is {} after a command that exits at once", ran[RUNNING]))
     } else if !text(&ran).contains("conformance-discarded") {
         Some("the answer's output lacks conformance-discarded".to_owned())
     } else {
@@ -302,8 +303,8 @@ async fn list(ctx: &mut Ctx, shell: &str, exited: Option<(&str, &str)>) {
                     (_, Some(entry))
                         if entry["kind"] != "run"
                             || entry["command"] != command
-                            || entry["running"] != false
-                            || entry["exitCode"] != 3
+                            || entry[RUNNING] != false
+                            || entry[EXIT_CODE] != 3
                             || entry["endedAt"].is_null() =>
                     {
                         Some(format!("the run node that exited 3 is listed as {entry}"))
@@ -391,7 +392,7 @@ async fn search_finds(ctx: &mut Ctx, state: &mut State, run: &str) -> Option<Str
     if found["nodeId"] != run {
         return Some(format!("the match names {}, not {run}", found["nodeId"]));
     }
-    let cursor = found["cursor"].as_u64().unwrap_or_default();
+    let cursor = found[CURSOR].as_u64().unwrap_or_default();
     let read =
         shaped(ctx, state, None, "terminal_read", json!({"nodeId": run, "since": cursor})).await;
     if !read.as_ref().is_some_and(|read| text(read).starts_with("conformance-ran")) {
@@ -444,11 +445,11 @@ async fn any_of(ctx: &mut Ctx, state: &mut State) {
             Some(value) if value["matched"] != 1 => {
                 Some(format!("matched is {}, expected 1 (conformance-FAILED)", value["matched"]))
             }
-            Some(value) => match (value["matchCursor"].as_u64(), value["cursor"].as_u64()) {
+            Some(value) => match (value["matchCursor"].as_u64(), value[CURSOR].as_u64()) {
                 (Some(at), Some(end)) if at >= since && at < end => None,
                 _ => Some(format!(
                     "matchCursor {} is not a cursor between since {since} and the answer's cursor {}",
-                    value["matchCursor"], value["cursor"]
+                    value["matchCursor"], value[CURSOR]
                 )),
             },
         };
@@ -531,7 +532,7 @@ async fn notify(ctx: &mut Ctx, state: &mut State) {
     }
     let me = ctx.first.node_id().to_owned();
     let before = ctx.call(Who::First, "terminal_read", &json!({"nodeId": me, "maxChars": 1})).await;
-    let Some(mine) = before.value().ok().and_then(|value| value["cursor"].as_u64()) else {
+    let Some(mine) = before.value().ok().and_then(|value| value[CURSOR].as_u64()) else {
         for id in ["notify.one-notice", "notify.line-format"] {
             skip(ctx, id, "terminal_read of the caller's own terminal answered no cursor");
         }
@@ -545,10 +546,10 @@ async fn notify(ctx: &mut Ctx, state: &mut State) {
         return;
     };
     let node = ran["nodeId"].as_str().unwrap_or_default().to_owned();
-    if ran["running"] != true {
+    if ran[RUNNING] != true {
         let why = format!(
             "terminal_run answered running {} for `sleep 1` with timeoutMs 100",
-            ran["running"]
+            ran[RUNNING]
         );
         verdict(ctx, "notify.one-notice", Some(why.clone()));
         skip(ctx, "notify.line-format", &why);

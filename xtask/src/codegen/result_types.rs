@@ -6,10 +6,12 @@
 //! against its schema here, member order included, so that the two cannot drift.
 
 use serde_json::{Value, json};
+use termsprawl_protocol::results::member::{CURSOR, EXIT_CODE, OUTPUT, RUNNING};
 
 /// The result types, each as (type name, schema): the order of `results.ts`.
 pub(super) fn schemas() -> Vec<(&'static str, Value)> {
     vec![
+        ("TerminalReadResult", terminal_read()),
         ("TerminalRunResult", terminal_run()),
         ("TerminalWaitResult", terminal_wait()),
         ("TerminalKind", terminal_kind()),
@@ -29,9 +31,9 @@ fn plain(kind: &str, description: &str) -> Value {
 
 /// The members every run and wait answer shares, after `nodeId`.
 fn exit_members(properties: &mut serde_json::Map<String, Value>) {
-    properties.insert("running".into(), plain("boolean", "Whether the command still runs."));
+    properties.insert(RUNNING.into(), plain("boolean", "Whether the command still runs."));
     properties.insert(
-        "exitCode".into(),
+        EXIT_CODE.into(),
         nullable("integer", "Its exit code once it ended normally, else null."),
     );
     properties.insert(
@@ -41,9 +43,9 @@ fn exit_members(properties: &mut serde_json::Map<String, Value>) {
 }
 
 fn output_members(properties: &mut serde_json::Map<String, Value>, output: &str) {
-    properties.insert("output".into(), plain("string", output));
+    properties.insert(OUTPUT.into(), plain("string", output));
     properties.insert("truncated".into(), plain("boolean", "Whether `output` was cut."));
-    properties.insert("cursor".into(), plain("integer", "The cursor at the end of `output`."));
+    properties.insert(CURSOR.into(), plain("integer", "The cursor at the end of `output`."));
 }
 
 fn object(
@@ -59,6 +61,22 @@ fn object(
         "properties": properties,
         "required": required,
     })
+}
+
+fn terminal_read() -> Value {
+    let mut properties = serde_json::Map::new();
+    properties.insert("nodeId".into(), plain("string", "The node read."));
+    properties.insert(
+        OUTPUT.into(),
+        plain("string", "The output after `since`, its tail of at most `maxChars` UTF-16 units."),
+    );
+    properties.insert(CURSOR.into(), plain("integer", "The cursor at the end of `output`."));
+    exit_members(&mut properties);
+    object(
+        "The answer of `terminal_read` in its text view, the default (1.3.0); the screen view (1.4.0) answers more.",
+        &properties,
+        &[],
+    )
 }
 
 fn terminal_run() -> Value {
@@ -134,7 +152,7 @@ fn terminal_list_entry() -> Value {
         "endedAt".into(),
         nullable("string", "When its program ended, ISO 8601 UTC; null while it runs."),
     );
-    properties.insert("cursor".into(), plain("integer", "Its output cursor now."));
+    properties.insert(CURSOR.into(), plain("integer", "Its output cursor now."));
     properties.insert(
         "lastOutputAt".into(),
         nullable("string", "When it last printed, ISO 8601 UTC; null before any output."),
@@ -159,7 +177,7 @@ fn search_match() -> Value {
     let mut properties = serde_json::Map::new();
     properties.insert("nodeId".into(), plain("string", "The terminal it was found in."));
     properties.insert(
-        "cursor".into(),
+        CURSOR.into(),
         plain(
             "integer",
             "The cursor at the start of the matching line: `terminal_read {since: cursor}` reads on from it.",

@@ -20,12 +20,13 @@ use crate::project_root;
 /// writes.
 #[test]
 fn docs_reference_and_the_typescript_bindings_are_fresh() {
-    let drifts = check(&project_root(), &generate()).unwrap();
+    let drifts = check(&project_root(), &generate().unwrap()).unwrap();
     assert!(drifts.is_empty(), "\n{}", render_drifts(&drifts));
 }
 
 fn generated(path: &str) -> String {
     generate()
+        .unwrap()
         .into_iter()
         .find(|(generated, _)| generated == Path::new(path))
         .unwrap_or_else(|| panic!("{path} is not generated"))
@@ -45,7 +46,7 @@ fn catalog_json_is_the_tools_list_array_pretty_printed() {
 
 #[test]
 fn every_generated_file_carries_the_marker_where_the_format_allows() {
-    for (path, contents) in generate() {
+    for (path, contents) in generate().unwrap() {
         let shown = path.display();
         assert!(GENERATED_DIRS.iter().any(|dir| path.starts_with(dir)), "{shown}");
         assert!(contents.ends_with('\n') && !contents.ends_with("\n\n"), "{shown}: final newline");
@@ -104,7 +105,7 @@ fn every_operation_has_a_schema_file_and_a_reference_section() {
             assert!(row.ends_with(&format!(" | {required} | {} |", param.description())), "{row}");
         }
     }
-    let files = generate();
+    let files = generate().unwrap();
     let schema_files = files.iter().filter(|(path, _)| path.starts_with("docs/reference/schemas"));
     assert_eq!(schema_files.count(), operations().len());
 }
@@ -220,9 +221,21 @@ fn result(name: &str, value: &impl serde::Serialize) -> Result<(), String> {
 #[test]
 fn result_type_schemas_accept_what_the_protocol_types_write() {
     use termsprawl_protocol::results::{
-        SearchMatch, TerminalKind, TerminalListEntry, TerminalRunResult, TerminalSearchResult,
-        TerminalWaitResult,
+        SearchMatch, TerminalKind, TerminalListEntry, TerminalReadResult, TerminalRunResult,
+        TerminalSearchResult, TerminalWaitResult,
     };
+    let read = TerminalReadResult {
+        node_id: "terminal-1".to_owned(),
+        output: "x\n".to_owned(),
+        cursor: 2,
+        running: true,
+        exit_code: None,
+        signal: None,
+    };
+    result("TerminalReadResult", &read).unwrap();
+    // Member order is the contract's: `cursor` before `running` in a read.
+    let swapped = serde_json::json!({"nodeId": "n", "output": "", "running": true, "cursor": 0, "exitCode": null, "signal": null});
+    assert!(result("TerminalReadResult", &swapped).is_err());
     let run = TerminalRunResult {
         node_id: "terminal-1".to_owned(),
         running: false,
@@ -462,7 +475,7 @@ fn write_repairs_every_drift_and_leaves_fresh_files_alone() {
 #[test]
 fn check_of_an_empty_repository_reports_every_file_missing() {
     let root = tempfile::tempdir().unwrap();
-    let files = generate();
+    let files = generate().unwrap();
     let drifts = check(root.path(), &files).unwrap();
     assert_eq!(drifts.len(), files.len());
     assert!(drifts.iter().all(|drift| matches!(drift, Drift::Missing { .. })));
@@ -474,7 +487,7 @@ fn check_of_an_empty_repository_reports_every_file_missing() {
 #[test]
 fn the_check_covers_every_file_of_the_typescript_package_but_its_build_output() {
     let root = tempfile::tempdir().unwrap();
-    let files = generate();
+    let files = generate().unwrap();
     write(root.path(), &files).unwrap();
     put(root.path(), "bindings/typescript/src/handwritten.ts", "export const x = 1;\n");
     put(root.path(), "bindings/typescript/examples/client.ts", "export {};\n");

@@ -127,7 +127,7 @@ fn readme() -> String {
         "| `src/guides.ts` | `GuideTopic`, `GUIDES` (the text `guide_read` returns for each topic) and `INSTRUCTIONS` |\n",
     );
     out.push_str(
-        "| `src/results.ts` | the typed answers of `terminal_run`, `terminal_wait`, `terminal_list` and `terminal_search` (`TerminalRunResult`, `TerminalWaitResult`, `TerminalListEntry`, `SearchMatch`, `TerminalSearchResult`) and their limits (`MAX_WAIT_MS`, `MAX_CLIENT_WAIT_MS`, …), as `termsprawl_protocol::results` has them |\n",
+        "| `src/results.ts` | the typed answers of `terminal_read` (text view), `terminal_run`, `terminal_wait`, `terminal_list` and `terminal_search` (`TerminalReadResult`, `TerminalRunResult`, `TerminalWaitResult`, `TerminalListEntry`, `SearchMatch`, `TerminalSearchResult`) and their limits (`MAX_WAIT_MS`, `MAX_CLIENT_WAIT_MS`, …), as `termsprawl_protocol::results` has them |\n",
     );
     out.push_str(
         "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n",

@@ -7,10 +7,11 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    CRATE_RULES, CrateRule, cargo_metadata, crate_table_violations, dependency_violations,
-    files_with_extensions, forbidden_attributes, heading_numbers, missing_crate_doc_parts,
-    missing_module_doc, spec_citation_violations, spec_citations, trailing_whitespace,
-    unpublished_packages, unversioned_path_dependencies, unversioned_workspace_dependencies,
+    CRATE_RULES, CrateRule, NEVER_UNDER_XTASK, cargo_metadata, crate_table_violations,
+    dependency_closure, dependency_violations, files_with_extensions, forbidden_attributes,
+    heading_numbers, missing_crate_doc_parts, missing_module_doc, spec_citation_violations,
+    spec_citations, trailing_whitespace, unpublished_packages, unversioned_path_dependencies,
+    unversioned_workspace_dependencies,
 };
 use crate::project_root;
 
@@ -145,8 +146,8 @@ fn every_crate_has_its_package_metadata_and_each_unpublished_one_is_named_with_w
     let mut violations = Vec::new();
     for package in metadata["packages"].as_array().unwrap() {
         let name = package["name"].as_str().unwrap();
-        if name == "xtask" {
-            continue; // the automation, reached through the cargo alias: never a package
+        if ["xtask", "harness"].contains(&name) {
+            continue; // the automation, reached through `cargo xtask`: never a package
         }
         for field in ["description", "license", "repository", "readme", "documentation"] {
             if !package[field].is_string() {
@@ -478,6 +479,23 @@ fn conformance_may_not_depend_on_headless_or_a_frontend() {
             "termsprawl-conformance must not depend on termsprawl-cli (normal)",
             "termsprawl-conformance must not depend on termsprawl-headless (dev)",
         ]
+    );
+}
+
+#[test]
+fn xtask_depends_on_no_server_or_frontend_even_through_another_crate() {
+    let closure = dependency_closure("xtask", CRATE_RULES);
+    for crate_name in NEVER_UNDER_XTASK {
+        assert!(!closure.contains(crate_name), "xtask depends on {crate_name}: {closure:?}");
+    }
+    // The check sees through a crate in between: a planted edge to cli brings mcp and acp.
+    let mut rules = CRATE_RULES.to_vec();
+    let conformance = rules.iter_mut().find(|rule| rule.package == "termsprawl-conformance");
+    conformance.unwrap().workspace_deps = &["termsprawl-protocol", "termsprawl-cli"];
+    let closure = dependency_closure("xtask", &rules);
+    assert!(
+        closure.contains("termsprawl-mcp") && closure.contains("termsprawl-acp"),
+        "{closure:?}"
     );
 }
 

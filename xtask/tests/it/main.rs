@@ -1,12 +1,10 @@
 //! End-to-end tests of the `xtask` binary: exit codes and output of its commands, run as a
 //! process against this repository (read-only) and scratch files.
 
-mod bench;
 mod codegen;
-mod every_operation;
 mod fuzz;
+mod harness;
 mod protocol_diff;
-mod soak;
 
 use std::process::Command;
 
