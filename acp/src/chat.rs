@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -28,9 +29,13 @@ use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
+use crate::startup::{self, Launcher, Started};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
+
+/// How long the report of an agent whose output ended waits for its exit status.
+const GONE_EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// How a turn ended.
 #[derive(Debug)]
@@ -58,6 +63,9 @@ enum Fatal {
 )]
 pub(crate) struct Chat {
     ui: Ui,
+    /// The agent process, and what starts it again (`/restart`).
+    agent: Agent,
+    launcher: Launcher,
     connection: Connection,
     client: Client,
     terminals: Arc<Backend>,
@@ -80,6 +88,11 @@ pub(crate) struct Chat {
     agent_log: Option<PathBuf>,
     /// Whether `agent_log` is the temporary file of this run (removed at the end when empty).
     agent_log_temporary: bool,
+    /// The report of the failure being shown named the agent's log already (with its last
+    /// lines): the hint after it does not name it again.
+    log_named: bool,
+    /// A failure named the agent's log: the end does not name it again.
+    log_told: bool,
     /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
     bridge: Option<BridgeMark>,
     /// What the start learned about the tool server.
@@ -111,6 +124,8 @@ pub(crate) struct Setting {
     pub(crate) agent_log_kind: AgentLog,
     /// The prompt's line editor, when the chat is interactive on a terminal.
     pub(crate) editor: Option<LineEditor>,
+    /// What starts the agent again.
+    pub(crate) launcher: Launcher,
 }
 
 /// A private directory where the injected bridge, started by the agent, leaves a file (the
@@ -124,15 +139,9 @@ struct BridgeMark {
 
 impl Chat {
     /// A chat on a started connection; the person's input is read from now on.
-    pub(crate) fn new(
-        mut ui: Ui,
-        connection: Connection,
-        client: Client,
-        events: mpsc::UnboundedReceiver<Event>,
-        signals: Signals,
-        setting: Setting,
-    ) -> Chat {
-        let Setting { terminals, server, agent_log, agent_log_kind, editor } = setting;
+    pub(crate) fn new(mut ui: Ui, started: Started, signals: Signals, setting: Setting) -> Chat {
+        let Started { agent, connection, client, events } = started;
+        let Setting { terminals, server, agent_log, agent_log_kind, editor, launcher } = setting;
         let markdown = ui.color().then(Markdown::default);
         let (input, printer) = InputReader::spawn(editor);
         if let Some(printer) = printer {
@@ -140,6 +149,8 @@ impl Chat {
         }
         Chat {
             ui,
+            agent,
+            launcher,
             connection,
             client,
             terminals,
@@ -156,6 +167,8 @@ impl Chat {
             disconnected: false,
             agent_log,
             agent_log_temporary: agent_log_kind == AgentLog::Temporary,
+            log_named: false,
+            log_told: false,
             bridge: None,
             server,
             mcp_entries: serde_json::json!([]),
@@ -200,7 +213,8 @@ impl Chat {
             Ok(status) => status,
             Err(Fatal::Disconnected(reason)) => {
                 self.disconnected = true;
-                self.ui.error(&format!("{reason}; stopping"));
+                let report = self.agent_gone(&reason, "").await;
+                self.ui.error(&report);
                 self.log_hint();
                 ExitStatus::Failure
             }
@@ -219,12 +233,60 @@ impl Chat {
         }
     }
 
-    /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1).
+    /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1), unless
+    /// the failure's report named it already (once per failure, §2.17).
     fn log_hint(&mut self) {
-        if let Some(path) = &self.agent_log {
+        if std::mem::take(&mut self.log_named) {
+            return;
+        }
+        // An empty log has nothing to read (and a temporary one is removed at the end).
+        let written = |path: &PathBuf| std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+        if let Some(path) = self.agent_log.as_ref().filter(|path| written(path)) {
             let line = format!("the agent's stderr is in {}", path.display());
             self.ui.error(&line);
+            self.log_told = true;
         }
+    }
+
+    /// The report of an agent whose output ended (`spec/acp.md` §2.17): how it exited (waiting
+    /// briefly for it), `when` (` before answering initialize`), and the last lines it wrote to
+    /// its stderr log, which the report then names. `reason` is the reader's, said when the
+    /// output did not simply end.
+    pub(super) async fn agent_gone(&mut self, reason: &str, when: &str) -> String {
+        let status = match self.agent.try_status() {
+            Some(status) => Some(status),
+            None => self.agent.exited_within(GONE_EXIT_WAIT).await,
+        };
+        let mut report = match status {
+            Some(status) => {
+                format!("the agent exited with {}{when}", agent::describe(Some(status)))
+            }
+            None if reason == startup::CLOSED_OUTPUT => {
+                format!("the agent closed its output{when} (it still runs; stopping it)")
+            }
+            None => format!("{reason}{when}; stopping the agent"),
+        };
+        self.add_stderr_tail(&mut report);
+        report
+    }
+
+    /// Adds the last lines of the agent's stderr to a report (naming its log), or that it wrote
+    /// nothing there; nothing when its stderr is ours (the lines are above).
+    pub(super) fn add_stderr_tail(&mut self, report: &mut String) {
+        let Some(path) = self.agent.log_path().map(Path::to_path_buf) else { return };
+        let tail = self.agent.stderr_tail();
+        if tail.is_empty() {
+            report.push_str("; it wrote nothing on stderr");
+            self.log_named = true;
+            return;
+        }
+        report.push_str(&format!("; the last lines of its stderr ({}):", path.display()));
+        for line in tail {
+            report.push_str("\n    ");
+            report.push_str(&line);
+        }
+        self.log_named = true;
+        self.log_told = true;
     }
 
     fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
@@ -322,19 +384,18 @@ impl Chat {
 
     /// Shutdown (`spec/acp.md` §2.11): asks cancelled, terminals released, the agent's stdin
     /// closed, then SIGTERM and SIGKILL.
-    pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
+    pub(crate) async fn shutdown(&mut self, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
         self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();
-        let exit = match agent.try_status() {
-            Some(exit) => Some(exit),
-            None => agent.stop().await,
-        };
-        self.connection.fail_pending();
-        if self.disconnected {
-            self.ui.error(&format!("the agent exited with {}", agent::describe(exit)));
+        if self.agent.try_status().is_some() {
+            // It exited or crashed: what it left in its group is ended all the same.
+            self.agent.end_group().await;
+        } else {
+            self.agent.stop().await;
         }
+        self.connection.fail_pending();
         self.tidy_agent_log();
         status
     }
@@ -349,6 +410,7 @@ impl Chat {
             Ok(metadata) if metadata.len() == 0 => {
                 let _ = std::fs::remove_file(&path);
             }
+            Ok(_) if self.log_told => {}
             Ok(_) => self.ui.error(&format!("the agent's stderr is kept in {}", path.display())),
             Err(_) => {}
         }

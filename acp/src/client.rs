@@ -43,7 +43,7 @@ pub(crate) enum Event {
 }
 
 /// How the client answers; shared by every request task.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) roots: Roots,
     pub(crate) terminals: Arc<Backend>,

@@ -2,6 +2,7 @@
 //! agent log), the terminals prepared, the agent spawned, the connection's reader and writer
 //! started, and the chat run to its exit status and shut down.
 
+use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -85,7 +86,21 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         (server, _) => server,
     };
     let terminals = Arc::new(terminals.backend);
-    let (mut agent, stdin, stdout) = match Agent::spawn(&options.agent, &cwd, agent_stderr) {
+    let config = Config {
+        roots,
+        terminals: Arc::clone(&terminals),
+        permission: options.permission,
+        permission_timeout: options.permission_timeout,
+    };
+    let launcher = Launcher {
+        argv: options.agent.clone(),
+        cwd: cwd.clone(),
+        log: options.agent_log.clone(),
+        log_path: agent_log.clone(),
+        trace,
+        config,
+    };
+    let started = match launcher.spawn(agent_stderr) {
         Ok(started) => started,
         Err(error) => {
             if let Some(path) = agent_log.filter(|_| options.agent_log == AgentLog::Temporary) {
@@ -103,28 +118,75 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         ui.error(&format!("the agent's stderr goes to {}", path.display()));
     }
 
-    let (connection, lines) = Connection::new(trace);
-    tokio::spawn(connection::write_loop(lines, stdin));
-    let (events_sender, events) = mpsc::unbounded_channel();
-    let config = Config {
-        roots,
-        terminals: Arc::clone(&terminals),
-        permission: options.permission,
-        permission_timeout: options.permission_timeout,
-    };
-    let client = Client::new(connection.clone(), config, events_sender.clone());
-    spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
-
     // The prompt is edited (with the project's history) when a person types at a terminal.
     let interactive = options.prompt.is_none() && !options.list_sessions;
     let editor = (interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal())
         .then(|| LineEditor { history: history_path(&cwd) });
-    let setting =
-        Setting { terminals, server, agent_log, agent_log_kind: options.agent_log.clone(), editor };
-    let mut chat = Chat::new(ui, connection, client, events, signals, setting);
+    let setting = Setting {
+        terminals,
+        server,
+        agent_log,
+        agent_log_kind: options.agent_log.clone(),
+        editor,
+        launcher,
+    };
+    let mut chat = Chat::new(ui, started, signals, setting);
     let status = chat.run(&options, &cwd, session_file.as_deref()).await;
-    chat.shutdown(&mut agent, status).await
+    chat.shutdown(status).await
 }
+
+/// What starts the agent, again for `/restart` (`spec/acp.md` §2.18).
+#[derive(Debug)]
+pub(crate) struct Launcher {
+    argv: Vec<OsString>,
+    cwd: PathBuf,
+    log: AgentLog,
+    log_path: Option<PathBuf>,
+    trace: Option<Arc<Trace>>,
+    config: Config,
+}
+
+/// A started agent and the connection to it.
+#[derive(Debug)]
+pub(crate) struct Started {
+    pub(crate) agent: Agent,
+    pub(crate) connection: Connection,
+    pub(crate) client: Client,
+    pub(crate) events: mpsc::UnboundedReceiver<Event>,
+}
+
+impl Launcher {
+    /// Starts the agent again, its stderr appended to the same place.
+    pub(crate) fn restart(&self) -> Result<Started, String> {
+        let stderr = match (&self.log, &self.log_path) {
+            (AgentLog::Inherit, _) | (_, None) => Stdio::inherit(),
+            (_, Some(path)) => {
+                OpenOptions::new().create(true).append(true).open(path).map(Stdio::from).map_err(
+                    |error| format!("cannot open the agent log {}: {error}", path.display()),
+                )?
+            }
+        };
+        self.spawn(stderr).map_err(|error| {
+            let program = self.argv.first().map(|program| program.to_string_lossy());
+            format!("cannot start the agent {}: {error}", program.unwrap_or_default())
+        })
+    }
+
+    /// Spawns the agent and starts the connection's reader and writer.
+    fn spawn(&self, stderr: Stdio) -> std::io::Result<Started> {
+        let log = self.log_path.as_deref().filter(|_| self.log != AgentLog::Inherit);
+        let (agent, stdin, stdout) = Agent::spawn(&self.argv, &self.cwd, stderr, log)?;
+        let (connection, lines) = Connection::new(self.trace.clone());
+        tokio::spawn(connection::write_loop(lines, stdin));
+        let (events_sender, events) = mpsc::unbounded_channel();
+        let client = Client::new(connection.clone(), self.config.clone(), events_sender.clone());
+        spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
+        Ok(Started { agent, connection, client, events })
+    }
+}
+
+/// The reader's reason when the agent's output simply ended.
+pub(crate) const CLOSED_OUTPUT: &str = "the agent closed its output";
 
 /// Reads the agent's stdout until it ends, then reports why and fails what is still pending.
 fn spawn_reader(
@@ -137,7 +199,7 @@ fn spawn_reader(
         let mut dispatch = |inbound| client.dispatch(inbound);
         let end = connection::read_loop(BufReader::new(stdout), &connection, &mut dispatch).await;
         let reason = match end {
-            ReadEnd::Eof => "the agent closed its output".to_owned(),
+            ReadEnd::Eof => CLOSED_OUTPUT.to_owned(),
             ReadEnd::TooLong => "the agent sent a message longer than 16 MiB".to_owned(),
             ReadEnd::Io(error) => format!("reading from the agent failed: {error}"),
         };

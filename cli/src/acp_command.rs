@@ -44,6 +44,8 @@ Options:
   --no-mcp                      do not hand the agent termsprawl's MCP bridge
   --mcp-read-only               hand the agent only the read-only termsprawl tools (the bridge's --read-only)
   --mcp-tools NAME,...          hand the agent only these termsprawl tools (the bridge's --tools)
+  --mcp-max-wait-ms MS          the longest wait in one termsprawl tool call, 0 to 600000 (the bridge's --max-wait-ms;
+                                default: the bridge's 50000); the agent's own limit on an MCP call must allow it
   --trace FILE                  append every wire message as a JSON line
   --agent-log FILE|-            where the agent's stderr goes; - copies it to stderr (default: a new temporary file,
                                 removed at the end when the agent wrote nothing to it)
@@ -130,7 +132,7 @@ pub(crate) fn mark_bridge_started() {
 }
 
 /// The flags of `acp`: value flags, then the booleans.
-const VALUE_FLAGS: [&str; 12] = [
+const VALUE_FLAGS: [&str; 13] = [
     "cwd",
     "prompt",
     "permission",
@@ -139,6 +141,7 @@ const VALUE_FLAGS: [&str; 12] = [
     "trace",
     "agent-log",
     "mcp-tools",
+    "mcp-max-wait-ms",
     "mode",
     "set",
     "model",
@@ -276,6 +279,14 @@ fn apply(options: &mut Options, flag: &str, raw: &[u8]) -> Result<(), String> {
         }
         "trace" => options.trace = Some(path()?),
         "mcp-tools" => options.mcp_narrowing.tools = Some(tool_names(text()?, &invalid)?),
+        "mcp-max-wait-ms" => {
+            let limit = termsprawl_protocol::results::MAX_CLIENT_WAIT_MS;
+            let milliseconds =
+                text()?.parse::<u64>().ok().filter(|ms| *ms <= limit).ok_or_else(|| {
+                    invalid(&format!("is not a whole number of milliseconds from 0 to {limit}"))
+                })?;
+            options.mcp_narrowing.max_wait_ms = Some(milliseconds);
+        }
         "mode" | "resume" | "model" => {
             let value = text()?;
             if value.trim().is_empty() {
