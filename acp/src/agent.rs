@@ -17,7 +17,8 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 use tokio::time::timeout;
 
 /// How long each stage of stopping waits for the agent to exit.
@@ -31,11 +32,14 @@ const STDERR_TAIL_BYTES: u64 = 16 * 1024;
 /// The longest stderr line a report shows, in characters.
 const STDERR_LINE_CHARS: usize = 300;
 
-/// A running agent.
+/// A running agent. Its process is owned by a task that waits for its exit and publishes the
+/// status, so that an agent that dies while something it started holds its stdout open (the
+/// reader then sees no end) is noticed all the same.
 #[derive(Debug)]
 pub(crate) struct Agent {
-    child: Child,
+    pid: Option<Pid>,
     group: Option<Pid>,
+    exit: watch::Receiver<Option<ExitStatus>>,
     /// The file its stderr goes to and how long the file was when it started.
     log: Option<(PathBuf, u64)>,
 }
@@ -75,22 +79,26 @@ impl Agent {
             command.pre_exec(move || die_with_parent(parent));
         }
         let mut child = command.spawn()?;
-        let group = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .filter(|id| *id > 1)
-            .and_then(Pid::from_raw);
+        let pid = child.id().and_then(|id| i32::try_from(id).ok()).filter(|id| *id > 1);
+        let pid = pid.and_then(Pid::from_raw);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(io::Error::other("the agent's stdio was not piped"));
         };
-        Ok((Agent { child, group, log }, stdin, stdout))
+        let (published, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            // `kill_on_drop`: a runtime that ends first takes the agent with it.
+            if let Ok(status) = child.wait().await {
+                let _ = published.send(Some(status));
+            }
+        });
+        Ok((Agent { pid, group: pid, exit, log }, stdin, stdout))
     }
 
     /// Waits for the agent to exit on its own (after its stdin was closed), then SIGTERM, then
     /// SIGKILL; every stage waits [`STOP_GRACE`]. Whatever is left of its process group is sent
     /// SIGTERM at the end. Returns how it exited, if known.
     pub(crate) async fn stop(&mut self) -> Option<ExitStatus> {
-        let mut status = timeout(STOP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
+        let mut status = self.exited_within(STOP_GRACE).await;
         for signal in [Signal::TERM, Signal::KILL] {
             if status.is_some() {
                 break;
@@ -98,25 +106,40 @@ impl Agent {
             if let Some(group) = self.group {
                 let _ = kill_process_group(group, signal);
             }
-            status = timeout(STOP_GRACE, self.child.wait()).await.ok().and_then(Result::ok);
+            status = self.exited_within(STOP_GRACE).await;
         }
-        if status.is_none() {
-            let _ = self.child.start_kill();
-            status = self.child.wait().await.ok();
+        if status.is_none()
+            && let Some(pid) = self.pid
+        {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+            status = self.exited_within(STOP_GRACE).await;
         }
         self.end_group().await;
         status
     }
 
     /// The exit status if the agent has already exited.
-    pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
+    pub(crate) fn try_status(&self) -> Option<ExitStatus> {
+        *self.exit.borrow()
     }
 
-    /// Waits at most `limit` for the agent to exit (it closed its output; it exits at about the
-    /// same time).
-    pub(crate) async fn exited_within(&mut self, limit: Duration) -> Option<ExitStatus> {
-        timeout(limit, self.child.wait()).await.ok().and_then(Result::ok)
+    /// Waits at most `limit` for the agent to exit.
+    pub(crate) async fn exited_within(&self, limit: Duration) -> Option<ExitStatus> {
+        let mut exit = self.exit.clone();
+        match timeout(limit, exit.wait_for(Option::is_some)).await {
+            Ok(Ok(status)) => *status,
+            _ => None,
+        }
+    }
+
+    /// Resolves when the agent has exited (never, if its waiter is gone).
+    pub(crate) fn exited(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut exit = self.exit.clone();
+        async move {
+            if exit.wait_for(Option::is_some).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 
     /// Ends what the agent left in its process group after it exited, crashed or was stopped:

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use termsprawl_transport::long_wait::WaitProgress;
 use tokio::sync::mpsc;
 
 use crate::agent::{self, Agent};
@@ -82,8 +83,13 @@ pub(crate) struct Chat {
     session_id: String,
     /// The person asked to leave (end of input on a terminal, SIGTERM, SIGHUP) during a turn.
     quit_requested: bool,
-    /// The agent closed or broke the connection.
+    /// The agent closed or broke the connection (in an interactive chat, until `/restart`).
     disconnected: bool,
+    /// What the chat started with, again for `/restart`.
+    start: Option<(Options, Option<PathBuf>)>,
+    /// The agent is being started again: a session it can neither resume nor load is replaced
+    /// by a new one.
+    restarting: bool,
     /// The file the agent's stderr goes to, named after a failure.
     agent_log: Option<PathBuf>,
     /// Whether `agent_log` is the temporary file of this run (removed at the end when empty).
@@ -165,6 +171,8 @@ impl Chat {
             session_id: String::new(),
             quit_requested: false,
             disconnected: false,
+            start: None,
+            restarting: false,
             agent_log,
             agent_log_temporary: agent_log_kind == AgentLog::Temporary,
             log_named: false,
@@ -188,6 +196,7 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> ExitStatus {
+        self.start = Some((options.clone(), session_file.map(Path::to_path_buf)));
         if let Err(message) = self.handshake(options, cwd, session_file).await {
             self.ui.error(&message);
             self.log_hint();
@@ -323,8 +332,29 @@ impl Chat {
             }
             Event::Notice(notice) => self.ui.error(&notice),
             Event::Disconnected(reason) => return Err(Fatal::Disconnected(reason)),
+            Event::Waiting(terminal_id, progress) => self.waiting(&terminal_id, &progress),
         }
         Ok(())
+    }
+
+    /// A wait for a terminal's exit goes on (`spec/acp.md` §2.19): the tool call that shows the
+    /// terminal, else the terminal, gets the time waited and the last line of output, on its own
+    /// line rewritten in place; nothing while an ask waits for an answer.
+    fn waiting(&mut self, terminal_id: &str, progress: &WaitProgress) {
+        if !self.asks.is_empty() {
+            return;
+        }
+        let mut state = format!("waiting {} s", progress.waited.as_secs());
+        if let Some(last) = &progress.last_line {
+            state.push_str(&format!(", last: {last:?}"));
+        }
+        let (id, line) = match self.renderer.terminal_card(terminal_id) {
+            Some((id, line)) => (id, format!("{line} · {state}")),
+            None => {
+                (format!("terminal {terminal_id}"), format!("[terminal] {terminal_id} {state}"))
+            }
+        };
+        self.ui.progress_line(&id, &line);
     }
 
     /// What an update shows; the session's mode, options and commands are followed here.
@@ -380,6 +410,64 @@ impl Chat {
             Piece::Tool(id, line) => self.ui.tool_line(&id, &line),
             Piece::Diff(lines) => self.ui.diff(&lines),
         }
+    }
+
+    /// The agent of an interactive chat is gone (`spec/acp.md` §2.18): how it ended, with the
+    /// last lines of its stderr, what it left in its process group ended, and the offer to start
+    /// it again.
+    pub(super) async fn agent_crashed(&mut self, reason: &str) {
+        self.disconnected = true;
+        self.asks.clear();
+        self.renderer.end_turn();
+        self.flush_markdown();
+        let report = self.agent_gone(reason, "").await;
+        self.ui.error(&report);
+        self.log_hint();
+        self.agent.end_group().await;
+        let session = if self.session_open && !self.session_id.is_empty() {
+            format!(" and continues session {}", self.session_id)
+        } else {
+            String::new()
+        };
+        self.ui.line(&format!("[agent] /restart starts it again{session}; /quit ends"));
+    }
+
+    /// `/restart` (`spec/acp.md` §2.18): the agent (stopped first when it still runs, with what
+    /// it left in its group) started again with the same command line, its terminals released,
+    /// and the current session continued (`session/resume` or `session/load`, as `--resume`
+    /// does), or a new one when there is none or the agent can continue none.
+    pub(super) async fn restart(&mut self, cwd: &Path) -> Result<(), String> {
+        let Some((mut options, session_file)) = self.start.clone() else {
+            return Err("nothing to restart".to_owned());
+        };
+        self.asks.clear();
+        self.connection.close_output();
+        if self.agent.try_status().is_some() {
+            self.agent.end_group().await;
+        } else {
+            self.agent.stop().await;
+        }
+        self.connection.fail_pending();
+        self.terminals.shutdown().await;
+        let started = self.launcher.restart()?;
+        let Started { agent, connection, client, events } = started;
+        self.agent = agent;
+        self.connection = connection;
+        self.client = client;
+        self.events = events;
+        self.disconnected = false;
+        self.bridge = None;
+        options.resume =
+            (self.session_open && !self.session_id.is_empty()).then(|| self.session_id.clone());
+        options.list_sessions = false;
+        self.session_open = false;
+        self.restarting = true;
+        let result = self.handshake(&options, cwd, session_file.as_deref()).await;
+        self.restarting = false;
+        if result.is_err() {
+            self.disconnected = true;
+        }
+        result
     }
 
     /// Shutdown (`spec/acp.md` §2.11): asks cancelled, terminals released, the agent's stdin

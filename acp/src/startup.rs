@@ -8,6 +8,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::io::BufReader;
 use tokio::sync::mpsc;
@@ -91,6 +92,7 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         terminals: Arc::clone(&terminals),
         permission: options.permission,
         permission_timeout: options.permission_timeout,
+        progress: std::io::stdout().is_terminal(),
     };
     let launcher = Launcher {
         argv: options.agent.clone(),
@@ -180,6 +182,19 @@ impl Launcher {
         tokio::spawn(connection::write_loop(lines, stdin));
         let (events_sender, events) = mpsc::unbounded_channel();
         let client = Client::new(connection.clone(), self.config.clone(), events_sender.clone());
+        // An agent that exits while something it started holds its stdout open: the reader sees
+        // no end, its exit tells (after what it wrote last was read).
+        let exited = agent.exited();
+        let watched = connection.clone();
+        let told = events_sender.clone();
+        tokio::spawn(async move {
+            exited.await;
+            tokio::time::sleep(EXIT_DRAIN).await;
+            if !watched.is_closed() {
+                let _ = told.send(Event::Disconnected(EXITED.to_owned()));
+                watched.fail_pending();
+            }
+        });
         spawn_reader(stdout, connection.clone(), client.clone(), events_sender);
         Ok(Started { agent, connection, client, events })
     }
@@ -187,6 +202,10 @@ impl Launcher {
 
 /// The reader's reason when the agent's output simply ended.
 pub(crate) const CLOSED_OUTPUT: &str = "the agent closed its output";
+/// The reason when the agent exited and its output stayed open.
+const EXITED: &str = "the agent exited";
+/// How long the output of an agent that exited is still read before it counts as gone.
+const EXIT_DRAIN: Duration = Duration::from_millis(300);
 
 /// Reads the agent's stdout until it ends, then reports why and fails what is still pending.
 fn spawn_reader(

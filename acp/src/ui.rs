@@ -14,6 +14,8 @@ use crate::input::Printer;
 /// The terminal the person sees.
 pub(crate) struct Ui {
     color: bool,
+    /// Stdout is a terminal: a line may be rewritten in place.
+    tty: bool,
     at_line_start: bool,
     writes: u64,
     /// The line editor's printer, when the prompt is edited.
@@ -39,8 +41,10 @@ impl Ui {
     /// A UI on the process's stdout and stderr; dims thoughts only on a terminal without `NO_COLOR`.
     pub(crate) fn new() -> Ui {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+        let tty = std::io::stdout().is_terminal();
         Ui {
-            color: std::io::stdout().is_terminal() && !no_color,
+            color: tty && !no_color,
+            tty,
             at_line_start: true,
             writes: 0,
             printer: None,
@@ -160,9 +164,28 @@ impl Ui {
     /// up, line cleared), so that a call shows one line with its latest status; otherwise (a
     /// pipe, `NO_COLOR`, something written since) it is a line of its own.
     pub(crate) fn tool_line(&mut self, id: &str, line: &str) {
+        self.tool_line_in_place(id, line, self.color);
+    }
+
+    /// Shows how a wait goes on the line of `id` (a tool call, or a terminal no call shows),
+    /// rewritten in place every time (issue 38 item 4): only when stdout is a terminal and the
+    /// prompt is not being edited; cut to the terminal's width, so that it stays one row.
+    pub(crate) fn progress_line(&mut self, id: &str, line: &str) {
+        if !self.tty || self.editing {
+            return;
+        }
+        let Some(columns) = terminal_columns() else { return };
+        let line = match line.char_indices().nth(columns.saturating_sub(2)) {
+            Some((at, _)) => format!("{}…", &line[..at]),
+            None => line.to_owned(),
+        };
+        self.tool_line_in_place(id, &line, true);
+    }
+
+    fn tool_line_in_place(&mut self, id: &str, line: &str, allowed: bool) {
         let columns = terminal_columns();
         let fits = |text: &str| columns.is_some_and(|columns| text.chars().count() < columns);
-        let in_place = self.color
+        let in_place = allowed
             && !self.editing
             && self.last_tool.as_ref().is_some_and(|(last_id, last_line, writes)| {
                 last_id == id && *writes == self.writes && fits(last_line)

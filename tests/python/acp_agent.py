@@ -873,6 +873,15 @@ class TestAgent:
         sys.stdout.flush()
         os._exit(5)
 
+    async def scenario_crash(self, args, text):
+        """`crash MARKER`: leaves `sleep MARKER` running in its process group, says why on stderr,
+        and dies with exit code 5 in the middle of the turn."""
+        subprocess.Popen(["sleep", args[0] if args else "600"], start_new_session=False)
+        await self.say("CRASHING\n")
+        print("crashing on purpose", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(5)
+
     async def scenario_longline(self, args, text):
         # The SDK's writer made stdout non-blocking; write the whole line blocking, off the loop.
         line = b'{"jsonrpc":"2.0","method":"x","params":"' + b"a" * (17 * 1024 * 1024) + b'"}\n'

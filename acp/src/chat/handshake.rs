@@ -134,12 +134,20 @@ impl Chat {
             .and_then(|info| info.title.clone().or_else(|| info.name.clone()))
             .unwrap_or_else(|| "the agent".to_owned());
         let version = agent.and_then(|info| info.version.clone()).unwrap_or_default();
-        if let Some(session_id) = &options.resume {
+        let continuable = self.capabilities.resume || self.capabilities.load;
+        if let Some(session_id) =
+            options.resume.as_ref().filter(|_| continuable || !self.restarting)
+        {
             self.open_session(session_id, cwd, &mcp_servers).await?;
             self.ui.error(&format!(
                 "connected to {name} {version} (session {session_id}, resumed); /help lists the commands, /quit or Ctrl-D ends it"
             ));
             return Ok(());
+        }
+        if let Some(session_id) = &options.resume {
+            self.ui.line(&format!(
+                "[agent] it can neither resume nor load session {session_id}: a new session starts"
+            ));
         }
         let new_session = json!({
             "cwd": cwd.to_string_lossy(),

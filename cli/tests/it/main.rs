@@ -15,6 +15,7 @@ mod acp_interactive;
 mod acp_offers;
 mod acp_prompt;
 mod acp_scripted;
+mod acp_state;
 mod commands;
 mod compat;
 mod direct;
