@@ -26,7 +26,7 @@ Usage: termsprawlctl [--session FILE] acp [OPTIONS] -- AGENT [ARG]...
 Runs an Agent Client Protocol (ACP v1) agent as a chat in this terminal.
 Type a prompt and press Enter; a line ending in \\ continues on the next one, and a line of three
 double quotes (\"\"\") starts and ends a multi-line prompt. /help lists the front end's commands
-(/mode, /config, /model, /sessions, /resume, /status, /last, /quit) and the agent's; a /NAME that
+(/mode, /config, /model, /sessions, /resume, /status, /last, /restart, /quit) and the agent's; a /NAME that
 is not the front end's goes to the agent as prompt text (//NAME sends the agent's /NAME where the
 front end has one). /quit or end of input ends the session; Ctrl-C cancels the running turn (twice:
 stop waiting for the agent), twice while idle quits. On a terminal the prompt's line is edited:

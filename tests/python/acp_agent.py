@@ -527,6 +527,27 @@ class TestAgent:
         await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
         return report
 
+    async def scenario_watch(self, args, text):
+        """A command that prints a line a second for `watch SECONDS` (6 by default), shown in a
+        tool call the agent waits on: the front end shows the wait's progress on the call."""
+        seconds = int(args[0]) if args else 6
+        created = await self.conn.create_terminal(
+            session_id=self.session_id,
+            command=f"for i in $(seq 1 {seconds}); do echo step-$i; sleep 1; done",
+        )
+        await self.update(
+            start_tool_call(
+                "watch-call", "Watch a build", kind="execute", status="in_progress",
+                content=[tool_terminal_ref(created.terminal_id)],
+            )
+        )
+        waited = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        )
+        await self.update(update_tool_call("watch-call", status="completed"))
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        return {"wait": waited}
+
     async def timed_kill(self, command):
         created = await self.conn.create_terminal(session_id=self.session_id, command=command)
         terminal_id = created.terminal_id
