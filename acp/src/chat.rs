@@ -11,6 +11,7 @@ mod turn;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -289,7 +290,7 @@ impl Chat {
             self.log_named = true;
             return;
         }
-        report.push_str(&format!("; the last lines of its stderr ({}):", path.display()));
+        let _ = write!(report, "; the last lines of its stderr ({}):", path.display());
         for line in tail {
             report.push_str("\n    ");
             report.push_str(&line);
@@ -346,7 +347,7 @@ impl Chat {
         }
         let mut state = format!("waiting {} s", progress.waited.as_secs());
         if let Some(last) = &progress.last_line {
-            state.push_str(&format!(", last: {last:?}"));
+            let _ = write!(state, ", last: {last:?}");
         }
         let (id, line) = match self.renderer.terminal_card(terminal_id) {
             Some((id, line)) => (id, format!("{line} · {state}")),

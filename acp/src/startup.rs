@@ -102,23 +102,9 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         trace,
         config,
     };
-    let started = match launcher.spawn(agent_stderr) {
-        Ok(started) => started,
-        Err(error) => {
-            if let Some(path) = agent_log.filter(|_| options.agent_log == AgentLog::Temporary) {
-                let _ = std::fs::remove_file(path);
-            }
-            let program = options.agent.first().map(|program| program.to_string_lossy());
-            ui.usage_error(&format!(
-                "cannot start the agent {}: {error}",
-                program.unwrap_or_default()
-            ));
-            return ExitStatus::Usage;
-        }
+    let Some(started) = launcher.first(agent_stderr, &mut ui) else {
+        return ExitStatus::Usage;
     };
-    if let (Some(path), AgentLog::Temporary) = (&agent_log, &options.agent_log) {
-        ui.error(&format!("the agent's stderr goes to {}", path.display()));
-    }
 
     // The prompt is edited (with the project's history) when a person types at a terminal.
     let interactive = options.prompt.is_none() && !options.list_sessions;
@@ -158,6 +144,31 @@ pub(crate) struct Started {
 }
 
 impl Launcher {
+    /// Starts the agent the first time; a failure is a usage error (exit 2), said on `ui`, and the
+    /// temporary log is removed. The temporary log is named once it started.
+    fn first(&self, stderr: Stdio, ui: &mut Ui) -> Option<Started> {
+        let temporary = self.log_path.as_ref().filter(|_| self.log == AgentLog::Temporary);
+        match self.spawn(stderr) {
+            Ok(started) => {
+                if let Some(path) = temporary {
+                    ui.error(&format!("the agent's stderr goes to {}", path.display()));
+                }
+                Some(started)
+            }
+            Err(error) => {
+                if let Some(path) = temporary {
+                    let _ = std::fs::remove_file(path);
+                }
+                let program = self.argv.first().map(|program| program.to_string_lossy());
+                ui.usage_error(&format!(
+                    "cannot start the agent {}: {error}",
+                    program.unwrap_or_default()
+                ));
+                None
+            }
+        }
+    }
+
     /// Starts the agent again, its stderr appended to the same place.
     pub(crate) fn restart(&self) -> Result<Started, String> {
         let stderr = match (&self.log, &self.log_path) {

@@ -14,8 +14,6 @@ use crate::input::Printer;
 /// The terminal the person sees.
 pub(crate) struct Ui {
     color: bool,
-    /// Stdout is a terminal: a line may be rewritten in place.
-    tty: bool,
     at_line_start: bool,
     writes: u64,
     /// The line editor's printer, when the prompt is edited.
@@ -41,10 +39,8 @@ impl Ui {
     /// A UI on the process's stdout and stderr; dims thoughts only on a terminal without `NO_COLOR`.
     pub(crate) fn new() -> Ui {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
-        let tty = std::io::stdout().is_terminal();
         Ui {
-            color: tty && !no_color,
-            tty,
+            color: std::io::stdout().is_terminal() && !no_color,
             at_line_start: true,
             writes: 0,
             printer: None,
@@ -171,10 +167,8 @@ impl Ui {
     /// rewritten in place every time (issue 38 item 4): only when stdout is a terminal and the
     /// prompt is not being edited; cut to the terminal's width, so that it stays one row.
     pub(crate) fn progress_line(&mut self, id: &str, line: &str) {
-        if !self.tty || self.editing {
-            return;
-        }
-        let Some(columns) = terminal_columns() else { return };
+        // A terminal that says its width (not a pipe).
+        let Some(columns) = terminal_columns().filter(|_| !self.editing) else { return };
         let line = match line.char_indices().nth(columns.saturating_sub(2)) {
             Some((at, _)) => format!("{}…", &line[..at]),
             None => line.to_owned(),

@@ -6,6 +6,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -107,9 +108,10 @@ impl Chat {
             Err(error) => {
                 let mut message = format!("initialize failed: {error}");
                 if let Some(stray) = self.connection.stray() {
-                    message.push_str(&format!(
+                    let _ = write!(
+                        message,
                         "; the agent wrote {stray} on its stdout: it is not an ACP agent, it seems"
-                    ));
+                    );
                 }
                 return Err(message);
             }

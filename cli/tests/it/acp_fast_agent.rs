@@ -381,7 +381,7 @@ fn fast_agent_runs_a_60_s_command_in_one_tool_call() {
         "{stdout}\n{}\n{log_text}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(elapsed >= std::time::Duration::from_secs(60), "{elapsed:?}");
+    assert!(elapsed >= std::time::Duration::from_mins(1), "{elapsed:?}");
     assert!(stdout.contains("[tool] termsprawl/terminal_run"), "{stdout}");
     // The one answer: the command finished, with its output.
     assert!(stdout.contains("done-after-60"), "{stdout}");
