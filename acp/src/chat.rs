@@ -249,9 +249,11 @@ impl Chat {
         if std::mem::take(&mut self.log_named) {
             return;
         }
-        // An empty log has nothing to read (and a temporary one is removed at the end).
-        let written = |path: &PathBuf| std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
-        if let Some(path) = self.agent_log.as_ref().filter(|path| written(path)) {
+        // An empty temporary log has nothing to read, and is removed at the end.
+        let temporary = self.agent_log_temporary;
+        let worth =
+            |path: &&PathBuf| !temporary || std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+        if let Some(path) = self.agent_log.as_ref().filter(worth) {
             let line = format!("the agent's stderr is in {}", path.display());
             self.ui.error(&line);
             self.log_told = true;

@@ -22,6 +22,8 @@ Scenarios:
   mcp-skip             ignores the injected MCP server
   models               the unstable `models` in the session/new answer (as Claude Code 0.16 sends),
                        `session/set_model` recorded and answered; a prompt reports the model
+  mode-option          its modes as a configuration option of category `mode` (as opencode sends
+                       them), `session/set_config_option` answered; a prompt reports the mode
 """
 
 import json
@@ -117,6 +119,13 @@ class Agent:
         self.mcp = None
         self.pending_prompt = None
         self.model = "default"
+        self.mode = "build"
+
+    def mode_options(self):
+        return [{"id": "mode", "name": "Mode", "category": "mode", "type": "select",
+                 "currentValue": self.mode,
+                 "options": [{"value": "build", "name": "Build", "description": "edits files"},
+                             {"value": "plan", "name": "Plan"}]}]
 
     def start_mcp(self, servers):
         server = servers[0]
@@ -175,6 +184,8 @@ class Agent:
                     {"modelId": "default", "name": "Default (recommended)", "description": "Sonnet"},
                     {"modelId": "opus", "name": "Opus"},
                 ]}
+            if SCENARIO == "mode-option":
+                answer["result"]["configOptions"] = self.mode_options()
             if SCENARIO == "update-with-session":
                 write(answer, say("EARLY UPDATE for the new session\n"))
             elif SCENARIO == "idle-updates":
@@ -190,10 +201,16 @@ class Agent:
             record("set-model.json", message["params"])
             self.model = message["params"]["modelId"]
             write(result(message, {}))
+        elif method == "session/set_config_option" and SCENARIO == "mode-option":
+            record("set-config-option.json", message["params"])
+            self.mode = message["params"]["value"]
+            write(result(message, {"configOptions": self.mode_options()}))
         elif method == "session/prompt":
             text = "".join(block.get("text", "") for block in message["params"]["prompt"])
             if SCENARIO == "models":
                 text += " with " + self.model
+            if SCENARIO == "mode-option":
+                text += " in " + self.mode
             if SCENARIO == "error-data":
                 write(error(message, -32603, "Internal error",
                             "stream disconnected before completion: /v1/responses"))

@@ -192,3 +192,37 @@ fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
+
+/// An agent that sends its modes as a configuration option of category `mode` (opencode does):
+/// the prompt shows the mode, `/mode` lists it and `/mode ID` sets it through
+/// `session/set_config_option`.
+#[test]
+fn an_option_of_category_mode_is_the_mode() {
+    let node = Node::start_raw("mode-option", &[]);
+    node.wait_prompt("[build] >");
+    node.type_line("/mode");
+    let screen = node.wait_for("  plan (Plan)", 1);
+    assert!(screen.contains("[mode] current: build\n* build (Build): edits files\n"), "{screen}");
+    assert!(!screen.contains("the agent offers no modes"), "{screen}");
+    node.type_line("/mode plan");
+    node.wait_for("[config] mode = plan", 1);
+    node.wait_prompt("[plan] >");
+    node.type_line("hello");
+    node.wait_for("TURN hello in plan", 1);
+    let methods: Vec<Value> = node
+        .place
+        .traced("out")
+        .into_iter()
+        .filter(|message| {
+            message["method"] == "session/set_config_option"
+                || message["method"] == "session/set_mode"
+        })
+        .collect();
+    assert_eq!(methods.len(), 1, "{methods:?}");
+    assert_eq!(
+        methods[0]["params"],
+        serde_json::json!({"sessionId": "raw-1", "configId": "mode", "value": "plan"})
+    );
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}
