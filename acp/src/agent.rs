@@ -6,6 +6,12 @@
 //! exited or crashed left in its group is ended too (`spec/acp.md` §2.17), and the last lines it
 //! wrote to its stderr log since it started are at hand for the report of its end.
 //!
+//! The parent-death signal reaches only the agent: a process it started that does not read its
+//! stdin (a build, a server) would outlive a front end killed with SIGKILL. A guard ends the whole
+//! group then: a small `sh` in a group of its own, whose stdin is a pipe only we write to; when we
+//! end, however we end, it reads the end of its input and sends SIGTERM, then SIGKILL, to the
+//! agent's group (nothing, when the group is already empty).
+//!
 //! The parent-death signal is sent when the *thread* that forked the agent ends: the agent is
 //! always spawned from the runtime's one thread (never from a blocking-pool thread, which ends
 //! when idle).
@@ -20,6 +26,9 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio::time::timeout;
+
+/// The guard's script: `$1` is the agent's process group.
+const GUARD: &str = "read _ ; kill -s TERM -- \"-$1\" 2>/dev/null && sleep 0.5 && kill -s KILL -- \"-$1\" 2>/dev/null; exit 0";
 
 /// How long each stage of stopping waits for the agent to exit.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -40,6 +49,8 @@ pub(crate) struct Agent {
     pid: Option<Pid>,
     group: Option<Pid>,
     exit: watch::Receiver<Option<ExitStatus>>,
+    /// The guard's stdin: closed when the agent is dropped or we end, then it ends the group.
+    _guard: Option<ChildStdin>,
     /// The file its stderr goes to and how long the file was when it started.
     log: Option<(PathBuf, u64)>,
 }
@@ -91,7 +102,8 @@ impl Agent {
                 let _ = published.send(Some(status));
             }
         });
-        Ok((Agent { pid, group: pid, exit, log }, stdin, stdout))
+        let guard = pid.and_then(guard);
+        Ok((Agent { pid, group: pid, exit, _guard: guard, log }, stdin, stdout))
     }
 
     /// Waits for the agent to exit on its own (after its stdin was closed), then SIGTERM, then
@@ -198,6 +210,27 @@ pub(crate) fn tail_lines(path: &Path, start: u64, count: usize) -> io::Result<Ve
         })
         .collect();
     Ok(kept[kept.len().saturating_sub(count)..].to_vec())
+}
+
+/// Starts the guard of the group `group` (see the module documentation); its stdin, if it
+/// started. It is reaped by a task of its own.
+fn guard(group: Pid) -> Option<ChildStdin> {
+    let mut command = Command::new("/bin/sh");
+    command
+        .args(["-c", GUARD, "sh"])
+        .arg(group.as_raw_nonzero().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        // Its own group: a Ctrl-C typed into the node does not end it.
+        .process_group(0)
+        .kill_on_drop(false);
+    let mut child = command.spawn().ok()?;
+    let stdin = child.stdin.take();
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    stdin
 }
 
 /// In the child before exec: SIGKILL when the front end dies, and an exit at once if it already

@@ -894,6 +894,14 @@ class TestAgent:
         sys.stdout.flush()
         os._exit(5)
 
+    async def scenario_orphan(self, args, text):
+        """`orphan MARKER`: starts `sleep MARKER` in its process group (it does not read stdin),
+        says so, and waits for a cancel."""
+        child = subprocess.Popen(["sleep", args[0] if args else "600"], stdin=subprocess.DEVNULL)
+        await self.say(f"ORPHAN {child.pid}\n")
+        await self.cancelled.wait()
+        return "cancelled"
+
     async def scenario_crash(self, args, text):
         """`crash MARKER`: leaves `sleep MARKER` running in its process group, says why on stderr,
         and dies with exit code 5 in the middle of the turn."""

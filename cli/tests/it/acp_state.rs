@@ -131,6 +131,7 @@ fn a_crashed_agent_is_reported_and_restart_continues_its_session() {
     node.wait_for("connected to ACP test agent 1.0 (session old-1, resumed)", 1);
     node.wait_for("[session] end of the history of old-1", 1);
     let first = agent_pids(&node);
+    assert_eq!(first.len(), 1, "{first:?}");
     let marker = marker();
     node.type_line(&format!("crash {marker}"));
     let screen = node
@@ -156,7 +157,9 @@ fn a_crashed_agent_is_reported_and_restart_continues_its_session() {
     node.wait_for("connected to ACP test agent 1.0 (session old-1, resumed)", 2);
     node.wait_for("[session] end of the history of old-1", 2);
     let second = agent_pids(&node);
+    assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(first, second);
+    assert!(!alive(first[0]));
     node.type_line("echo after the restart");
     node.wait_for("[stop reason: end_turn]", 1);
     let reports = node.reports();
@@ -180,11 +183,18 @@ fn a_crashed_agent_is_reported_and_restart_continues_its_session() {
 
 /// The pids of the peer agents running under the node's front end.
 fn agent_pids(node: &Node) -> Vec<u32> {
-    let agent = node.peer.agent.to_string_lossy().into_owned();
-    processes_with(&agent)
+    agents_in(&node.peer.agent.to_string_lossy(), &node.place.root())
+}
+
+/// The pids of the processes running `agent` in the folder `root` (each test has its own; the
+/// front end runs elsewhere).
+fn agents_in(agent: &str, root: &std::path::Path) -> Vec<u32> {
+    processes_with(agent)
         .iter()
-        .filter(|line| !line.contains("termsprawlctl"))
         .map(|line| line.split(':').next().unwrap().parse().unwrap())
+        .filter(|pid: &u32| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == root)
+        })
         .collect()
 }
 
@@ -225,4 +235,35 @@ fn an_option_of_category_mode_is_the_mode() {
     );
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
+}
+
+/// No agent process outlives the front end, even when the front end is killed with SIGKILL: the
+/// agent dies of its parent-death signal, and a process it started that does not read its stdin
+/// is ended by the guard of its group, within a second or two.
+#[test]
+fn sigkill_of_the_front_end_ends_the_agent_and_what_it_started() {
+    let peer = crate::acp::peer();
+    let place = Place::new();
+    let number = marker();
+    let marker = format!("sleep {number}");
+    let mut child = place
+        .command(&peer, &[], &["--terminals", "tmux", "--prompt", &format!("orphan {number}")])
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("ORPHAN ") {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+    }
+    let agents = agents_in(&peer.agent.to_string_lossy(), &place.root());
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!(processes_with(&marker).len(), 1, "{:?}", processes_with(&marker));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let gone = eventually(Duration::from_secs(2), || {
+        processes_with(&marker).is_empty() && !alive(agents[0])
+    });
+    assert!(gone, "left running: {:?}, agent alive: {}", processes_with(&marker), alive(agents[0]));
 }
