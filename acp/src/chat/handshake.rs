@@ -28,7 +28,7 @@ const PROTOCOL_VERSION: u64 = 1;
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
 /// When an agent that has not answered `initialize` yet is reported (`spec/acp.md` §2.17): as not
 /// an ACP agent when it wrote what no agent writes, else in a line saying it is waited for.
-const INITIALIZE_REPORT_AFTER: Duration = Duration::from_secs(3);
+const INITIALIZE_REPORT_AFTER: Duration = Duration::from_secs(4);
 /// How long `session/new` may take (the agent connects its MCP servers meanwhile).
 pub(super) const NEW_SESSION_TIMEOUT: Duration = Duration::from_mins(2);
 /// How long `authenticate` (a browser login, for example) may take.

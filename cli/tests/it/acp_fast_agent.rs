@@ -399,3 +399,56 @@ fn fast_agent_runs_a_60_s_command_in_one_tool_call() {
         .collect();
     assert_eq!(calls.len(), 1, "{calls:?}");
 }
+
+/// Issue 38 item 4 with a real agent: fast-agent's shell (`--shell`) runs its `execute` tool as
+/// an ACP terminal, here a canvas node of a real `termsprawl-headless`, and waits for its exit in
+/// one `terminal/wait_for_exit`; meanwhile the front end in a tmux pane shows the wait's last line
+/// on one line, rewritten in place.
+#[test]
+fn fast_agents_shell_command_shows_its_progress_in_place() {
+    let python = fast_agent_python();
+    let dir = TempDir::new().unwrap();
+    let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+    let (data, project, home) =
+        (dir_path.join("data"), dir_path.join("project"), dir_path.join("fast-agent-home"));
+    for path in [&data, &project, &home] {
+        std::fs::create_dir(path).unwrap();
+    }
+    let server = Headless::start(&data, &project, |_| {});
+    let session = server.session("fast-agent");
+    let agent: Vec<String> = [
+        python.to_string_lossy().as_ref(),
+        "-m",
+        "fast_agent.cli",
+        "--no-update-check",
+        "acp",
+        "--model",
+        "passthrough",
+        "--shell",
+        "--home",
+        home.to_string_lossy().as_ref(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let node = crate::acp_interactive::Node::start_canvas_other(
+        Some(&agent),
+        &project,
+        &session,
+        &["--no-mcp", "--permission", "allow-once"],
+    );
+    node.wait_prompt("[agent] >");
+    let call =
+        serde_json::json!({"command": "for i in 1 2 3 4 5 6; do echo step-$i; sleep 1; done"});
+    node.type_line(&format!("***CALL_TOOL execute {call}"));
+    node.wait_for("last: \"step-2\"", 1);
+    let screen = node.wait_for("last: \"step-4\"", 1);
+    // fast-agent does not embed the terminal in its tool call: the terminal's own line shows it.
+    let waiting: Vec<&str> =
+        screen.lines().filter(|line| line.starts_with("[terminal] term-1 waiting ")).collect();
+    assert_eq!(waiting.len(), 1, "one line, rewritten:\n{screen}");
+    node.wait_for("[stop reason: end_turn]", 1);
+    let screen = node.screen();
+    assert!(screen.contains("step-6"), "{screen}");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}

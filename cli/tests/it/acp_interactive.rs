@@ -54,9 +54,19 @@ impl Node {
     /// [`Node::start_in`] with canvas terminals of the tool server behind `session` (`cwd` in its
     /// project folder).
     pub(crate) fn start_canvas(cwd: &Path, session: &Path, options: &[&str]) -> Node {
+        Node::start_canvas_other(None, cwd, session, options)
+    }
+
+    /// [`Node::start_canvas`] with another agent: `agent` is its command line.
+    pub(crate) fn start_canvas_other(
+        agent: Option<&[String]>,
+        cwd: &Path,
+        session: &Path,
+        options: &[&str],
+    ) -> Node {
         let mut all = vec!["--session", session.to_str().unwrap(), "--terminals", "canvas"];
         all.extend_from_slice(options);
-        Node::start_agent(None, Some(cwd), &all, &[])
+        Node::start_agent(agent.map(AgentChoice::Other), Some(cwd), &all, &[])
     }
 
     fn start_agent(

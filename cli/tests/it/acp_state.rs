@@ -79,7 +79,7 @@ fn a_program_that_is_not_an_acp_agent_is_reported_within_5_s() {
     // It writes text, never JSON-RPC, and waits.
     let (lines, code) = start_failure("echo hi; exec sleep 100");
     assert_eq!(code, Some(1), "{lines:#?}");
-    let (at, report) = line_with(&lines, "the agent did not answer initialize within 3 s");
+    let (at, report) = line_with(&lines, "the agent did not answer initialize within 4 s");
     assert!(*at < Duration::from_secs(5), "{at:?}");
     assert!(report.contains("wrote \"hi\" on its stdout: it is not an ACP agent"), "{report}");
     assert!(report.ends_with("; it wrote nothing on stderr"), "{report}");
@@ -115,7 +115,7 @@ fn a_program_that_is_not_an_acp_agent_is_reported_within_5_s() {
     }
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     assert!(
-        seen.contains("the agent has not answered initialize after 3 s; waiting up to 30 s (Ctrl-C stops); the last lines of its stderr ("),
+        seen.contains("the agent has not answered initialize after 4 s; waiting up to 30 s (Ctrl-C stops); the last lines of its stderr ("),
         "{seen}"
     );
     child.kill().unwrap();
