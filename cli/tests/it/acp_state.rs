@@ -233,6 +233,22 @@ fn an_option_of_category_mode_is_the_mode() {
         methods[0]["params"],
         serde_json::json!({"sessionId": "raw-1", "configId": "mode", "value": "plan"})
     );
+    // `/restart` of a running agent that can neither resume nor load: a new process, a new
+    // session, its own mode again.
+    let first: Value = serde_json::from_str(
+        &std::fs::read_to_string(node.place.path().join("agent-pid.json")).unwrap(),
+    )
+    .unwrap();
+    node.type_line("/restart");
+    node.wait_for("[agent] it can neither resume nor load session raw-1: a new session starts", 1);
+    node.wait_for("connected to acp-raw-agent 1.0 (session raw-1)", 2);
+    node.wait_prompt("[build] >");
+    let second: Value = serde_json::from_str(
+        &std::fs::read_to_string(node.place.path().join("agent-pid.json")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(first, second);
+    assert!(!alive(u32::try_from(first.as_u64().unwrap()).unwrap()));
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
 }
