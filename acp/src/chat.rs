@@ -1,5 +1,6 @@
-//! The chat: the state one front end keeps while it talks to its agent, and how it runs to an
-//! exit status. Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
+//! The chat: the state one front end keeps while it talks to its agent, how it runs to an exit
+//! status, the report of an agent that ended (its exit status and the last lines of its stderr,
+//! `spec/acp.md` §2.17) and `/restart` (§2.18). Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
 //! MCP bridge, authentication), `turn` (the prompt loop, Ctrl-C and cancellation) and `ask_queue`
 //! (the permission asks shown to the person one at a time).
 
