@@ -3,7 +3,7 @@
 //! §2.2, §2.11). It dies with the front end even when the front end is killed with SIGKILL: the
 //! kernel sends it SIGKILL when we die (Linux's parent-death signal, set between fork and exec),
 //! and the MCP bridge it started then reads the end of its stdin and exits. What an agent that
-//! exited or crashed left in its group is ended too (`spec/acp.md` §2.17), and the last lines it
+//! exited or crashed left in its group is ended too (`spec/acp.md` §2.21), and the last lines it
 //! wrote to its stderr log since it started are at hand for the report of its end.
 //!
 //! The parent-death signal reaches only the agent: a process it started that does not read its

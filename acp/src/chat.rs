@@ -1,6 +1,6 @@
 //! The chat: the state one front end keeps while it talks to its agent, how it runs to an exit
 //! status, the report of an agent that ended (its exit status and the last lines of its stderr,
-//! `spec/acp.md` §2.17) and `/restart` (§2.18). Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
+//! `spec/acp.md` §2.21) and `/restart` (§2.22). Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
 //! MCP bridge, authentication), `turn` (the prompt loop, Ctrl-C and cancellation) and `ask_queue`
 //! (the permission asks shown to the person one at a time).
 
@@ -245,7 +245,7 @@ impl Chat {
     }
 
     /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1), unless
-    /// the failure's report named it already (once per failure, §2.17).
+    /// the failure's report named it already (once per failure, §2.21).
     fn log_hint(&mut self) {
         if std::mem::take(&mut self.log_named) {
             return;
@@ -261,7 +261,7 @@ impl Chat {
         }
     }
 
-    /// The report of an agent whose output ended (`spec/acp.md` §2.17): how it exited (waiting
+    /// The report of an agent whose output ended (`spec/acp.md` §2.21): how it exited (waiting
     /// briefly for it), `when` (` before answering initialize`), and the last lines it wrote to
     /// its stderr log, which the report then names. `reason` is the reader's, said when the
     /// output did not simply end.
@@ -341,7 +341,7 @@ impl Chat {
         Ok(())
     }
 
-    /// A wait for a terminal's exit goes on (`spec/acp.md` §2.19): the tool call that shows the
+    /// A wait for a terminal's exit goes on (`spec/acp.md` §2.23): the tool call that shows the
     /// terminal, else the terminal, gets the time waited and the last line of output, on its own
     /// line rewritten in place; nothing while an ask waits for an answer.
     fn waiting(&mut self, terminal_id: &str, progress: &WaitProgress) {
@@ -416,7 +416,7 @@ impl Chat {
         }
     }
 
-    /// The agent of an interactive chat is gone (`spec/acp.md` §2.18): how it ended, with the
+    /// The agent of an interactive chat is gone (`spec/acp.md` §2.22): how it ended, with the
     /// last lines of its stderr, what it left in its process group ended, and the offer to start
     /// it again.
     pub(super) async fn agent_crashed(&mut self, reason: &str) {
@@ -436,7 +436,7 @@ impl Chat {
         self.ui.line(&format!("[agent] /restart starts it again{session}; /quit ends"));
     }
 
-    /// `/restart` (`spec/acp.md` §2.18): the agent (stopped first when it still runs, with what
+    /// `/restart` (`spec/acp.md` §2.22): the agent (stopped first when it still runs, with what
     /// it left in its group) started again with the same command line, its terminals released,
     /// and the current session continued (`session/resume` or `session/load`, as `--resume`
     /// does), or a new one when there is none or the agent can continue none.

@@ -41,7 +41,7 @@ pub(crate) enum Event {
     Notice(String),
     /// The agent closed the connection or broke it; the reason.
     Disconnected(String),
-    /// How the agent's wait for a canvas terminal's exit goes (`spec/acp.md` §2.19).
+    /// How the agent's wait for a canvas terminal's exit goes (`spec/acp.md` §2.23).
     Waiting(String, WaitProgress),
 }
 

@@ -123,7 +123,7 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     chat.shutdown(status).await
 }
 
-/// What starts the agent, again for `/restart` (`spec/acp.md` §2.18).
+/// What starts the agent, again for `/restart` (`spec/acp.md` §2.22).
 #[derive(Debug)]
 pub(crate) struct Launcher {
     argv: Vec<OsString>,

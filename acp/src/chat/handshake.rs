@@ -26,7 +26,7 @@ use crate::terminal::ToolServer;
 const PROTOCOL_VERSION: u64 = 1;
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
-/// When an agent that has not answered `initialize` yet is reported (`spec/acp.md` §2.17): as not
+/// When an agent that has not answered `initialize` yet is reported (`spec/acp.md` §2.21): as not
 /// an ACP agent when it wrote what no agent writes, else in a line saying it is waited for.
 const INITIALIZE_REPORT_AFTER: Duration = Duration::from_secs(4);
 /// How long `session/new` may take (the agent connects its MCP servers meanwhile).

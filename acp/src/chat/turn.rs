@@ -38,7 +38,7 @@ impl Chat {
     }
 
     /// The interactive chat: an agent that ends meanwhile is reported and offered `/restart`
-    /// (`spec/acp.md` §2.18); the chat goes on.
+    /// (`spec/acp.md` §2.22); the chat goes on.
     pub(super) async fn interactive(&mut self, cwd: &Path) -> Result<ExitStatus, Fatal> {
         loop {
             match self.interactive_loop(cwd).await {
