@@ -1,5 +1,6 @@
-//! The chat: the state one front end keeps while it talks to its agent, and how it runs to an
-//! exit status. Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
+//! The chat: the state one front end keeps while it talks to its agent, how it runs to an exit
+//! status, the report of an agent that ended (its exit status and the last lines of its stderr,
+//! `spec/acp.md` §2.21) and `/restart` (§2.22). Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
 //! MCP bridge, authentication), `turn` (the prompt loop, Ctrl-C and cancellation) and `ask_queue`
 //! (the permission asks shown to the person one at a time).
 
@@ -12,10 +13,13 @@ mod turn;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
+use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
+use termsprawl_transport::long_wait::WaitProgress;
 use tokio::sync::mpsc;
 
 use crate::agent::{self, Agent};
@@ -29,10 +33,14 @@ use crate::offers::Offers;
 use crate::options::{AgentLog, Options};
 use crate::permission::Ask;
 use crate::render::{Piece, Renderer};
-use crate::style::Style;
+use crate::startup::{self, Launcher, Started};
+use crate::style::{Span, Style};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use turn::CANCEL_TIMEOUT;
+
+/// How long the report of an agent whose output ended waits for its exit status.
+const GONE_EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// How a turn ended.
 #[derive(Debug)]
@@ -60,6 +68,9 @@ enum Fatal {
 )]
 pub(crate) struct Chat {
     ui: Ui,
+    /// The agent process, and what starts it again (`/restart`).
+    agent: Agent,
+    launcher: Launcher,
     connection: Connection,
     client: Client,
     terminals: Arc<Backend>,
@@ -80,12 +91,22 @@ pub(crate) struct Chat {
     session_id: String,
     /// The person asked to leave (end of input on a terminal, SIGTERM, SIGHUP) during a turn.
     quit_requested: bool,
-    /// The agent closed or broke the connection.
+    /// The agent closed or broke the connection (in an interactive chat, until `/restart`).
     disconnected: bool,
+    /// What the chat started with, again for `/restart`.
+    start: Option<(Options, Option<PathBuf>)>,
+    /// The agent is being started again: a session it can neither resume nor load is replaced
+    /// by a new one.
+    restarting: bool,
     /// The file the agent's stderr goes to, named after a failure.
     agent_log: Option<PathBuf>,
     /// Whether `agent_log` is the temporary file of this run (removed at the end when empty).
     agent_log_temporary: bool,
+    /// The report of the failure being shown named the agent's log already (with its last
+    /// lines): the hint after it does not name it again.
+    log_named: bool,
+    /// A failure named the agent's log: the end does not name it again.
+    log_told: bool,
     /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
     bridge: Option<BridgeMark>,
     /// What the start learned about the tool server.
@@ -115,6 +136,8 @@ pub(crate) struct Setting {
     pub(crate) agent_log_kind: AgentLog,
     /// The prompt's line editor, when the chat is interactive on a terminal.
     pub(crate) editor: Option<LineEditor>,
+    /// What starts the agent again.
+    pub(crate) launcher: Launcher,
 }
 
 /// A private directory where the injected bridge, started by the agent, leaves a file (the
@@ -128,21 +151,17 @@ struct BridgeMark {
 
 impl Chat {
     /// A chat on a started connection; the person's input is read from now on.
-    pub(crate) fn new(
-        mut ui: Ui,
-        connection: Connection,
-        client: Client,
-        events: mpsc::UnboundedReceiver<Event>,
-        signals: Signals,
-        setting: Setting,
-    ) -> Chat {
-        let Setting { terminals, server, agent_log, agent_log_kind, editor } = setting;
+    pub(crate) fn new(mut ui: Ui, started: Started, signals: Signals, setting: Setting) -> Chat {
+        let Started { agent, connection, client, events } = started;
+        let Setting { terminals, server, agent_log, agent_log_kind, editor, launcher } = setting;
         let (input, printer) = InputReader::spawn(editor);
         if let Some(printer) = printer {
             ui.attach_printer(printer);
         }
         Chat {
             ui,
+            agent,
+            launcher,
             connection,
             client,
             terminals,
@@ -159,8 +178,12 @@ impl Chat {
             session_id: String::new(),
             quit_requested: false,
             disconnected: false,
+            start: None,
+            restarting: false,
             agent_log,
             agent_log_temporary: agent_log_kind == AgentLog::Temporary,
+            log_named: false,
+            log_told: false,
             bridge: None,
             server,
             mcp_entries: serde_json::json!([]),
@@ -180,6 +203,7 @@ impl Chat {
         session_file: Option<&Path>,
     ) -> ExitStatus {
         self.offers.project = Some(cwd.to_path_buf());
+        self.start = Some((options.clone(), session_file.map(Path::to_path_buf)));
         if let Err(message) = self.handshake(options, cwd, session_file).await {
             self.ui.error(&message);
             self.log_hint();
@@ -205,7 +229,8 @@ impl Chat {
             Ok(status) => status,
             Err(Fatal::Disconnected(reason)) => {
                 self.disconnected = true;
-                self.ui.error(&format!("{reason}; stopping"));
+                let report = self.agent_gone(&reason, "").await;
+                self.ui.error(&report);
                 self.log_hint();
                 ExitStatus::Failure
             }
@@ -224,12 +249,62 @@ impl Chat {
         }
     }
 
-    /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1).
+    /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1), unless
+    /// the failure's report named it already (once per failure, §2.21).
     fn log_hint(&mut self) {
-        if let Some(path) = &self.agent_log {
+        if std::mem::take(&mut self.log_named) {
+            return;
+        }
+        // An empty temporary log has nothing to read, and is removed at the end.
+        let temporary = self.agent_log_temporary;
+        let worth =
+            |path: &&PathBuf| !temporary || std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+        if let Some(path) = self.agent_log.as_ref().filter(worth) {
             let line = format!("the agent's stderr is in {}", path.display());
             self.ui.error(&line);
+            self.log_told = true;
         }
+    }
+
+    /// The report of an agent whose output ended (`spec/acp.md` §2.21): how it exited (waiting
+    /// briefly for it), `when` (` before answering initialize`), and the last lines it wrote to
+    /// its stderr log, which the report then names. `reason` is the reader's, said when the
+    /// output did not simply end.
+    pub(super) async fn agent_gone(&mut self, reason: &str, when: &str) -> String {
+        let status = match self.agent.try_status() {
+            Some(status) => Some(status),
+            None => self.agent.exited_within(GONE_EXIT_WAIT).await,
+        };
+        let mut report = match status {
+            Some(status) => {
+                format!("the agent exited with {}{when}", agent::describe(Some(status)))
+            }
+            None if reason == startup::CLOSED_OUTPUT => {
+                format!("the agent closed its output{when} (it still runs; stopping it)")
+            }
+            None => format!("{reason}{when}; stopping the agent"),
+        };
+        self.add_stderr_tail(&mut report);
+        report
+    }
+
+    /// Adds the last lines of the agent's stderr to a report (naming its log), or that it wrote
+    /// nothing there; nothing when its stderr is ours (the lines are above).
+    pub(super) fn add_stderr_tail(&mut self, report: &mut String) {
+        let Some(path) = self.agent.log_path().map(Path::to_path_buf) else { return };
+        let tail = self.agent.stderr_tail();
+        if tail.is_empty() {
+            report.push_str("; it wrote nothing on stderr");
+            self.log_named = true;
+            return;
+        }
+        let _ = write!(report, "; the last lines of its stderr ({}):", path.display());
+        for line in tail {
+            report.push_str("\n    ");
+            report.push_str(&line);
+        }
+        self.log_named = true;
+        self.log_told = true;
     }
 
     fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
@@ -267,8 +342,31 @@ impl Chat {
             }
             Event::Notice(notice) => self.ui.error(&notice),
             Event::Disconnected(reason) => return Err(Fatal::Disconnected(reason)),
+            Event::Waiting(terminal_id, progress) => self.waiting(&terminal_id, &progress),
         }
         Ok(())
+    }
+
+    /// A wait for a terminal's exit goes on (`spec/acp.md` §2.23): the tool call that shows the
+    /// terminal, else the terminal, gets the time waited and the last line of output, on its own
+    /// line rewritten in place; nothing while an ask waits for an answer.
+    fn waiting(&mut self, terminal_id: &str, progress: &WaitProgress) {
+        if !self.asks.is_empty() {
+            return;
+        }
+        let mut state = format!("waiting {} s", progress.waited.as_secs());
+        if let Some(last) = &progress.last_line {
+            let _ = write!(state, ", last: {last:?}");
+        }
+        let (id, mut row) = match self.renderer.terminal_card(terminal_id) {
+            Some((id, row)) => (id, row),
+            None => (
+                format!("terminal {terminal_id}"),
+                vec![Span::new(Style::ToolRunning, format!("[terminal] {terminal_id}"))],
+            ),
+        };
+        row.push(Span::new(Style::Detail, format!(" · {state}")));
+        self.ui.progress_line(&id, row);
     }
 
     /// What an update shows; the session's mode, options and commands are followed here.
@@ -325,22 +423,79 @@ impl Chat {
         }
     }
 
+    /// The agent of an interactive chat is gone (`spec/acp.md` §2.22): how it ended, with the
+    /// last lines of its stderr, what it left in its process group ended, and the offer to start
+    /// it again.
+    pub(super) async fn agent_crashed(&mut self, reason: &str) {
+        self.disconnected = true;
+        self.asks.clear();
+        self.renderer.end_turn();
+        self.flush_markdown();
+        let report = self.agent_gone(reason, "").await;
+        self.ui.error(&report);
+        self.log_hint();
+        self.agent.end_group().await;
+        let session = if self.session_open && !self.session_id.is_empty() {
+            format!(" and continues session {}", self.session_id)
+        } else {
+            String::new()
+        };
+        self.ui.line(&format!("[agent] /restart starts it again{session}; /quit ends"));
+    }
+
+    /// `/restart` (`spec/acp.md` §2.22): the agent (stopped first when it still runs, with what
+    /// it left in its group) started again with the same command line, its terminals released,
+    /// and the current session continued (`session/resume` or `session/load`, as `--resume`
+    /// does), or a new one when there is none or the agent can continue none.
+    pub(super) async fn restart(&mut self, cwd: &Path) -> Result<(), String> {
+        let Some((mut options, session_file)) = self.start.clone() else {
+            return Err("nothing to restart".to_owned());
+        };
+        self.asks.clear();
+        self.connection.close_output();
+        if self.agent.try_status().is_some() {
+            self.agent.end_group().await;
+        } else {
+            self.agent.stop().await;
+        }
+        self.connection.fail_pending();
+        self.terminals.shutdown().await;
+        let started = self.launcher.restart()?;
+        let Started { agent, connection, client, events } = started;
+        self.agent = agent;
+        self.connection = connection;
+        self.client = client;
+        self.events = events;
+        self.disconnected = false;
+        self.bridge = None;
+        options.resume =
+            (self.session_open && !self.session_id.is_empty()).then(|| self.session_id.clone());
+        options.list_sessions = false;
+        self.session_open = false;
+        self.restarting = true;
+        let result = self.handshake(&options, cwd, session_file.as_deref()).await;
+        self.restarting = false;
+        if result.is_err() {
+            self.disconnected = true;
+        }
+        result
+    }
+
     /// Shutdown (`spec/acp.md` §2.11): asks cancelled, terminals released, the agent's stdin
     /// closed, then SIGTERM and SIGKILL.
-    pub(crate) async fn shutdown(&mut self, agent: &mut Agent, status: ExitStatus) -> ExitStatus {
+    pub(crate) async fn shutdown(&mut self, status: ExitStatus) -> ExitStatus {
         self.asks.clear();
         self.forms.clear();
         self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();
-        let exit = match agent.try_status() {
-            Some(exit) => Some(exit),
-            None => agent.stop().await,
-        };
-        self.connection.fail_pending();
-        if self.disconnected {
-            self.ui.error(&format!("the agent exited with {}", agent::describe(exit)));
+        if self.agent.try_status().is_some() {
+            // It exited or crashed: what it left in its group is ended all the same.
+            self.agent.end_group().await;
+        } else {
+            self.agent.stop().await;
         }
+        self.connection.fail_pending();
         self.tidy_agent_log();
         status
     }
@@ -355,6 +510,7 @@ impl Chat {
             Ok(metadata) if metadata.len() == 0 => {
                 let _ = std::fs::remove_file(&path);
             }
+            Ok(_) if self.log_told => {}
             Ok(_) => self.ui.error(&format!("the agent's stderr is kept in {}", path.display())),
             Err(_) => {}
         }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use termsprawl_transport::long_wait::{ProgressSink, WaitProgress};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::connection::{Connection, Inbound, RpcError, code};
@@ -43,6 +44,8 @@ pub(crate) enum Event {
     Notice(String),
     /// The agent closed the connection or broke it; the reason.
     Disconnected(String),
+    /// How the agent's wait for a canvas terminal's exit goes (`spec/acp.md` §2.23).
+    Waiting(String, WaitProgress),
 }
 
 /// An `elicitation/create` waiting for the person: what it asks, and where the answer goes (the
@@ -54,12 +57,14 @@ pub(crate) struct Elicit {
 }
 
 /// How the client answers; shared by every request task.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) roots: Roots,
     pub(crate) terminals: Arc<Backend>,
     pub(crate) permission: PermissionMode,
     pub(crate) permission_timeout: Duration,
+    /// Whether a wait for a terminal's exit reports its progress (stdout is a terminal).
+    pub(crate) progress: bool,
 }
 
 /// The client side of the connection; cheap to clone.
@@ -311,7 +316,14 @@ impl Client {
             }
             "terminal/wait_for_exit" => {
                 let params = self.terminal_params(params)?;
-                Ok(config.terminals.wait_for_exit(&params.terminal_id).await?.to_json())
+                let terminal_id = params.terminal_id.clone();
+                let events = self.inner.events.clone();
+                let mut report = move |progress: &WaitProgress| {
+                    let _ = events.send(Event::Waiting(terminal_id.clone(), progress.clone()));
+                };
+                let progress: Option<ProgressSink<'_>> =
+                    config.progress.then_some(&mut report as ProgressSink<'_>);
+                Ok(config.terminals.wait_for_exit(&params.terminal_id, progress).await?.to_json())
             }
             "terminal/kill" => {
                 let params = self.terminal_params(params)?;

@@ -130,7 +130,13 @@ struct Inner {
     pending: Mutex<Option<Pending>>,
     next_id: AtomicU64,
     trace: Option<Arc<Trace>>,
+    /// The first line the agent wrote that no ACP agent writes (not JSON-RPC, or a request for a
+    /// method agents serve, as `cat` echoes ours), cut to [`STRAY_CHARS`] characters.
+    stray: Mutex<Option<String>>,
 }
+
+/// How much of a stray line is kept for a report.
+const STRAY_CHARS: usize = 120;
 
 impl Connection {
     /// A connection whose outgoing lines arrive on the returned receiver (see [`write_loop`]).
@@ -141,6 +147,7 @@ impl Connection {
             pending: Mutex::new(Some(HashMap::new())),
             next_id: AtomicU64::new(0),
             trace,
+            stray: Mutex::new(None),
         };
         (Connection { inner: Arc::new(inner) }, lines)
     }
@@ -192,6 +199,29 @@ impl Connection {
     pub(crate) fn close_output(&self) {
         if let Ok(mut out) = self.inner.out.lock() {
             out.take();
+        }
+    }
+
+    /// Whether the connection is closed: the agent's output ended, and every request fails.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.inner.pending.lock().map_or(true, |pending| pending.is_none())
+    }
+
+    /// The first line the agent wrote that no ACP agent writes, quoted and cut, if any: a program
+    /// that is not an ACP agent (`sh -c 'echo hi; …'`, `cat`) shows itself so.
+    pub(crate) fn stray(&self) -> Option<String> {
+        self.inner.stray.lock().ok()?.clone()
+    }
+
+    fn note_stray(&self, line: &str) {
+        if let Ok(mut stray) = self.inner.stray.lock()
+            && stray.is_none()
+        {
+            let cut = match line.char_indices().nth(STRAY_CHARS) {
+                Some((at, _)) => format!("{}…", &line[..at]),
+                None => line.to_owned(),
+            };
+            *stray = Some(format!("{cut:?}"));
         }
     }
 
@@ -297,13 +327,28 @@ pub(crate) async fn read_loop<R: AsyncBufRead + Unpin>(
                     )));
                 }
             }
-            Classified::Inbound(inbound) => dispatch(inbound),
+            Classified::Inbound(inbound) => {
+                if let Inbound::Request { method, .. } = &inbound
+                    && served_by_agents(method)
+                {
+                    connection.note_stray(&text);
+                }
+                dispatch(inbound);
+            }
             Classified::Invalid { id, code, reason } => {
+                connection.note_stray(&text);
                 connection.respond(&id, Err(RpcError::new(code, reason.clone())));
                 dispatch(Inbound::Malformed(reason));
             }
         }
     }
+}
+
+/// Whether agents serve `method` (a client never does): a program that sends it back to us echoes
+/// what it reads.
+fn served_by_agents(method: &str) -> bool {
+    matches!(method, "initialize" | "authenticate")
+        || (method.starts_with("session/") && method != "session/request_permission")
 }
 
 enum Line {

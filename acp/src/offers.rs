@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::messages::{AvailableCommand, ConfigOption, ConfigValue, ModeState};
 
 /// The front end's own slash commands: name, input hint, description (`/help` lists them first).
-pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 10] = [
+pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 11] = [
     ("help", "", "this list: the front end's commands, then the agent's"),
     ("mode", "[ID]", "list the agent's modes, or switch to one (session/set_mode)"),
     (
@@ -35,6 +35,11 @@ pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 10] = [
     ),
     ("status", "", "the session, its mode, the MCP bridge and the terminals"),
     ("last", "", "the whole text of the last tool result that was shortened"),
+    (
+        "restart",
+        "",
+        "start the agent again and continue the session (session/resume or session/load)",
+    ),
     ("quit", "", "end the session"),
     ("\"\"\"", "", "(a line of three double quotes) start or end a multi-line prompt"),
 ];
@@ -56,9 +61,23 @@ pub(crate) struct Offers {
 }
 
 impl Offers {
-    /// The current mode id, for the prompt (`[plan] > `).
+    /// The current mode id, for the prompt (`[plan] > `): of the modes, else of the mode option.
     pub(crate) fn current_mode(&self) -> Option<&str> {
-        self.modes.as_ref().map(|modes| modes.current_mode_id.as_str())
+        match (&self.modes, self.mode_option().map(|option| &option.value)) {
+            (Some(modes), _) => Some(modes.current_mode_id.as_str()),
+            (None, Some(ConfigValue::Select { current, .. })) => Some(current.as_str()),
+            (None, _) => None,
+        }
+    }
+
+    /// The configuration option of category `mode`, which is the mode of an agent that sends no
+    /// `modes` (opencode sends its modes so; `spec/acp.md` §2.13): `/mode` lists and sets it, and
+    /// the prompt shows it.
+    pub(crate) fn mode_option(&self) -> Option<&ConfigOption> {
+        if self.modes.is_some() {
+            return None;
+        }
+        self.config.iter().flatten().find(|option| option.category.as_deref() == Some("mode"))
     }
 
     /// Follows `current_mode_update`; the line to show when the mode changed.
@@ -112,6 +131,21 @@ impl Offers {
 
     /// The lines of `/mode`.
     pub(crate) fn mode_lines(&self) -> Vec<String> {
+        if let Some(ConfigValue::Select { current, choices }) =
+            self.mode_option().map(|option| &option.value)
+        {
+            let mut lines = vec![format!("[mode] current: {current}")];
+            for choice in choices {
+                let mark = if &choice.value == current { "*" } else { " " };
+                let description = choice
+                    .description
+                    .as_deref()
+                    .map(|text| format!(": {text}"))
+                    .unwrap_or_default();
+                lines.push(format!("{mark} {} ({}){description}", choice.value, choice.name));
+            }
+            return lines;
+        }
         let Some(modes) = &self.modes else {
             return vec!["[mode] the agent offers no modes".to_owned()];
         };
@@ -276,7 +310,7 @@ impl Offers {
     /// `/model` command and no model option).
     pub(crate) fn defers_to_agent(&self, name: &str) -> bool {
         let nothing_of_ours = match name {
-            "mode" => self.modes.is_none(),
+            "mode" => self.modes.is_none() && self.mode_option().is_none(),
             "model" => self.model_option().is_none(),
             "config" => self.config.as_ref().is_none_or(Vec::is_empty),
             _ => false,
@@ -308,12 +342,15 @@ impl Offers {
                 }
                 names
             }
-            ["/mode"] => self
-                .modes
-                .iter()
-                .flat_map(|modes| &modes.available_modes)
-                .map(|mode| mode.id.clone())
-                .collect(),
+            ["/mode"] => match self.mode_option() {
+                Some(option) => option_values(option),
+                None => self
+                    .modes
+                    .iter()
+                    .flat_map(|modes| &modes.available_modes)
+                    .map(|mode| mode.id.clone())
+                    .collect(),
+            },
             ["/model"] => self.model_option().map(option_values).unwrap_or_default(),
             ["/config"] => self.config.iter().flatten().map(|option| option.id.clone()).collect(),
             ["/resume"] => self.sessions.clone(),

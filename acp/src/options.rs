@@ -43,13 +43,16 @@ pub enum AgentLog {
     File(PathBuf),
 }
 
-/// How the injected MCP bridge (`termsprawlctl mcp`) is narrowed.
+/// How the injected MCP bridge (`termsprawlctl mcp`) is narrowed, and how long it waits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct McpNarrowing {
     /// `--mcp-read-only`: the bridge gets `--read-only`.
     pub read_only: bool,
     /// `--mcp-tools NAME,...`: the bridge gets `--tools NAME,...`.
     pub tools: Option<Vec<String>>,
+    /// `--mcp-max-wait-ms MS`: the bridge gets `--max-wait-ms MS` (the longest `terminal_wait` or
+    /// `terminal_run` in one tool call); without it the bridge's default.
+    pub max_wait_ms: Option<u64>,
 }
 
 /// The options of one run.
@@ -67,7 +70,7 @@ pub struct Options {
     pub terminals: TerminalBackend,
     /// Whether to inject the MCP bridge (`--no-mcp` clears it).
     pub mcp: bool,
-    /// `--mcp-read-only` and `--mcp-tools`.
+    /// `--mcp-read-only`, `--mcp-tools` and `--mcp-max-wait-ms`.
     pub mcp_narrowing: McpNarrowing,
     /// `--trace`.
     pub trace: Option<PathBuf>,

@@ -310,6 +310,22 @@ impl Renderer {
     }
 }
 
+impl Renderer {
+    /// The tool call that shows the terminal `terminal_id`, and its line as it stands: a wait's
+    /// progress is shown on it (issue 38 item 4).
+    pub(crate) fn terminal_card(&self, terminal_id: &str) -> Option<(String, Row)> {
+        let shows = |state: &&ToolState| {
+            state
+                .content
+                .iter()
+                .flatten()
+                .any(|item| matches!(item, ToolCallContent::Terminal(id) if id == terminal_id))
+        };
+        let (id, state) = self.tools.iter().find(|(_, state)| shows(state))?;
+        Some((id.clone(), tool_row(state)))
+    }
+}
+
 fn state_from(title: String, kind: Option<String>, status: Option<String>) -> ToolState {
     ToolState { title, kind, status, content: None, shown: None }
 }

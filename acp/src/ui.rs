@@ -288,6 +288,35 @@ impl Ui {
         let _ = stdout.flush();
     }
 
+    /// Shows how a wait goes on the line of `id` (a tool call, or a terminal no call shows),
+    /// rewritten in place every time (issue 38 item 4; `spec/acp.md` §2.23): only when stdout is
+    /// a terminal and the prompt is not being edited; cut to the terminal's width, so that it
+    /// stays one row.
+    pub(crate) fn progress_line(&mut self, id: &str, mut row: Row) {
+        // A terminal that says its width (not a pipe).
+        let Some(columns) = terminal_columns().filter(|_| self.terminal && !self.editing) else {
+            return;
+        };
+        let room = columns.saturating_sub(2);
+        if row_width(&row) > room {
+            // The last span (how the wait goes) gives way, cut with an ellipsis.
+            let before: usize =
+                row[..row.len() - 1].iter().map(|span| style::width(&span.text)).sum();
+            if let Some(last) = row.last_mut() {
+                let mut kept = String::new();
+                for ch in last.text.chars() {
+                    if before + style::width(&kept) + style::width(&ch.to_string()) >= room {
+                        break;
+                    }
+                    kept.push(ch);
+                }
+                kept.push('…');
+                last.text = kept;
+            }
+        }
+        self.tool_line(id, &row);
+    }
+
     /// Writes the line of the tool call `id`. On a terminal, when the call's previous line is the
     /// last thing written and both fit on one row, the new line replaces it (cursor up, line
     /// cleared), so that a call shows one line with its latest status; otherwise (a pipe,

@@ -26,7 +26,7 @@ Usage: termsprawlctl [--session FILE] acp [OPTIONS] -- AGENT [ARG]...
 Runs an Agent Client Protocol (ACP v1) agent as a chat in this terminal.
 Type a prompt and press Enter; a line ending in \\ continues on the next one, and a line of three
 double quotes (\"\"\") starts and ends a multi-line prompt. /help lists the front end's commands
-(/mode, /config, /model, /sessions, /resume, /status, /last, /quit) and the agent's; a /NAME that
+(/mode, /config, /model, /sessions, /resume, /status, /last, /restart, /quit) and the agent's; a /NAME that
 is not the front end's goes to the agent as prompt text (//NAME sends the agent's /NAME where the
 front end has one). /quit or end of input ends the session; Ctrl-C cancels the running turn (twice:
 stop waiting for the agent), twice while idle quits. On a terminal the prompt's line is edited:
@@ -44,6 +44,8 @@ Options:
   --no-mcp                      do not hand the agent termsprawl's MCP bridge
   --mcp-read-only               hand the agent only the read-only termsprawl tools (the bridge's --read-only)
   --mcp-tools NAME,...          hand the agent only these termsprawl tools (the bridge's --tools)
+  --mcp-max-wait-ms MS          the longest wait in one termsprawl tool call, 0 to 600000 (the bridge's --max-wait-ms;
+                                default: the bridge's 50000); the agent's own limit on an MCP call must allow it
   --trace FILE                  append every wire message as a JSON line
   --agent-log FILE|-            where the agent's stderr goes; - copies it to stderr (default: a new temporary file,
                                 removed at the end when the agent wrote nothing to it)
@@ -130,7 +132,7 @@ pub(crate) fn mark_bridge_started() {
 }
 
 /// The flags of `acp`: value flags, then the booleans.
-const VALUE_FLAGS: [&str; 12] = [
+const VALUE_FLAGS: [&str; 13] = [
     "cwd",
     "prompt",
     "permission",
@@ -139,6 +141,7 @@ const VALUE_FLAGS: [&str; 12] = [
     "trace",
     "agent-log",
     "mcp-tools",
+    "mcp-max-wait-ms",
     "mode",
     "set",
     "model",
@@ -276,6 +279,14 @@ fn apply(options: &mut Options, flag: &str, raw: &[u8]) -> Result<(), String> {
         }
         "trace" => options.trace = Some(path()?),
         "mcp-tools" => options.mcp_narrowing.tools = Some(tool_names(text()?, &invalid)?),
+        "mcp-max-wait-ms" => {
+            let limit = termsprawl_protocol::results::MAX_CLIENT_WAIT_MS;
+            let milliseconds =
+                text()?.parse::<u64>().ok().filter(|ms| *ms <= limit).ok_or_else(|| {
+                    invalid(&format!("is not a whole number of milliseconds from 0 to {limit}"))
+                })?;
+            options.mcp_narrowing.max_wait_ms = Some(milliseconds);
+        }
         "mode" | "resume" | "model" => {
             let value = text()?;
             if value.trim().is_empty() {

@@ -154,6 +154,7 @@ fn acp_command() -> clap::Command {
                 .help("Hand the agent only the read-only termsprawl tools"),
         )
         .arg(value("mcp-tools", "NAME,...", "Hand the agent only these termsprawl tools"))
+        .arg(value("mcp-max-wait-ms", "MS", "The longest wait in one termsprawl tool call"))
         .arg(
             value("trace", "FILE", "Append every wire message as a JSON line")
                 .value_hint(ValueHint::FilePath),

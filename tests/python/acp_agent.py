@@ -546,6 +546,27 @@ class TestAgent:
         await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
         return report
 
+    async def scenario_watch(self, args, text):
+        """A command that prints a line a second for `watch SECONDS` (6 by default), shown in a
+        tool call the agent waits on: the front end shows the wait's progress on the call."""
+        seconds = int(args[0]) if args else 6
+        created = await self.conn.create_terminal(
+            session_id=self.session_id,
+            command=f"for i in $(seq 1 {seconds}); do echo step-$i; sleep 1; done",
+        )
+        await self.update(
+            start_tool_call(
+                "watch-call", "Watch a build", kind="execute", status="in_progress",
+                content=[tool_terminal_ref(created.terminal_id)],
+            )
+        )
+        waited = await self.attempt(
+            self.conn.wait_for_terminal_exit(session_id=self.session_id, terminal_id=created.terminal_id)
+        )
+        await self.update(update_tool_call("watch-call", status="completed"))
+        await self.conn.release_terminal(session_id=self.session_id, terminal_id=created.terminal_id)
+        return {"wait": waited}
+
     async def timed_kill(self, command):
         created = await self.conn.create_terminal(session_id=self.session_id, command=command)
         terminal_id = created.terminal_id
@@ -945,6 +966,23 @@ class TestAgent:
         return {"stderr": True}
 
     async def scenario_exit(self, args, text):
+        sys.stdout.flush()
+        os._exit(5)
+
+    async def scenario_orphan(self, args, text):
+        """`orphan MARKER`: starts `sleep MARKER` in its process group (it does not read stdin),
+        says so, and waits for a cancel."""
+        child = subprocess.Popen(["sleep", args[0] if args else "600"], stdin=subprocess.DEVNULL)
+        await self.say(f"ORPHAN {child.pid}\n")
+        await self.cancelled.wait()
+        return "cancelled"
+
+    async def scenario_crash(self, args, text):
+        """`crash MARKER`: leaves `sleep MARKER` running in its process group, says why on stderr,
+        and dies with exit code 5 in the middle of the turn."""
+        subprocess.Popen(["sleep", args[0] if args else "600"], start_new_session=False)
+        await self.say("CRASHING\n")
+        print("crashing on purpose", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(5)
 

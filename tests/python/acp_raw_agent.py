@@ -26,6 +26,8 @@ Scenarios:
                        quote, a table and a code block, streamed in chunks cut mid-word; a prompt
                        with "slow" in it waits 3 s while the tool runs
   many-commands        60 agent commands with long descriptions (as Claude Code announces)
+  mode-option          its modes as a configuration option of category `mode` (as opencode sends
+                       them), `session/set_config_option` answered; a prompt reports the mode
 """
 
 import json
@@ -182,6 +184,13 @@ class Agent:
         self.mcp = None
         self.pending_prompt = None
         self.model = "default"
+        self.mode = "build"
+
+    def mode_options(self):
+        return [{"id": "mode", "name": "Mode", "category": "mode", "type": "select",
+                 "currentValue": self.mode,
+                 "options": [{"value": "build", "name": "Build", "description": "edits files"},
+                             {"value": "plan", "name": "Plan"}]}]
 
     def start_mcp(self, servers):
         server = servers[0]
@@ -240,6 +249,8 @@ class Agent:
                     {"modelId": "default", "name": "Default (recommended)", "description": "Sonnet"},
                     {"modelId": "opus", "name": "Opus"},
                 ]}
+            if SCENARIO == "mode-option":
+                answer["result"]["configOptions"] = self.mode_options()
             if SCENARIO == "update-with-session":
                 write(answer, say("EARLY UPDATE for the new session\n"))
             elif SCENARIO == "many-commands":
@@ -257,10 +268,16 @@ class Agent:
             record("set-model.json", message["params"])
             self.model = message["params"]["modelId"]
             write(result(message, {}))
+        elif method == "session/set_config_option" and SCENARIO == "mode-option":
+            record("set-config-option.json", message["params"])
+            self.mode = message["params"]["value"]
+            write(result(message, {"configOptions": self.mode_options()}))
         elif method == "session/prompt":
             text = "".join(block.get("text", "") for block in message["params"]["prompt"])
             if SCENARIO == "models":
                 text += " with " + self.model
+            if SCENARIO == "mode-option":
+                text += " in " + self.mode
             if SCENARIO == "error-data":
                 write(error(message, -32603, "Internal error",
                             "stream disconnected before completion: /v1/responses"))

@@ -113,8 +113,13 @@ impl Chat {
         Typed::Handled
     }
 
-    /// `session/set_mode`, after the local check; the new mode is taken from the answer.
+    /// `session/set_mode`, after the local check; the new mode is taken from the answer. An agent
+    /// whose mode is its option of category `mode` gets `session/set_config_option` instead.
     pub(super) async fn set_mode(&mut self, id: &str) -> Result<(), String> {
+        if let Some(option) = self.offers.mode_option() {
+            let option = option.id.clone();
+            return self.set_config(Some(&option), id).await;
+        }
         let params = self.offers.set_mode(&self.session_id, id)?;
         self.wait_answer("session/set_mode", params, NEW_SESSION_TIMEOUT)
             .await?

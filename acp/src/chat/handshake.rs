@@ -6,6 +6,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -25,6 +26,9 @@ use crate::terminal::ToolServer;
 const PROTOCOL_VERSION: u64 = 1;
 /// How long `initialize` may take.
 const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(30);
+/// When an agent that has not answered `initialize` yet is reported (`spec/acp.md` §2.21): as not
+/// an ACP agent when it wrote what no agent writes, else in a line saying it is waited for.
+const INITIALIZE_REPORT_AFTER: Duration = Duration::from_secs(4);
 /// How long `session/new` may take (the agent connects its MCP servers meanwhile).
 pub(super) const NEW_SESSION_TIMEOUT: Duration = Duration::from_mins(2);
 /// How long `authenticate` (a browser login, for example) may take.
@@ -103,10 +107,19 @@ impl Chat {
             "clientCapabilities": capabilities,
             "clientInfo": {"name": "termsprawl", "version": env!("CARGO_PKG_VERSION")},
         });
-        let answer = self
-            .wait_answer("initialize", initialize, INITIALIZE_TIMEOUT)
-            .await?
-            .map_err(|error| format!("initialize failed: {error}"))?;
+        let answer = match self.wait_answer("initialize", initialize, INITIALIZE_TIMEOUT).await? {
+            Ok(answer) => answer,
+            Err(error) => {
+                let mut message = format!("initialize failed: {error}");
+                if let Some(stray) = self.connection.stray() {
+                    let _ = write!(
+                        message,
+                        "; the agent wrote {stray} on its stdout: it is not an ACP agent, it seems"
+                    );
+                }
+                return Err(message);
+            }
+        };
         let initialized: InitializeResult = messages::decode(Some(&answer))
             .map_err(|error| format!("the agent's initialize answer does not decode: {error}"))?;
         if initialized.protocol_version.as_u64() != Some(PROTOCOL_VERSION) {
@@ -127,12 +140,20 @@ impl Chat {
             .and_then(|info| info.title.clone().or_else(|| info.name.clone()))
             .unwrap_or_else(|| "the agent".to_owned());
         let version = agent.and_then(|info| info.version.clone()).unwrap_or_default();
-        if let Some(session_id) = &options.resume {
+        let continuable = self.capabilities.resume || self.capabilities.load;
+        if let Some(session_id) =
+            options.resume.as_ref().filter(|_| continuable || !self.restarting)
+        {
             self.open_session(session_id, cwd, &mcp_servers).await?;
             self.ui.error(&format!(
                 "connected to {name} {version} (session {session_id}, resumed); /help lists the commands, /quit or Ctrl-D ends it"
             ));
             return Ok(());
+        }
+        if let Some(session_id) = &options.resume {
+            self.ui.line(&format!(
+                "[agent] it can neither resume nor load session {session_id}: a new session starts"
+            ));
         }
         let new_session = json!({
             "cwd": cwd.to_string_lossy(),
@@ -441,6 +462,8 @@ impl Chat {
         tokio::pin!(answer);
         let far = Duration::from_hours(24 * 365);
         let notice_at = tokio::time::Instant::now() + notice.map_or(far, |(delay, _)| delay);
+        let mut report_at =
+            (method == "initialize").then(|| tokio::time::Instant::now() + INITIALIZE_REPORT_AFTER);
         loop {
             tokio::select! {
                 () = tokio::time::sleep_until(notice_at), if notice.is_some() => {
@@ -448,10 +471,20 @@ impl Chat {
                         self.ui.line(line);
                     }
                 }
+                () = tokio::time::sleep_until(report_at.unwrap_or_else(|| notice_at + far)), if report_at.is_some() => {
+                    report_at = None;
+                    self.not_answering(method, limit)?;
+                }
                 answer = &mut answer => {
-                    return answer.map_err(|_| {
+                    let answer = answer.map_err(|_| {
                         format!("{method}: no answer within {} s", limit.as_secs())
-                    });
+                    })?;
+                    if answer.is_err() && self.connection.is_closed() {
+                        // The agent is gone: how it exited and what it said say why.
+                        let when = format!(" before answering {method}");
+                        return Err(self.agent_gone(crate::startup::CLOSED_OUTPUT, &when).await);
+                    }
+                    return Ok(answer);
                 }
                 _ = self.signals.interrupt.recv() => {
                     return Err(format!("stopped waiting for {method} (Ctrl-C)"));
@@ -476,8 +509,35 @@ impl Chat {
     }
 }
 
+impl Chat {
+    /// An agent that has not answered `method` after [`INITIALIZE_REPORT_AFTER`]: one that wrote
+    /// what no ACP agent writes is not one (the error stops the front end); otherwise a line says
+    /// it is waited for, with the last lines of its stderr.
+    fn not_answering(&mut self, method: &str, limit: Duration) -> Result<(), String> {
+        let after = INITIALIZE_REPORT_AFTER.as_secs();
+        if let Some(stray) = self.connection.stray() {
+            let mut report = format!(
+                "the agent did not answer {method} within {after} s and wrote {stray} on its \
+                 stdout: it is not an ACP agent, it seems"
+            );
+            self.add_stderr_tail(&mut report);
+            return Err(report);
+        }
+        let mut report = format!(
+            "the agent has not answered {method} after {after} s; waiting up to {} s (Ctrl-C stops)",
+            limit.as_secs()
+        );
+        self.add_stderr_tail(&mut report);
+        // Named here while the agent may still answer: a later failure names it again.
+        self.log_named = false;
+        self.ui.error(&report);
+        Ok(())
+    }
+}
+
 /// The stdio MCP server entry that hands the agent termsprawl's tools (`spec/acp.md` §2.5),
-/// narrowed by `--mcp-read-only` and `--mcp-tools` (the bridge's own `--read-only` and `--tools`);
+/// narrowed by `--mcp-read-only` and `--mcp-tools` (the bridge's own `--read-only` and `--tools`)
+/// and with `--mcp-max-wait-ms` as its `--max-wait-ms`;
 /// `mark` is the file the bridge leaves when it starts.
 pub(crate) fn mcp_entry(
     program: &Path,
@@ -496,6 +556,10 @@ pub(crate) fn mcp_entry(
     if let Some(tools) = &narrowing.tools {
         args.push(Value::from("--tools"));
         args.push(Value::from(tools.join(",")));
+    }
+    if let Some(max_wait_ms) = narrowing.max_wait_ms {
+        args.push(Value::from("--max-wait-ms"));
+        args.push(Value::from(max_wait_ms.to_string()));
     }
     let env: Vec<Value> = mark
         .map(|mark| json!({"name": BRIDGE_MARK_VARIABLE, "value": mark.to_string_lossy()}))

@@ -43,7 +43,18 @@ impl Chat {
         })
     }
 
+    /// The interactive chat: an agent that ends meanwhile is reported and offered `/restart`
+    /// (`spec/acp.md` §2.22); the chat goes on.
     pub(super) async fn interactive(&mut self, cwd: &Path) -> Result<ExitStatus, Fatal> {
+        loop {
+            match self.interactive_loop(cwd).await {
+                Err(Fatal::Disconnected(reason)) => self.agent_crashed(&reason).await,
+                other => return other,
+            }
+        }
+    }
+
+    async fn interactive_loop(&mut self, cwd: &Path) -> Result<ExitStatus, Fatal> {
         let mut last_interrupt: Option<Instant> = None;
         let mut multi_line: Option<Vec<String>> = None;
         // What the UI had written just after the prompt was shown (`show_prompt`).
@@ -61,7 +72,7 @@ impl Chat {
                 self.show_prompt(&prompt, &mut prompt_shown_at);
                 tokio::select! {
                     input = self.input.recv() => input.unwrap_or(Input::Eof),
-                    event = self.events.recv() => {
+                    event = self.events.recv(), if !self.disconnected => {
                         self.idle_event(event)?;
                         continue;
                     }
@@ -180,6 +191,30 @@ impl Chat {
 
     /// A typed line that is not part of a multi-line prompt: one of our commands, or a prompt.
     async fn typed_line(&mut self, text: &str, cwd: &Path) -> Result<(), Fatal> {
+        if text.split_whitespace().next() == Some("/restart") {
+            if text.trim() != "/restart" {
+                self.ui.line("usage: /restart");
+                return Ok(());
+            }
+            self.ui.line("[agent] starting it again");
+            if let Err(error) = self.restart(cwd).await {
+                self.ui.error(&error);
+                self.log_hint();
+                self.agent.end_group().await;
+                self.ui.line("[agent] /restart tries again; /quit ends");
+            }
+            return Ok(());
+        }
+        if self.disconnected {
+            let own = ["/help", "/status", "/last"];
+            if own.contains(&text.trim()) {
+                self.own_command(text, cwd).await;
+            } else {
+                self.ui
+                    .line("[agent] the agent is not running: /restart starts it again; /quit ends");
+            }
+            return Ok(());
+        }
         // `//NAME …` is the agent's `/NAME` where the front end has one of that name.
         if let Some(agents) = text.strip_prefix("//") {
             return self.interactive_turn(&format!("/{agents}")).await;

@@ -32,6 +32,7 @@ fn fixture(permission: PermissionMode, timeout: Duration) -> Fixture {
     )
     .unwrap();
     let config = Config {
+        progress: false,
         roots: Roots::new(directory.path()).unwrap(),
         terminals: Arc::new(Backend::Tmux(terminals)),
         permission,
@@ -309,6 +310,7 @@ async fn updates_before_the_session_id_is_known_wait_for_it() {
         Terminals::new(Server::Socket(directory.path().join("t.sock")), directory.path().into())
             .unwrap();
     let config = Config {
+        progress: false,
         roots: Roots::new(directory.path()).unwrap(),
         terminals: Arc::new(Backend::Tmux(terminals)),
         permission: PermissionMode::Ask,

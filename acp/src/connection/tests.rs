@@ -70,6 +70,32 @@ async fn lines_that_are_not_json_rpc_are_answered_and_skipped() {
     );
 }
 
+/// Issue 35 item 4: the first line no ACP agent writes is kept for the report of a program that is
+/// not one: text, or a request for a method agents serve (`cat` echoes our `initialize`).
+#[tokio::test]
+async fn the_first_stray_line_is_kept() {
+    let stray = |input: &[u8]| {
+        let (connection, _lines) = Connection::new(None);
+        let input = input.to_vec();
+        async move {
+            let mut dispatch = |_| {};
+            read_loop(&input[..], &connection, &mut dispatch).await;
+            connection.stray()
+        }
+    };
+    assert_eq!(stray(b"hi\nlater\n").await, Some("\"hi\"".to_owned()));
+    let echoed = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}\n";
+    let kept = stray(echoed).await.unwrap();
+    assert!(kept.starts_with("\"{\\\"jsonrpc\\\""), "{kept}");
+    let agent = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"fs/read_text_file\"}\n\
+{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/request_permission\"}\n\
+{\"jsonrpc\":\"2.0\",\"method\":\"session/update\"}\n";
+    assert_eq!(stray(agent).await, None);
+    let long = format!("{}\n", "x".repeat(500));
+    let cut = stray(long.as_bytes()).await.unwrap();
+    assert_eq!(cut.chars().count(), 120 + 3, "{cut}");
+}
+
 #[tokio::test]
 async fn a_line_over_16_mib_fails_the_connection() {
     let mut input = vec![b'{'; MAX_LINE_BYTES + 1];
@@ -113,7 +139,9 @@ async fn our_requests_are_correlated_with_their_answers() {
 async fn a_closed_connection_fails_pending_and_later_requests() {
     let (connection, _lines) = Connection::new(None);
     let pending = connection.request("session/prompt", &json!({}));
+    assert!(!connection.is_closed());
     connection.fail_pending();
+    assert!(connection.is_closed());
     assert_eq!(pending.await.unwrap_err().code, -32603);
     let later = connection.request("session/prompt", &json!({}));
     assert_eq!(later.await.unwrap_err().code, -32603);

@@ -154,7 +154,10 @@ fn tab_completes_commands_then_mode_ids_and_config_values() {
     let offers = offers();
     let complete = |line: &str| offers.complete(line);
     assert_eq!(complete("/he"), (0, vec!["/help".to_owned()]));
-    assert_eq!(complete("/re"), (0, vec!["/resume".to_owned(), "/review".to_owned()]));
+    assert_eq!(
+        complete("/re"),
+        (0, vec!["/resume".to_owned(), "/restart".to_owned(), "/review".to_owned()])
+    );
     // The agent's `/status` is named once: ours has the name.
     assert_eq!(complete("/st"), (0, vec!["/status".to_owned()]));
     assert_eq!(complete("/mode p"), (6, vec!["plan".to_owned()]));
@@ -220,4 +223,34 @@ fn the_unstable_models_are_the_model_option_when_there_is_no_other() {
             .next(),
         Some("models")
     );
+}
+
+/// Issue 35 item 4: opencode sends its modes as a configuration option of category `mode`: it is
+/// the mode of `/mode`, of Tab and of the prompt, and `/mode ID` checks the value as an option's.
+#[test]
+fn an_option_of_category_mode_is_the_mode() {
+    let config = json!([
+        {"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": "build",
+         "options": [{"value": "build", "name": "Build", "description": "edits files"},
+                     {"value": "plan", "name": "Plan"}]},
+    ]);
+    let offers =
+        Offers { config: messages::config_options(Some(&config)).unwrap(), ..Offers::default() };
+    assert_eq!(offers.current_mode(), Some("build"));
+    assert_eq!(offers.mode_option().map(|option| option.id.as_str()), Some("mode"));
+    assert_eq!(
+        offers.mode_lines(),
+        vec!["[mode] current: build", "* build (Build): edits files", "  plan (Plan)"]
+    );
+    assert_eq!(offers.complete("/mode p"), (6, vec!["plan".to_owned()]));
+    assert!(!offers.defers_to_agent("mode"));
+    assert_eq!(
+        offers.set_config("s", "mode", "plan"),
+        Ok(json!({"sessionId": "s", "configId": "mode", "value": "plan"}))
+    );
+    // Modes the agent sends as modes come first.
+    let mut both = offers.clone();
+    both.modes = self::offers().modes;
+    assert_eq!(both.current_mode(), Some("default"));
+    assert!(both.mode_option().is_none());
 }

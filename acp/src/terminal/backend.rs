@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use termsprawl_protocol::{ToolRequest, ToolResult};
+use termsprawl_transport::long_wait::ProgressSink;
 use termsprawl_transport::{Client, UNAVAILABLE_PREFIX};
 
 use super::canvas::{self, CanvasTerminals};
@@ -212,11 +213,16 @@ impl Backend {
         }
     }
 
-    /// `terminal/wait_for_exit`.
-    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<CommandStatus, RpcError> {
+    /// `terminal/wait_for_exit`; `progress` hears how a canvas terminal's wait goes (the tmux
+    /// backend reports none: its pane is there to attach to).
+    pub(crate) async fn wait_for_exit(
+        &self,
+        terminal_id: &str,
+        progress: Option<ProgressSink<'_>>,
+    ) -> Result<CommandStatus, RpcError> {
         match self {
             Backend::Tmux(terminals) => terminals.wait_for_exit(terminal_id).await,
-            Backend::Canvas(terminals) => terminals.wait_for_exit(terminal_id).await,
+            Backend::Canvas(terminals) => terminals.wait_for_exit(terminal_id, progress).await,
         }
     }
 

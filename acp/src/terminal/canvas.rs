@@ -11,7 +11,9 @@
 //!   kept within `outputByteLimit` bytes on a character boundary; `exitStatus` once `running` is
 //!   false.
 //! - `terminal/wait_for_exit` → `terminal_wait {until: exit, timeoutMs: 30000}` again and again
-//!   until it reports the process ended.
+//!   until it reports the process ended; while a person watches its progress, a chain of waits of
+//!   1 s each (`transport::long_wait`) from the start of the output, whose progress (the last line,
+//!   the time waited) goes to the transcript.
 //! - `terminal/kill` → `terminal_kill` (SIGKILL to the process group); the node stays.
 //! - `terminal/release` → `terminal_kill` when still running, then `terminal_close`.
 
@@ -29,9 +31,12 @@ use serde_json::Value;
 use termsprawl_protocol::args::{
     NodeArgs, TerminalReadArgs, TerminalRunArgs, TerminalWaitArgs, WaitUntil,
 };
-use termsprawl_protocol::results::{NodeResult, TerminalReadResult, TerminalWaitResult};
+use termsprawl_protocol::results::{
+    MAX_CLIENT_WAIT_MS, MAX_WAIT_MS, NodeResult, TerminalReadResult, TerminalWaitResult,
+};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
+use termsprawl_transport::long_wait::{ProgressSink, WaitOptions, call_waiting};
 
 use termsprawl_protocol::shell::shell_word;
 
@@ -42,7 +47,9 @@ use crate::connection::RpcError;
 pub(crate) const REQUIRED_OPERATIONS: [&str; 2] = ["terminal_run", "terminal_wait"];
 /// The longest single `terminal_wait`, in milliseconds (the protocol's bound).
 #[expect(clippy::cast_precision_loss, reason = "30 000 is exact in an f64")]
-pub(crate) const WAIT_SLICE_MS: f64 = termsprawl_protocol::results::MAX_WAIT_MS as f64;
+pub(crate) const WAIT_SLICE_MS: f64 = MAX_WAIT_MS as f64;
+/// How often a watched wait reports its progress (each a `terminal_wait` turn of this length).
+pub(crate) const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// The largest `maxChars` of `terminal_read`, in UTF-16 units.
 pub(crate) const MAX_READ_CHARS: usize = 100_000;
 
@@ -166,8 +173,16 @@ impl CanvasTerminals {
     }
 
     /// Waits until the command exits, in `terminal_wait` calls of at most 30 s each; no time
-    /// limit of its own.
-    pub(crate) async fn wait_for_exit(&self, terminal_id: &str) -> Result<ExitStatus, RpcError> {
+    /// limit of its own. With `progress`, the waits are a chain of turns of [`PROGRESS_EVERY`]
+    /// from the start of the output, each reporting the last line and the time waited.
+    pub(crate) async fn wait_for_exit(
+        &self,
+        terminal_id: &str,
+        progress: Option<ProgressSink<'_>>,
+    ) -> Result<ExitStatus, RpcError> {
+        if let Some(progress) = progress {
+            return self.watched_wait(terminal_id, progress).await;
+        }
         loop {
             let entry = self.entry(terminal_id)?;
             let args = TerminalWaitArgs {
@@ -181,6 +196,54 @@ impl CanvasTerminals {
                 timeout_ms: Some(WAIT_SLICE_MS),
             };
             let answer: TerminalWaitResult = read(self.call("terminal_wait", &args).await?)?;
+            let state = State::of(answer.running, answer.exit_code, answer.signal);
+            if !state.running {
+                return Ok(state.status);
+            }
+        }
+    }
+
+    /// [`CanvasTerminals::wait_for_exit`] with progress: chains of `terminal_wait` (each the
+    /// longest a client chains) until the command has exited.
+    async fn watched_wait(
+        &self,
+        terminal_id: &str,
+        progress: ProgressSink<'_>,
+    ) -> Result<ExitStatus, RpcError> {
+        let turn = std::time::Duration::from_millis(MAX_WAIT_MS);
+        let options = WaitOptions::new(MAX_CLIENT_WAIT_MS).with_turns(turn, PROGRESS_EVERY);
+        loop {
+            let entry = self.entry(terminal_id)?;
+            #[expect(clippy::cast_precision_loss, reason = "600 000 is exact in an f64")]
+            let args = TerminalWaitArgs {
+                node_id: entry.node_id,
+                until: WaitUntil::Exit,
+                text: None,
+                any_of: None,
+                regex: None,
+                since: Some(0.0),
+                quiet_ms: None,
+                timeout_ms: Some(MAX_CLIENT_WAIT_MS as f64),
+            };
+            let args = serde_json::to_value(&args).map_err(|error| {
+                RpcError::internal(format!("cannot encode terminal_wait: {error}"))
+            })?;
+            let request = ToolRequest::new("terminal_wait", &args);
+            let answer = call_waiting(
+                &self.client,
+                &self.session_file,
+                &request,
+                &options,
+                Some(&mut *progress),
+            )
+            .await;
+            let value = match answer {
+                ToolResult::Success { value } => value.unwrap_or(Value::Null),
+                ToolResult::Failure { error } => {
+                    return Err(RpcError::internal(format!("terminal_wait failed: {error}")));
+                }
+            };
+            let answer: TerminalWaitResult = read(value)?;
             let state = State::of(answer.running, answer.exit_code, answer.signal);
             if !state.running {
                 return Ok(state.status);

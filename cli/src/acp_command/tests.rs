@@ -63,6 +63,8 @@ fn every_option_in_every_spelling() {
         "--mcp-read-only",
         "--mcp-tools",
         "terminal_open,terminal_read",
+        "--mcp-max-wait-ms",
+        "120000",
         "--trace",
         "t.jsonl",
         "--agent-log",
@@ -80,7 +82,8 @@ fn every_option_in_every_spelling() {
         parsed.mcp_narrowing,
         McpNarrowing {
             read_only: true,
-            tools: Some(vec!["terminal_open".to_owned(), "terminal_read".to_owned()])
+            tools: Some(vec!["terminal_open".to_owned(), "terminal_read".to_owned()]),
+            max_wait_ms: Some(120_000),
         }
     );
     assert_eq!(parsed.trace, Some(PathBuf::from("t.jsonl")));
@@ -188,6 +191,14 @@ fn usage_errors_follow_go_wording() {
             &["--mcp-tools", "terminal_open,", "--", "a"],
             r#"invalid value "terminal_open," for flag -mcp-tools: "terminal_open," is not a comma-separated list of tool names"#,
         ),
+        (
+            &["--mcp-max-wait-ms", "600001", "--", "a"],
+            r#"invalid value "600001" for flag -mcp-max-wait-ms: "600001" is not a whole number of milliseconds from 0 to 600000"#,
+        ),
+        (
+            &["--mcp-max-wait-ms", "1.5", "--", "a"],
+            r#"invalid value "1.5" for flag -mcp-max-wait-ms: "1.5" is not a whole number of milliseconds from 0 to 600000"#,
+        ),
     ];
     for (args, message) in cases {
         assert_eq!(check(args), Err((*message).to_owned()), "for {args:?}");
@@ -205,6 +216,7 @@ fn the_help_names_every_option() {
         "--no-mcp",
         "--mcp-read-only",
         "--mcp-tools",
+        "--mcp-max-wait-ms MS",
         "--trace",
         "--agent-log",
         "--mode ID",

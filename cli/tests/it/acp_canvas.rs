@@ -232,3 +232,34 @@ fn terminals_canvas_fails_at_start_without_the_operations_or_a_session() {
         finished.stderr
     );
 }
+
+/// Issue 38 item 4: while the agent waits for a canvas terminal's exit, the tool call that shows
+/// it carries the time waited and the last line of output, rewritten in place (one line, however
+/// long the wait), in a tmux pane; in a pipe nothing of it is written.
+#[test]
+fn a_waiting_tool_call_shows_the_last_line_in_place_and_nothing_in_a_pipe() {
+    let place = Place::new();
+    let headless = Canvas::start(&place);
+    let node = crate::acp_interactive::Node::start_canvas(&place.root(), &headless.front, &[]);
+    node.wait_for("connected to", 1);
+    node.type_line("watch 6");
+    let card = "[tool] Watch a build (execute, in_progress) · waiting ";
+    // The progress moves on: a later line replaces an earlier one on the same row.
+    node.wait_for("last: \"step-2\"", 1);
+    let screen = node.wait_for("last: \"step-4\"", 1);
+    assert_eq!(screen.matches(card).count(), 1, "{screen}");
+    assert!(!screen.contains("last: \"step-2\""), "{screen}");
+    let screen = node.wait_for("[stop reason: end_turn]", 1);
+    assert_eq!(screen.matches(card).count(), 1, "one line, rewritten:\n{screen}");
+    assert!(screen.contains("[tool] Watch a build (execute, completed)"), "{screen}");
+    assert_eq!(node.reports()[0]["wait"], json!({"ok": {"exitCode": 0}}));
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+
+    let peer = peer();
+    let finished = run(headless.front_end(&place, &peer, "canvas", "watch 2"));
+    finished.assert_end_turn();
+    assert_eq!(finished.report()["wait"], json!({"ok": {"exitCode": 0}}));
+    assert!(!finished.stdout.contains("· waiting"), "{}", finished.stdout);
+    assert!(!finished.stdout.contains('\x1b'), "{}", finished.stdout);
+}

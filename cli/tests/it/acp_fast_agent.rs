@@ -327,3 +327,129 @@ fn fast_agents_overwrite_shows_the_lines_it_removes_before_allowing() {
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);
 }
+
+/// Issue 38: a real agent runs a 60 s command in one tool call. fast-agent calls `terminal_run`
+/// once with `timeoutMs: 90000`; the injected bridge (`--mcp-max-wait-ms 120000`) chains its waits
+/// on the server and answers once, finished, with the output; fast-agent's own MCP calls have no
+/// time limit of their own.
+#[test]
+fn fast_agent_runs_a_60_s_command_in_one_tool_call() {
+    let python = fast_agent_python();
+    let dir = TempDir::new().unwrap();
+    let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+    let (data, project, home) =
+        (dir_path.join("data"), dir_path.join("project"), dir_path.join("fast-agent-home"));
+    for path in [&data, &project, &home] {
+        std::fs::create_dir(path).unwrap();
+    }
+    let server = Headless::start(&data, &project, |_| {});
+    let session = server.session("fast-agent");
+    let trace = dir_path.join("trace.jsonl");
+    let log = dir_path.join("agent.log");
+    let run = serde_json::json!({"command": "sleep 60; echo done-after-60", "timeoutMs": 90000});
+    let started = std::time::Instant::now();
+    let output = Command::new(BIN)
+        .arg("--session")
+        .arg(&session)
+        .arg("acp")
+        .arg("--cwd")
+        .arg(&project)
+        .args(["--permission", "allow-once", "--mcp-max-wait-ms", "120000"])
+        .arg("--trace")
+        .arg(&trace)
+        .arg("--agent-log")
+        .arg(&log)
+        .arg("--prompt")
+        .arg(format!("***CALL_TOOL termsprawl__terminal_run {run}"))
+        .arg("--")
+        .arg(&python)
+        .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
+        .arg("--home")
+        .arg(&home)
+        .current_dir(&project)
+        .env("TMUX_TMPDIR", &dir_path)
+        .env_remove("TERMSPRAWL_SESSION_FILE")
+        .env_remove("TMUX")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}\n{log_text}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(elapsed >= std::time::Duration::from_mins(1), "{elapsed:?}");
+    assert!(stdout.contains("[tool] termsprawl/terminal_run"), "{stdout}");
+    // The one answer: the command finished, with its output.
+    assert!(stdout.contains("done-after-60"), "{stdout}");
+    assert!(stdout.contains(r#""running":false"#), "{stdout}");
+    assert!(stdout.contains(r#""exitCode":0"#), "{stdout}");
+    // One tool call: fast-agent announced one.
+    let calls: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|record| {
+            record["dir"] == "in"
+                && record["msg"]["params"]["update"]["sessionUpdate"] == "tool_call"
+        })
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+}
+
+/// Issue 38 item 4 with a real agent: fast-agent's shell (`--shell`) runs its `execute` tool as
+/// an ACP terminal, here a canvas node of a real `termsprawl-headless`, and waits for its exit in
+/// one `terminal/wait_for_exit`; meanwhile the front end in a tmux pane shows the wait's last line
+/// on one line, rewritten in place.
+#[test]
+fn fast_agents_shell_command_shows_its_progress_in_place() {
+    let python = fast_agent_python();
+    let dir = TempDir::new().unwrap();
+    let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+    let (data, project, home) =
+        (dir_path.join("data"), dir_path.join("project"), dir_path.join("fast-agent-home"));
+    for path in [&data, &project, &home] {
+        std::fs::create_dir(path).unwrap();
+    }
+    let server = Headless::start(&data, &project, |_| {});
+    let session = server.session("fast-agent");
+    let agent: Vec<String> = [
+        python.to_string_lossy().as_ref(),
+        "-m",
+        "fast_agent.cli",
+        "--no-update-check",
+        "acp",
+        "--model",
+        "passthrough",
+        "--shell",
+        "--home",
+        home.to_string_lossy().as_ref(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let node = crate::acp_interactive::Node::start_canvas_other(
+        Some(&agent),
+        &project,
+        &session,
+        &["--no-mcp", "--permission", "allow-once"],
+    );
+    node.wait_prompt("[agent] >");
+    let call =
+        serde_json::json!({"command": "for i in 1 2 3 4 5 6; do echo step-$i; sleep 1; done"});
+    node.type_line(&format!("***CALL_TOOL execute {call}"));
+    node.wait_for("last: \"step-2\"", 1);
+    let screen = node.wait_for("last: \"step-4\"", 1);
+    // fast-agent does not embed the terminal in its tool call: the terminal's own line shows it.
+    let waiting: Vec<&str> =
+        screen.lines().filter(|line| line.starts_with("[terminal] term-1 waiting ")).collect();
+    assert_eq!(waiting.len(), 1, "one line, rewritten:\n{screen}");
+    node.wait_for("[stop reason: end_turn]", 1);
+    let screen = node.screen();
+    assert!(screen.contains("step-6"), "{screen}");
+    node.type_line("/quit");
+    node.wait_for("[exit 0]", 1);
+}

@@ -61,12 +61,39 @@ impl Node {
         self.tmux(&["resize-window", "-t", "=node:", "-x", &columns.to_string(), "-y", "60"]);
     }
 
+    /// [`Node::start_in`] with canvas terminals of the tool server behind `session` (`cwd` in its
+    /// project folder).
+    pub(crate) fn start_canvas(cwd: &Path, session: &Path, options: &[&str]) -> Node {
+        Node::start_canvas_other(None, cwd, session, options)
+    }
+
+    /// [`Node::start_canvas`] with another agent: `agent` is its command line.
+    pub(crate) fn start_canvas_other(
+        agent: Option<&[String]>,
+        cwd: &Path,
+        session: &Path,
+        options: &[&str],
+    ) -> Node {
+        let mut all = vec!["--session", session.to_str().unwrap(), "--terminals", "canvas"];
+        all.extend_from_slice(options);
+        Node::start_agent(agent.map(AgentChoice::Other), Some(cwd), &all, &[])
+    }
+
     fn start_agent(
         choice: Option<AgentChoice<'_>>,
         cwd: Option<&Path>,
         options: &[&str],
         env: &[(&str, &str)],
     ) -> Node {
+        // `--session FILE` is the program's option, before `acp`; `--terminals` replaces tmux.
+        let (program, options): (Vec<&str>, Vec<&str>) = match options {
+            ["--session", file, rest @ ..] => (vec!["--session", *file], rest.to_vec()),
+            _ => (Vec::new(), options.to_vec()),
+        };
+        let (terminals, options) = match options.as_slice() {
+            ["--terminals", backend, rest @ ..] => (*backend, rest.to_vec()),
+            _ => ("tmux", options),
+        };
         let peer = peer();
         let place = Place::new();
         let agent: Vec<String> = match &choice {
@@ -88,16 +115,19 @@ impl Node {
             "trap '' INT; \"$@\"; echo \"[exit $?]\"; exec sleep 600".to_owned(),
             "sh".to_owned(),
             BIN.to_owned(),
+        ];
+        script.extend(program.iter().map(|word| (*word).to_owned()));
+        script.extend([
             "acp".to_owned(),
             "--terminals".to_owned(),
-            "tmux".to_owned(),
+            terminals.to_owned(),
             "--cwd".to_owned(),
             cwd.map_or_else(|| place.root(), Path::to_path_buf).to_string_lossy().into_owned(),
             "--trace".to_owned(),
             place.trace().to_string_lossy().into_owned(),
             "--agent-log".to_owned(),
             place.path().join("agent.log").to_string_lossy().into_owned(),
-        ];
+        ]);
         script.extend(options.iter().map(|option| (*option).to_owned()));
         script.push("--".to_owned());
         script.extend(agent);

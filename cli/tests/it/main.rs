@@ -16,6 +16,7 @@ mod acp_interactive;
 mod acp_offers;
 mod acp_prompt;
 mod acp_scripted;
+mod acp_state;
 mod acp_view;
 mod commands;
 mod compat;

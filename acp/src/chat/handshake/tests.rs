@@ -21,13 +21,25 @@ fn the_entry_carries_the_narrowing_and_the_mark() {
         json!({"name": "termsprawl", "command": "/bin/ctl", "args": ["--session", "/s.json", "mcp"], "env": []})
             .to_string()
     );
-    let narrowing =
-        McpNarrowing { read_only: true, tools: Some(vec!["a".to_owned(), "b".to_owned()]) };
+    let narrowing = McpNarrowing {
+        read_only: true,
+        tools: Some(vec!["a".to_owned(), "b".to_owned()]),
+        max_wait_ms: Some(120_000),
+    };
     let narrowed =
         mcp_entry(Path::new("/bin/ctl"), Path::new("/s.json"), &narrowing, Some(Path::new("/m")));
     assert_eq!(
         narrowed["args"],
-        json!(["--session", "/s.json", "mcp", "--read-only", "--tools", "a,b"])
+        json!([
+            "--session",
+            "/s.json",
+            "mcp",
+            "--read-only",
+            "--tools",
+            "a,b",
+            "--max-wait-ms",
+            "120000"
+        ])
     );
     assert_eq!(narrowed["env"], json!([{"name": "TERMSPRAWL_ACP_BRIDGE_MARK", "value": "/m"}]));
 }

@@ -239,7 +239,7 @@ async fn wait_for_exit_waits_again_in_30_second_slices_until_the_process_ended()
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, true, &Value::Null, &Value::Null)));
     fixture.app.respond(ToolResult::ok(state("n1", "", 0, false, &Value::Null, &json!("SIGTERM"))));
-    let status = fixture.terminals.wait_for_exit(&terminal_id).await.unwrap();
+    let status = fixture.terminals.wait_for_exit(&terminal_id, None).await.unwrap();
     assert_eq!(status.to_json(), json!({"exitCode": null, "signal": "SIGTERM"}));
     let received = fixture.app.take_received();
     assert_eq!(operations(&received), ["terminal_wait"; 3]);
@@ -252,11 +252,59 @@ async fn wait_for_exit_waits_again_in_30_second_slices_until_the_process_ended()
     }
     // A closed node ends the wait with the server's error.
     fixture.app.respond(ToolResult::failure("Terminal was closed while waiting"));
-    let error = fixture.terminals.wait_for_exit(&terminal_id).await.unwrap_err();
+    let error = fixture.terminals.wait_for_exit(&terminal_id, None).await.unwrap_err();
     assert_eq!(error.message, "terminal_wait failed: Terminal was closed while waiting");
     fixture.app.respond(ToolResult::ok(json!({"nodeId": "n1"})));
-    let error = fixture.terminals.wait_for_exit(&terminal_id).await.unwrap_err();
+    let error = fixture.terminals.wait_for_exit(&terminal_id, None).await.unwrap_err();
     assert_eq!(error.code, code::INTERNAL_ERROR);
+}
+
+/// Issue 38 item 4: a watched wait is a chain of 1 s waits from the start of the output, each
+/// reporting the last line; it ends when the command has exited, and a closed node is its error.
+#[tokio::test]
+async fn a_watched_wait_reports_the_last_line_of_each_turn() {
+    let fixture = fixture().await;
+    let terminal_id = fixture.created(Spec::of("make test")).await;
+    fixture.app.respond(ToolResult::ok(state(
+        "n1",
+        "building\nstep 1\n",
+        16,
+        true,
+        &Value::Null,
+        &Value::Null,
+    )));
+    fixture.app.respond(ToolResult::ok(state(
+        "n1",
+        "step 2\n",
+        23,
+        true,
+        &Value::Null,
+        &Value::Null,
+    )));
+    fixture.app.respond(ToolResult::ok(state("n1", "done\n", 28, false, &json!(2), &Value::Null)));
+    let mut seen = Vec::new();
+    let mut report = |progress: &termsprawl_transport::long_wait::WaitProgress| {
+        seen.push(progress.last_line.clone());
+    };
+    let status = fixture.terminals.wait_for_exit(&terminal_id, Some(&mut report)).await.unwrap();
+    assert_eq!(status.to_json(), json!({"exitCode": 2, "signal": null}));
+    let lines: Vec<String> = seen.into_iter().flatten().collect();
+    assert_eq!(lines, ["step 1", "step 2", "done"]);
+    let received = fixture.app.take_received();
+    assert_eq!(operations(&received), ["terminal_wait"; 3]);
+    let sent: Vec<(Value, Value)> = received
+        .iter()
+        .map(|request| {
+            let sent = args(request);
+            (sent["since"].clone(), sent["timeoutMs"].clone())
+        })
+        .collect();
+    assert_eq!(sent[..2], [(json!(0), json!(1000)), (json!(16), json!(1000))], "{sent:?}");
+    assert_eq!(sent[2], (json!(23), json!(1000)));
+    fixture.app.respond(ToolResult::failure("Terminal was closed while waiting"));
+    let mut ignore = |_: &termsprawl_transport::long_wait::WaitProgress| {};
+    let error = fixture.terminals.wait_for_exit(&terminal_id, Some(&mut ignore)).await.unwrap_err();
+    assert_eq!(error.message, "terminal_wait failed: Terminal was closed while waiting");
 }
 
 #[tokio::test]
@@ -278,7 +326,7 @@ async fn kill_keeps_the_terminal_and_release_kills_a_running_one_then_closes_its
     assert_eq!(args(&received[2]), json!({"nodeId": "n1"}));
     for later in [
         fixture.terminals.output(&terminal_id).await.unwrap_err(),
-        fixture.terminals.wait_for_exit(&terminal_id).await.unwrap_err(),
+        fixture.terminals.wait_for_exit(&terminal_id, None).await.unwrap_err(),
         fixture.terminals.kill(&terminal_id).await.unwrap_err(),
         fixture.terminals.release(&terminal_id).await.unwrap_err(),
     ] {
