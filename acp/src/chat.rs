@@ -358,14 +358,15 @@ impl Chat {
         if let Some(last) = &progress.last_line {
             let _ = write!(state, ", last: {last:?}");
         }
-        let (id, mut row) = match self.renderer.terminal_card(terminal_id) {
-            Some((id, row)) => (id, row),
+        let (id, mut row, gap) = match self.renderer.terminal_card(terminal_id) {
+            Some((id, row)) => (id, row, " · "),
             None => (
                 format!("terminal {terminal_id}"),
                 vec![Span::new(Style::ToolRunning, format!("[terminal] {terminal_id}"))],
+                " ",
             ),
         };
-        row.push(Span::new(Style::Detail, format!(" · {state}")));
+        row.push(Span::new(Style::Detail, format!("{gap}{state}")));
         self.ui.progress_line(&id, row);
     }
 

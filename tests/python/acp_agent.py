@@ -547,12 +547,12 @@ class TestAgent:
         return report
 
     async def scenario_watch(self, args, text):
-        """A command that prints a line a second for `watch SECONDS` (6 by default), shown in a
+        """A command that prints a line every 2 s, `watch LINES` of them (6 by default), shown in a
         tool call the agent waits on: the front end shows the wait's progress on the call."""
         seconds = int(args[0]) if args else 6
         created = await self.conn.create_terminal(
             session_id=self.session_id,
-            command=f"for i in $(seq 1 {seconds}); do echo step-$i; sleep 1; done",
+            command=f"for i in $(seq 1 {seconds}); do echo step-$i; sleep 2; done",
         )
         await self.update(
             start_tool_call(

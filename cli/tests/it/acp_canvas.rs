@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use termsprawl_protocol::{ToolRequest, ToolResult};
 
-use crate::acp::{Peer, Place, finish, peer, run};
+use crate::acp::{Peer, Place, TURN_END, finish, peer, run};
 use crate::headless::Headless;
 use crate::support::Fixture;
 
@@ -249,9 +249,15 @@ fn a_waiting_tool_call_shows_the_last_line_in_place_and_nothing_in_a_pipe() {
     let screen = node.wait_for("last: \"step-4\"", 1);
     assert_eq!(screen.matches(card).count(), 1, "{screen}");
     assert!(!screen.contains("last: \"step-2\""), "{screen}");
-    let screen = node.wait_for("[stop reason: end_turn]", 1);
-    assert_eq!(screen.matches(card).count(), 1, "one line, rewritten:\n{screen}");
-    assert!(screen.contains("[tool] Watch a build (execute, completed)"), "{screen}");
+    // The call's end replaces its progress line in place: the completed line follows the card.
+    let screen = node.wait_for(TURN_END, 1);
+    assert_eq!(screen.matches(card).count(), 0, "the progress line replaced:\n{screen}");
+    assert!(
+        screen.contains("canvas node terminal-")
+            && screen.contains(" runs in the canvas node ")
+            && screen.contains("\n[tool] Watch a build (execute, completed)\n"),
+        "{screen}"
+    );
     assert_eq!(node.reports()[0]["wait"], json!({"ok": {"exitCode": 0}}));
     node.type_line("/quit");
     node.wait_for("[exit 0]", 1);

@@ -53,7 +53,7 @@ fn resume_without_an_id_lists_the_sessions_to_pick_by_number_or_tab_completed_id
     node.type_line("/resume 2");
     let screen = node.wait_for("[session] now old-2", 1);
     // The replayed history, closed at its end, before the line that says the switch is done.
-    let history = "[session] the history of old-2:\n[you] what is in the parser?\nThe parser reads **tokens**.\n[tool] Read parser.rs (read, completed)\n[you] and the lexer?\nThe lexer makes *tokens*.\n[session] end of the history of old-2\n[session] now old-2\n";
+    let history = "[session] the history of old-2:\n[you] what is in the parser?\nThe parser reads tokens.\n[tool] Read parser.rs (read, completed)\n[you] and the lexer?\nThe lexer makes tokens.\n[session] end of the history of old-2\n[session] now old-2\n";
     assert!(screen.contains(history), "{screen}");
     // Tab completes the listed ids: `o` → `old-` (their common start), then `1`.
     node.wait_prompt(">");

@@ -439,7 +439,7 @@ fn fast_agents_shell_command_shows_its_progress_in_place() {
     );
     node.wait_prompt("[agent] >");
     let call =
-        serde_json::json!({"command": "for i in 1 2 3 4 5 6; do echo step-$i; sleep 1; done"});
+        serde_json::json!({"command": "for i in 1 2 3 4 5 6; do echo step-$i; sleep 2; done"});
     node.type_line(&format!("***CALL_TOOL execute {call}"));
     node.wait_for("last: \"step-2\"", 1);
     let screen = node.wait_for("last: \"step-4\"", 1);
@@ -447,7 +447,7 @@ fn fast_agents_shell_command_shows_its_progress_in_place() {
     let waiting: Vec<&str> =
         screen.lines().filter(|line| line.starts_with("[terminal] term-1 waiting ")).collect();
     assert_eq!(waiting.len(), 1, "one line, rewritten:\n{screen}");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     let screen = node.screen();
     assert!(screen.contains("step-6"), "{screen}");
     node.type_line("/quit");

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::acp::{Place, eventually, marker, processes_with};
+use crate::acp::{Place, TURN_END, eventually, marker, processes_with};
 use crate::acp_interactive::Node;
 use crate::support::BIN;
 
@@ -161,7 +161,7 @@ fn a_crashed_agent_is_reported_and_restart_continues_its_session() {
     assert_ne!(first, second);
     assert!(!alive(first[0]));
     node.type_line("echo after the restart");
-    node.wait_for("[stop reason: end_turn]", 1);
+    node.wait_for(TURN_END, 1);
     let reports = node.reports();
     assert_eq!(reports.last().unwrap()["text"], "echo after the restart", "{reports:?}");
     // Both agents loaded the session.
