@@ -56,6 +56,9 @@ pub(crate) struct Engine {
     /// The process of every terminal node's pane, as tmux last showed it: the looks of
     /// [`Engine::input_by`] start from it and read only `/proc`.
     panes: Mutex<HashMap<String, Pane>>,
+    /// The last look at each node's pane, kept with what it depended on, so that looking again
+    /// at an unchanged pane examines nothing ([`foreground::look_again`]).
+    looks: Mutex<HashMap<String, foreground::Seen>>,
     /// [`Engine::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
     ends: Mutex<HashMap<String, EndLook>>,
@@ -144,6 +147,7 @@ impl Engine {
             unretirable: Mutex::new(HashSet::new()),
             seen_ended: Mutex::new(HashSet::new()),
             panes: Mutex::new(HashMap::new()),
+            looks: Mutex::new(HashMap::new()),
             ends: Mutex::new(HashMap::new()),
         }
     }
@@ -440,7 +444,12 @@ impl Engine {
         processes: &mut Processes,
     ) -> Option<String> {
         let pane = lock(&self.panes).get(node_id).copied()?;
-        match foreground::look(pane, processes) {
+        let last = lock(&self.looks).remove(node_id);
+        let (verdict, seen) = foreground::look_again(pane, last, processes);
+        if let Some(seen) = seen {
+            lock(&self.looks).insert(node_id.to_owned(), seen);
+        }
+        match verdict {
             Foreground::Reading(program) => Some(program),
             Foreground::NotReading => None,
             Foreground::Gone => {
@@ -833,6 +842,7 @@ impl Engine {
         self.mutate(project_id, |project| Ok(project.remove(node_id)))?;
         if node.kind.is_terminal() {
             lock(&self.panes).remove(node_id);
+            lock(&self.looks).remove(node_id);
             lock(&self.ends).remove(node_id);
             self.streams.remove_files(node_id);
             let _ = std::fs::remove_file(self.final_file(node_id));
