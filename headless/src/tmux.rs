@@ -74,6 +74,16 @@ pub enum TmuxError {
         /// The tmux command name.
         command: &'static str,
     },
+    /// The command went to tmux through the control client, which ended before tmux answered;
+    /// it may have run, and a mutation is not sent twice (`control`'s [`control::Repeat`]).
+    #[error(
+        "tmux {command} was sent, but the tmux control client ended before tmux answered: it may \
+         have run, so it was not sent again"
+    )]
+    MayHaveRun {
+        /// The tmux command name.
+        command: &'static str,
+    },
     /// tmux ran and failed.
     #[error("tmux {command} failed: {stderr}")]
     Failed {
@@ -181,12 +191,12 @@ impl Tmux {
         // Without a socket no server runs, and attaching would start an empty one.
         if stdin.is_none()
             && self.socket.exists()
-            && let Some((line, commands)) = control_line(name, args)
+            && let Some((line, commands, repeat)) = control_line(name, args)
         {
-            match self.control.request(|| self.command(), &line, commands, deadline).await {
+            match self.control.request(|| self.command(), &line, commands, repeat, deadline).await {
                 Ok(Some(blocks)) => return answer(name, blocks),
                 Ok(None) => {}
-                Err(control::Wedged) => return Err(TmuxError::Wedged { command: name }),
+                Err(unanswered) => return Err(unanswered_error(name, unanswered)),
             }
         }
         self.run_process(name, args, stdin, deadline).await
@@ -245,7 +255,11 @@ impl Tmux {
     ) -> Result<String, TmuxError> {
         match self.run(name, args, stdin).await {
             Ok(output) => Ok(output),
-            Err(error @ (TmuxError::Spawn { .. } | TmuxError::Wedged { .. })) => Err(error),
+            Err(
+                error @ (TmuxError::Spawn { .. }
+                | TmuxError::Wedged { .. }
+                | TmuxError::MayHaveRun { .. }),
+            ) => Err(error),
             Err(error) => {
                 if self.has_session(node_id).await? {
                     Err(error)
@@ -525,7 +539,14 @@ impl Tmux {
         let line = paste_line(&buffer, &pane(node_id).to_string_lossy(), text);
         if let Some((line, commands)) = line.filter(|_| self.socket.exists()) {
             let deadline = new_deadline();
-            match self.control.request(|| self.command(), &line, commands, deadline).await {
+            let request = self.control.request(
+                || self.command(),
+                &line,
+                commands,
+                control::Repeat::Never,
+                deadline,
+            );
+            match request.await {
                 Ok(Some(blocks)) => {
                     let pasted = answer("paste-buffer", blocks);
                     return match pasted {
@@ -543,7 +564,7 @@ impl Tmux {
                     };
                 }
                 Ok(None) => {}
-                Err(control::Wedged) => return Err(TmuxError::Wedged { command: "paste-buffer" }),
+                Err(unanswered) => return Err(unanswered_error("paste-buffer", unanswered)),
             }
         }
         let load = ["-b".into(), buffer.clone().into(), "-".into()];
@@ -639,13 +660,14 @@ fn new_deadline() -> Instant {
 /// A command and its arguments as one line of control mode, with the number of commands in it
 /// (`;` words separate them); `None` for `new-session` and `kill-server` (they start and stop
 /// the server the client needs) and for a word that cannot travel on one line.
-fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize)> {
+fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize, control::Repeat)> {
     if matches!(name, "new-session" | "kill-server") {
         return None;
     }
     let mut line = String::from(name);
     let mut commands = 1;
     let mut command_start = false;
+    let mut safe = REPEATABLE.contains(&name);
     for arg in args {
         let word = arg.to_str()?;
         line.push(' ');
@@ -656,12 +678,34 @@ fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize)> {
         } else if command_start {
             // A command name stays bare, as tmux's parser expects it.
             line.push_str(word);
+            safe &= REPEATABLE.contains(&word);
             command_start = false;
         } else {
             line.push_str(&control::quoted(word)?);
         }
     }
-    Some((line, commands))
+    let repeat = if safe { control::Repeat::Safe } else { control::Repeat::Never };
+    Some((line, commands, repeat))
+}
+
+/// The tmux commands that may run twice: reads, and `delete-buffer` (a buffer is gone once).
+/// Every other command of a control line is sent at most once.
+const REPEATABLE: &[&str] = &[
+    "capture-pane",
+    "display-message",
+    "list-sessions",
+    "list-panes",
+    "has-session",
+    "show-options",
+    "delete-buffer",
+];
+
+/// The error of a command that a control request left unanswered.
+fn unanswered_error(command: &'static str, unanswered: control::Unanswered) -> TmuxError {
+    match unanswered {
+        control::Unanswered::Wedged => TmuxError::Wedged { command },
+        control::Unanswered::MayHaveRun => TmuxError::MayHaveRun { command },
+    }
 }
 
 /// The control line that puts `text` into the paste buffer `buffer` and pastes it into `pane`

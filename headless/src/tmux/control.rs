@@ -16,6 +16,13 @@
 //! process instead. A request that is not answered by its deadline drops the client (its process
 //! is killed) and fails; the next starts afresh.
 //!
+//! A command is never run twice (the contract: mutations are not retried). A request whose line
+//! never reached tmux (the client had ended before it was written, or the write failed) goes
+//! again, through a new client or as a process. A request whose line was written and whose
+//! client then ended before answering may have run: it goes again only when its commands are
+//! [`Repeat::Safe`] (reads, and ends that have one effect however often they run); any other
+//! fails with [`Unanswered::MayHaveRun`], which the caller reports as a failure it can see.
+//!
 //! tmux 3.3a (Debian 12's) crashes, with every session in it, when a session is created or closed
 //! while a control client is still introducing itself to the server: it writes the
 //! `%sessions-changed` notification through the client's control state before the client has one
@@ -41,9 +48,34 @@ pub(crate) struct Block {
     pub(crate) output: Vec<u8>,
 }
 
-/// The request was not answered by its deadline (the client was dropped).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Wedged;
+/// Why a request got no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unanswered {
+    /// Not answered by its deadline (the client was dropped).
+    Wedged,
+    /// Written to a client that ended before answering, and not [`Repeat::Safe`]: tmux may have
+    /// run it, so it is not sent again.
+    MayHaveRun,
+}
+
+/// Whether a request may be sent again after a client took it with it unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// Reads, and commands whose effect is the same however often they run.
+    Safe,
+    /// Anything else (keys typed, text pasted, a pane respawned): sent at most once.
+    Never,
+}
+
+/// What became of one request written to one client.
+#[derive(Debug)]
+enum Sent {
+    Answered(Vec<Block>),
+    /// The line never reached tmux.
+    NotWritten,
+    /// The line was written, and the client ended before answering.
+    Taken,
+}
 
 /// The control client of one managed tmux server, started when first needed.
 #[derive(Debug, Default)]
@@ -92,28 +124,37 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Control {
     /// Sends `line` (`commands` tmux commands separated by ` ; `, already quoted for tmux's
     /// parser, no line feed) and answers one [`Block`] per command, fewer when one failed (tmux
-    /// skips the rest of the line then). `None` when no client can run (no session) or two clients
-    /// in a row ended before answering: the caller runs the command as a process.
+    /// skips the rest of the line then). `None` when no client can run (no session) or the line
+    /// could not be handed to two clients in a row: the caller runs the command as a process.
+    /// A line a client took with it is sent again only when `repeat` is [`Repeat::Safe`].
     pub(crate) async fn request(
         &self,
         spawn: impl Fn() -> Command,
         line: &str,
         commands: usize,
+        repeat: Repeat,
         deadline: Instant,
-    ) -> Result<Option<Vec<Block>>, Wedged> {
+    ) -> Result<Option<Vec<Block>>, Unanswered> {
         // A client that ended unseen (killed, or its session closed) takes the first request
-        // with it: that request goes once more, through a new client.
+        // with it: a request that never reached tmux, or may run twice, goes once more through
+        // a new client.
         for _ in 0..2 {
             let Ok(client) = tokio::time::timeout_at(deadline, self.client(&spawn)).await else {
-                return Err(Wedged);
+                return Err(Unanswered::Wedged);
             };
             let Some(client) = client else { return Ok(None) };
             match tokio::time::timeout_at(deadline, client.request(line, commands)).await {
-                Ok(Some(blocks)) => return Ok(Some(blocks)),
-                Ok(None) => self.drop_client(&client),
+                Ok(Sent::Answered(blocks)) => return Ok(Some(blocks)),
+                Ok(Sent::NotWritten) => self.drop_client(&client),
+                Ok(Sent::Taken) => {
+                    self.drop_client(&client);
+                    if repeat == Repeat::Never {
+                        return Err(Unanswered::MayHaveRun);
+                    }
+                }
                 Err(_) => {
                     self.drop_client(&client);
-                    return Err(Wedged);
+                    return Err(Unanswered::Wedged);
                 }
             }
         }
@@ -256,26 +297,29 @@ impl Client {
         !self.shared.dead.load(Ordering::Acquire)
     }
 
-    /// `None` when the client ended first.
-    async fn request(&self, line: &str, commands: usize) -> Option<Vec<Block>> {
+    /// Writes the line and waits for its answer, or says how far it got.
+    async fn request(&self, line: &str, commands: usize) -> Sent {
         let (answer, answered) = oneshot::channel();
         {
             let mut stdin = self.stdin.lock().await;
             {
                 let mut pending = lock(&self.shared.pending);
                 if self.shared.dead.load(Ordering::Acquire) {
-                    return None;
+                    return Sent::NotWritten;
                 }
                 pending.push_back(Pending { commands, blocks: Vec::new(), answer });
             }
             let mut bytes = Vec::with_capacity(line.len() + 1);
             bytes.extend_from_slice(line.as_bytes());
             bytes.push(b'\n');
-            // A failed write is a client that ended: its reader sees the end and drops the
+            // A failed write is a client whose tmux end is closed: tmux runs a line only once its
+            // line feed has arrived, so nothing of it ran. Its reader sees the end and drops the
             // pending answer.
-            let _ = stdin.write_all(&bytes).await;
+            if stdin.write_all(&bytes).await.is_err() {
+                return Sent::NotWritten;
+            }
         }
-        answered.await.ok()
+        answered.await.map_or(Sent::Taken, Sent::Answered)
     }
 }
 
