@@ -71,6 +71,17 @@ const POLL_INPUT: i16 = 0x1 | 0x2 | 0x40;
 /// `EPOLLIN | EPOLLPRI | EPOLLRDNORM`.
 const EPOLL_INPUT: u32 = 0x1 | 0x2 | 0x40;
 
+/// The programs that are shells, by their `comm`: a line typed into one is run as a command.
+const SHELLS: [&str; 22] = [
+    "sh", "bash", "rbash", "dash", "ash", "busybox", "zsh", "fish", "ksh", "ksh93", "mksh", "oksh",
+    "pdksh", "yash", "tcsh", "csh", "nu", "elvish", "xonsh", "pwsh", "osh", "ysh",
+];
+
+/// Whether the program named `comm` (an `inputBy`) is a shell.
+pub(crate) fn is_shell(comm: &str) -> bool {
+    SHELLS.contains(&comm)
+}
+
 /// The process a terminal node's pane runs (a shell, or a run node's wrapper): its pid and its
 /// start time, so a pid the kernel has since given to another process is not mistaken for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
