@@ -510,12 +510,42 @@ impl Tmux {
         }
     }
 
-    /// Ends `ts-<nodeId>`; a session that does not run is fine.
+    /// Ends `ts-<nodeId>`; a session that does not run is fine. Our control client is moved off
+    /// the session first ([`Tmux::move_control_client_off`]), one end at a time.
     pub async fn kill_session(&self, node_id: &str) -> Result<(), TmuxError> {
-        let target = format!("={}", session_name(node_id));
+        let session = session_name(node_id);
+        let _one_at_a_time = self.control.ending().await;
+        self.move_control_client_off(&session).await;
+        let target = format!("={session}");
         match self.run_on(node_id, "kill-session", &["-t".into(), target.into()], None).await {
             Ok(_) | Err(TmuxError::NotRunning(_)) => Ok(()),
             Err(error) => Err(error),
+        }
+    }
+
+    /// When our control client is attached to `session`, switches it to another session
+    /// (`switch-client -n`) before the session is ended: a client ends with its session, and
+    /// every request it carried then would be unanswered (a key press fails rather than being
+    /// pressed twice, [`TmuxError::MayHaveRun`]). Two lines on the client, no process. When no
+    /// other session runs the client ends with this one, as the server does.
+    async fn move_control_client_off(&self, session: &str) {
+        if !self.socket.exists() {
+            return;
+        }
+        let deadline = new_deadline();
+        let spawn = || self.command();
+        let line = "display-message -p '#{client_session}'";
+        let asked = self.control.request(spawn, line, 1, control::Repeat::Safe, deadline).await;
+        let on_it = asked.is_ok_and(|blocks| {
+            blocks.is_some_and(|blocks| {
+                blocks.first().is_some_and(|block| {
+                    block.ok && String::from_utf8_lossy(&block.output).trim() == session
+                })
+            })
+        });
+        if on_it {
+            let line = "switch-client -n";
+            let _ = self.control.request(spawn, line, 1, control::Repeat::Never, deadline).await;
         }
     }
 
@@ -688,7 +718,8 @@ fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize, control
     Some((line, commands, repeat))
 }
 
-/// The tmux commands that may run twice: reads, and `delete-buffer` (a buffer is gone once).
+/// The tmux commands that may run twice: reads, `delete-buffer` (a buffer is gone once) and
+/// `kill-session` (a session ends once; again, it is not found, which a kill takes as done).
 /// Every other command of a control line is sent at most once.
 const REPEATABLE: &[&str] = &[
     "capture-pane",
@@ -698,6 +729,7 @@ const REPEATABLE: &[&str] = &[
     "has-session",
     "show-options",
     "delete-buffer",
+    "kill-session",
 ];
 
 /// The error of a command that a control request left unanswered.

@@ -10,8 +10,14 @@
 //!
 //! A control client has to be attached to a session, so it attaches to one of the node sessions
 //! (the oldest, the likeliest to outlive the others) and holds no session of its own: the server
-//! still exits with its last session, and nothing a person or an agent lists shows the client. It
-//! ends when its session ends; the request that finds it gone starts another, and while no
+//! still exits with its last session, and nothing a person or an agent lists shows the client.
+//! Before one of our commands ends the session it is attached to, the client is switched to
+//! another (`switch-client -n`, [`Control::ending`]), so the requests it carries are answered: a
+//! client ends with its session, and a key press it took with it fails rather than being pressed
+//! twice. (A dedicated session of the client's own would never end under it, but the server
+//! would then outlive its last node, and a person listing sessions would see it.) It ends when
+//! its session ends by itself (a shell's `exit`), or when it was the last; the request that
+//! finds it gone starts another, and while no
 //! session runs ([`Control::request`] answers `None`) the caller runs its command as a tmux
 //! process instead. A request that is not answered by its deadline drops the client (its process
 //! is killed) and fails; the next starts afresh.
@@ -85,6 +91,8 @@ pub(crate) struct Control {
     starting: tokio::sync::Mutex<()>,
     /// Written while a client starts; read while a command that creates or ends a session runs.
     starts: tokio::sync::RwLock<()>,
+    /// Held while a session of ours is ended ([`Control::ending`]).
+    ending: tokio::sync::Mutex<()>,
 }
 
 #[derive(Debug, Default)]
@@ -165,6 +173,13 @@ impl Control {
     /// creates or ends a session (tmux 3.3a crashes when one does while a client starts).
     pub(crate) async fn hold_off_starts(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
         self.starts.read().await
+    }
+
+    /// Held while one of our commands ends a session, with the client moved off it first: ends
+    /// go one at a time, so that one end cannot move the client onto the session another is
+    /// ending.
+    pub(crate) async fn ending(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.ending.lock().await
     }
 
     /// A session was started: a client may attach again.
