@@ -526,27 +526,32 @@ impl Tmux {
     /// When our control client is attached to `session`, switches it to another session
     /// (`switch-client -n`) before the session is ended: a client ends with its session, and
     /// every request it carried then would be unanswered (a key press fails rather than being
-    /// pressed twice, [`TmuxError::MayHaveRun`]). Two lines on the client, no process. When no
-    /// other session runs the client ends with this one, as the server does.
+    /// pressed twice, [`TmuxError::MayHaveRun`]). The client's session is known from its start
+    /// (the oldest) and from the last switch; only when it is not is tmux asked
+    /// (`display-message`). When no other session runs the client ends with this one, as the
+    /// server does.
     async fn move_control_client_off(&self, session: &str) {
         if !self.socket.exists() {
             return;
         }
         let deadline = new_deadline();
         let spawn = || self.command();
-        let line = "display-message -p '#{client_session}'";
-        let asked = self.control.request(spawn, line, 1, control::Repeat::Safe, deadline).await;
-        let on_it = asked.is_ok_and(|blocks| {
-            blocks.is_some_and(|blocks| {
-                blocks.first().is_some_and(|block| {
-                    block.ok && String::from_utf8_lossy(&block.output).trim() == session
-                })
-            })
-        });
-        if on_it {
-            let line = "switch-client -n";
-            let _ = self.control.request(spawn, line, 1, control::Repeat::Never, deadline).await;
+        let sits_on = match self.control.attached() {
+            control::Attached::To(name) => Some(name),
+            control::Attached::NoClient | control::Attached::Unknown => {
+                let line = "display-message -p '#{client_session}'";
+                let asked = self.control.request(spawn, line, 1, control::Repeat::Safe, deadline);
+                let name = session_of(asked.await.ok().flatten().as_deref(), 0);
+                self.control.attached_to(name.clone());
+                name
+            }
+        };
+        if sits_on.as_deref() != Some(session) {
+            return;
         }
+        let line = "switch-client -n ; display-message -p '#{client_session}'";
+        let moved = self.control.request(spawn, line, 2, control::Repeat::Never, deadline).await;
+        self.control.attached_to(session_of(moved.ok().flatten().as_deref(), 1));
     }
 
     /// The pane's text including `history` lines of scrollback (`capture-pane -p -S -<history>`).
@@ -731,6 +736,14 @@ const REPEATABLE: &[&str] = &[
     "delete-buffer",
     "kill-session",
 ];
+
+/// The session name the block `index` of `blocks` printed (a `display-message -p
+/// '#{client_session}'`), when it succeeded.
+fn session_of(blocks: Option<&[control::Block]>, index: usize) -> Option<String> {
+    let block = blocks?.get(index).filter(|block| block.ok)?;
+    let name = String::from_utf8_lossy(&block.output).trim().to_owned();
+    (!name.is_empty()).then_some(name)
+}
 
 /// The error of a command that a control request left unanswered.
 fn unanswered_error(command: &'static str, unanswered: control::Unanswered) -> TmuxError {

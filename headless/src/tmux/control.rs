@@ -83,6 +83,17 @@ enum Sent {
     Taken,
 }
 
+/// Where the control client sits ([`Control::attached`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Attached {
+    /// No client runs.
+    NoClient,
+    /// A client runs, attached to a session whose name is not known (it attached to any).
+    Unknown,
+    /// A client runs, attached to this session.
+    To(String),
+}
+
 /// The control client of one managed tmux server, started when first needed.
 #[derive(Debug, Default)]
 pub(crate) struct Control {
@@ -107,6 +118,8 @@ struct Slot {
 struct Client {
     /// Killed when the client is dropped.
     child: Child,
+    /// The session it is attached to, when known ([`Control::attached`]).
+    session: Mutex<Option<String>>,
     stdin: tokio::sync::Mutex<ChildStdin>,
     shared: Arc<Shared>,
 }
@@ -180,6 +193,23 @@ impl Control {
     /// ending.
     pub(crate) async fn ending(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.ending.lock().await
+    }
+
+    /// The session the running client is attached to, as far as it is known.
+    pub(crate) fn attached(&self) -> Attached {
+        match self.current() {
+            Ok(Some(client)) => {
+                lock(&client.session).clone().map_or(Attached::Unknown, Attached::To)
+            }
+            Ok(None) | Err(()) => Attached::NoClient,
+        }
+    }
+
+    /// Records the session the running client is attached to (`None`: not known).
+    pub(crate) fn attached_to(&self, session: Option<String>) {
+        if let Ok(Some(client)) = self.current() {
+            *lock(&client.session) = session;
+        }
     }
 
     /// A session was started: a client may attach again.
@@ -305,7 +335,8 @@ impl Client {
         }
         let shared = Arc::new(Shared::default());
         tokio::spawn(read_answers(stdout, reader, Arc::clone(&shared)));
-        Some(Client { child, stdin: tokio::sync::Mutex::new(stdin), shared })
+        let session = Mutex::new(session.map(str::to_owned));
+        Some(Client { child, session, stdin: tokio::sync::Mutex::new(stdin), shared })
     }
 
     fn alive(&self) -> bool {
