@@ -76,10 +76,7 @@ pub enum TmuxError {
     },
     /// The command went to tmux through the control client, which ended before tmux answered;
     /// it may have run, and a mutation is not sent twice (`control`'s [`control::Repeat`]).
-    #[error(
-        "tmux {command} was sent, but the tmux control client ended before tmux answered: it may \
-         have run, so it was not sent again"
-    )]
+    #[error("tmux {command} was sent, but {}", crate::messages::MAY_HAVE_RUN)]
     MayHaveRun {
         /// The tmux command name.
         command: &'static str,
