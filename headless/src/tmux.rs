@@ -508,11 +508,11 @@ impl Tmux {
     }
 
     /// Ends `ts-<nodeId>`; a session that does not run is fine. Our control client is moved off
-    /// the session first ([`Tmux::move_control_client_off`]), one end at a time.
+    /// the session first ([`Tmux::move_control_client_off`]).
     pub async fn kill_session(&self, node_id: &str) -> Result<(), TmuxError> {
         let session = session_name(node_id);
-        let _one_at_a_time = self.control.ending().await;
-        self.move_control_client_off(&session).await;
+        let _ending = self.control.ending(&session);
+        let _no_move_meanwhile = self.move_control_client_off(&session).await;
         let target = format!("={session}");
         match self.run_on(node_id, "kill-session", &["-t".into(), target.into()], None).await {
             Ok(_) | Err(TmuxError::NotRunning(_)) => Ok(()),
@@ -527,13 +527,34 @@ impl Tmux {
     /// (the oldest) and from the last switch; only when it is not is tmux asked
     /// (`display-message`). When no other session runs the client ends with this one, as the
     /// server does.
-    async fn move_control_client_off(&self, session: &str) {
-        if !self.socket.exists() {
-            return;
+    ///
+    /// Ends run at once; a move runs alone (no end meanwhile) and never lands on a session being
+    /// ended. Answers the guard that keeps a move from starting until this end is done.
+    async fn move_control_client_off(&self, session: &str) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        for _ in 0..2 {
+            let quiet = self.control.ending_quietly().await;
+            let elsewhere = match self.control.attached() {
+                control::Attached::To(name) => name != session,
+                control::Attached::NoClient => !self.socket.exists(),
+                control::Attached::Unknown => false,
+            };
+            if elsewhere {
+                return quiet;
+            }
+            drop(quiet);
+            let _moving = self.control.moving().await;
+            self.move_off_ending_sessions().await;
         }
+        self.control.ending_quietly().await
+    }
+
+    /// Switches the control client (`switch-client -n`) until it sits on no session being ended,
+    /// at most once per session of ours being ended and once more. Asks tmux where it sits when
+    /// that is not known.
+    async fn move_off_ending_sessions(&self) {
         let deadline = new_deadline();
         let spawn = || self.command();
-        let sits_on = match self.control.attached() {
+        let mut sits_on = match self.control.attached() {
             control::Attached::To(name) => Some(name),
             control::Attached::NoClient | control::Attached::Unknown => {
                 let line = "display-message -p '#{client_session}'";
@@ -543,12 +564,17 @@ impl Tmux {
                 name
             }
         };
-        if sits_on.as_deref() != Some(session) {
-            return;
+        let mut moves = 0;
+        while let Some(name) = sits_on.as_deref()
+            && self.control.is_ending(name)
+            && moves <= self.control.ending_count()
+        {
+            let line = "switch-client -n ; display-message -p '#{client_session}'";
+            let switched = self.control.request(spawn, line, 2, control::Repeat::Never, deadline);
+            sits_on = session_of(switched.await.ok().flatten().as_deref(), 1);
+            self.control.attached_to(sits_on.clone());
+            moves += 1;
         }
-        let line = "switch-client -n ; display-message -p '#{client_session}'";
-        let moved = self.control.request(spawn, line, 2, control::Repeat::Never, deadline).await;
-        self.control.attached_to(session_of(moved.ok().flatten().as_deref(), 1));
     }
 
     /// The pane's text including `history` lines of scrollback (`capture-pane -p -S -<history>`).

@@ -12,7 +12,7 @@
 //! (the oldest, the likeliest to outlive the others) and holds no session of its own: the server
 //! still exits with its last session, and nothing a person or an agent lists shows the client.
 //! Before one of our commands ends the session it is attached to, the client is switched to
-//! another (`switch-client -n`, [`Control::ending`]), so the requests it carries are answered: a
+//! another (`switch-client -n`, [`Control::moving`]), so the requests it carries are answered: a
 //! client ends with its session, and a key press it took with it fails rather than being pressed
 //! twice. (A dedicated session of the client's own would never end under it, but the server
 //! would then outlive its last node, and a person listing sessions would see it.) It ends when
@@ -37,7 +37,7 @@
 //! that it rarely has to start again; a session that a person or its own program ends in that
 //! moment is the risk left.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -83,6 +83,19 @@ enum Sent {
     Taken,
 }
 
+/// A session one of our commands is ending ([`Control::ending`]).
+#[derive(Debug)]
+pub(crate) struct Ending<'a> {
+    control: &'a Control,
+    session: String,
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        lock(&self.control.ending).remove(&self.session);
+    }
+}
+
 /// Where the control client sits ([`Control::attached`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Attached {
@@ -102,8 +115,11 @@ pub(crate) struct Control {
     starting: tokio::sync::Mutex<()>,
     /// Written while a client starts; read while a command that creates or ends a session runs.
     starts: tokio::sync::RwLock<()>,
-    /// Held while a session of ours is ended ([`Control::ending`]).
-    ending: tokio::sync::Mutex<()>,
+    /// Read while one of our commands ends a session the client does not sit on (ends go at
+    /// once); written while the client is moved off sessions being ended ([`Control::moving`]).
+    moves: tokio::sync::RwLock<()>,
+    /// The sessions our commands are ending now.
+    ending: Mutex<HashSet<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -188,11 +204,31 @@ impl Control {
         self.starts.read().await
     }
 
-    /// Held while one of our commands ends a session, with the client moved off it first: ends
-    /// go one at a time, so that one end cannot move the client onto the session another is
-    /// ending.
-    pub(crate) async fn ending(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.ending.lock().await
+    /// Marks `session` as being ended by one of our commands until the answer is dropped: the
+    /// client is never moved onto it ([`Control::moving`]).
+    pub(crate) fn ending(&self, session: &str) -> Ending<'_> {
+        lock(&self.ending).insert(session.to_owned());
+        Ending { control: self, session: session.to_owned() }
+    }
+
+    /// Whether one of our commands is ending `session` now.
+    pub(crate) fn is_ending(&self, session: &str) -> bool {
+        lock(&self.ending).contains(session)
+    }
+
+    /// How many sessions our commands are ending now.
+    pub(crate) fn ending_count(&self) -> usize {
+        lock(&self.ending).len()
+    }
+
+    /// Held while a session is ended: ends do not wait for each other, only for a move.
+    pub(crate) async fn ending_quietly(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        self.moves.read().await
+    }
+
+    /// Held while the client is moved off the sessions being ended: no end runs meanwhile.
+    pub(crate) async fn moving(&self) -> tokio::sync::RwLockWriteGuard<'_, ()> {
+        self.moves.write().await
     }
 
     /// The session the running client is attached to, as far as it is known.
