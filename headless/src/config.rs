@@ -11,8 +11,9 @@ pub const QUEUE_EXPIRY: Duration = Duration::from_secs(15);
 pub const TASK_EXPIRY: Duration = Duration::from_mins(15);
 /// How often agent sessions are checked for a tmux session that ended.
 pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(2);
-/// How long a run notice waits at most for its caller's node to be idle before it is typed
-/// anyway (`spec/protocol.md` §4.9).
+/// How long a run notice waits at most for its caller's node to be ready (an agent program, not
+/// a shell, reads its terminal) and idle: then it is typed anyway where an agent program reads,
+/// and dropped otherwise (`spec/protocol.md` §4.9).
 pub const NOTICE_IDLE_LIMIT: Duration = Duration::from_mins(2);
 
 /// The configuration of a [`crate::Server`].
@@ -34,7 +35,7 @@ pub struct Config {
     pub task_expiry: Duration,
     /// How often ended agent sessions are noticed ([`LIVENESS_INTERVAL`]).
     pub liveness_interval: Duration,
-    /// How long a run notice waits at most for its caller's node to be idle
+    /// How long a run notice waits at most for its caller's node to be ready and idle
     /// ([`NOTICE_IDLE_LIMIT`]); tests shorten it.
     pub notice_idle_limit: Duration,
     /// Where agent presets and tmux are looked for.

@@ -88,6 +88,9 @@ impl Error {
 
 /// The error strings of `spec/protocol.md` that this server answers, exactly.
 pub mod messages {
+    /// The end of the error of a tmux command the control client took with it when it ended
+    /// (`spec/protocol.md` §4.6): `tmux COMMAND was sent, but ` this.
+    pub const MAY_HAVE_RUN: &str = "the tmux control client ended before tmux answered: it may have run, so it was not sent again";
     /// §6.4 step 2.
     pub const NODE_NOT_IN_PROJECT: &str = "Agent node no longer belongs to this project";
     /// §6.4 step 5.

@@ -3,7 +3,9 @@
 //! `inputBy`; `spec/protocol.md` §4.8).
 //!
 //! Everything here reads files of `/proc`: no process is spawned and tmux is not asked, so one
-//! look costs a few file reads and a `terminal_list` of many terminals can afford one per node.
+//! look costs a few file reads. A look is kept with what it depended on ([`Seen`],
+//! [`look_again`]): looking again at an unchanged pane reads two files held open (its `stat` and
+//! its reader's `schedstat`), so a `terminal_list` of many quiet terminals examines nothing.
 //!
 //! A look starts from the pane's own process (its pid is known from tmux at the node's start,
 //! [`Pane`]): its `/proc/<pid>/stat` names the pane's terminal (`tty_nr`) and the terminal's
@@ -37,10 +39,13 @@
 #[cfg(test)]
 mod tests;
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rustix::fs::{Mode, OFlags};
@@ -65,6 +70,17 @@ const DEV_NULL: u64 = (1 << 8) | 3;
 const POLL_INPUT: i16 = 0x1 | 0x2 | 0x40;
 /// `EPOLLIN | EPOLLPRI | EPOLLRDNORM`.
 const EPOLL_INPUT: u32 = 0x1 | 0x2 | 0x40;
+
+/// The programs that are shells, by their `comm`: a line typed into one is run as a command.
+const SHELLS: [&str; 22] = [
+    "sh", "bash", "rbash", "dash", "ash", "busybox", "zsh", "fish", "ksh", "ksh93", "mksh", "oksh",
+    "pdksh", "yash", "tcsh", "csh", "nu", "elvish", "xonsh", "pwsh", "osh", "ysh",
+];
+
+/// Whether the program named `comm` (an `inputBy`) is a shell.
+pub(crate) fn is_shell(comm: &str) -> bool {
+    SHELLS.contains(&comm)
+}
 
 /// The process a terminal node's pane runs (a shell, or a run node's wrapper): its pid and its
 /// start time, so a pid the kernel has since given to another process is not mistaken for it.
@@ -103,21 +119,212 @@ pub(crate) enum Foreground {
 pub(crate) struct Processes {
     /// Process group → its members, each with its `stat`.
     groups: Option<HashMap<i32, Vec<(i32, Stat)>>>,
+    /// The last process id the kernel gave out ([`last_pid`]), read before the scan.
+    forks: OnceCell<Option<u64>>,
 }
 
 impl Processes {
     fn group(&mut self, pgrp: i32) -> &[(i32, Stat)] {
+        // Read before the scan: a process started after it changes what a later look reads.
+        self.forks();
         let groups = self.groups.get_or_insert_with(scan);
         groups.get(&pgrp).map_or(&[], Vec::as_slice)
     }
+
+    fn forks(&mut self) -> Option<u64> {
+        *self.forks.get_or_init(last_pid)
+    }
+}
+
+/// What one look at a pane depended on, and what it saw: a later look whose dependencies read
+/// the same answers the same without examining anything ([`look_again`]).
+///
+/// A look's verdict depends on the pane's terminal's foreground group (`tpgid`), on what each
+/// thread it examined sleeps in (and its descriptors, and the memory its call points at), and,
+/// when the group's members were scanned, on which processes the group holds. A thread changes
+/// none of its own only by running, and running moves its `schedstat` (the nanoseconds it ran
+/// and the times it was scheduled, [`Ran`]); a process joins the group by being started (which
+/// moves the machine's last process id, [`last_pid`]). So a verdict is kept with the `tpgid`,
+/// the `schedstat` of every thread examined and, for a scanned group, the last process id, each
+/// read before what it guards. The pane's `stat` and the threads' `schedstat` stay open
+/// ([`Held`]): reading them again is one `pread` each, and a file held reads its own process
+/// only (once that process is gone it reads nothing, whoever gets its pid).
+#[derive(Debug)]
+pub(crate) struct Seen {
+    pane: Pane,
+    stat: Held,
+    tpgid: i32,
+    threads: Vec<(Held, Ran)>,
+    forks: Option<u64>,
+    verdict: Foreground,
+}
+
+impl Seen {
+    /// Whether nothing the verdict depended on has changed.
+    fn holds(&self, pane: Pane, processes: &mut Processes) -> bool {
+        let mut buffer = [0; 1024];
+        let stat = self.stat.read(&mut buffer).and_then(Stat::parse);
+        stat.is_some_and(|stat| {
+            !stat.ended() && stat.start_time == pane.start_time && stat.tpgid == self.tpgid
+        }) && self.pane == pane
+            && (self.forks.is_none() || self.forks == processes.forks())
+            && self
+                .threads
+                .iter()
+                .all(|(held, ran)| held.read(&mut buffer).and_then(Ran::parse) == Some(*ran))
+    }
+}
+
+/// A thread's `/proc/<pid>/task/<tid>/schedstat`: the nanoseconds it ran and the times it was
+/// put on a processor. Both only grow, and only while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ran {
+    runtime: u64,
+    scheduled: u64,
+}
+
+impl Ran {
+    /// `None` when unreadable, or `0 0 0` (a kernel that keeps no scheduler statistics): then a
+    /// verdict is not kept.
+    fn parse(text: &str) -> Option<Ran> {
+        let mut words = text.split_whitespace();
+        let runtime = words.next()?.parse().ok()?;
+        let _waited: u64 = words.next()?.parse().ok()?;
+        let scheduled = words.next()?.parse().ok()?;
+        (scheduled > 0).then_some(Ran { runtime, scheduled })
+    }
+}
+
+/// The most `/proc` files the kept looks hold open, all together: half the process's limit of
+/// descriptors, at most this. A look that would hold more is not kept.
+const MAX_HELD: usize = 4096;
+/// The most threads one kept look depends on.
+const MAX_KEPT_THREADS: usize = 16;
+/// `/proc` files held open now, by every [`Held`].
+static HELD: AtomicUsize = AtomicUsize::new(0);
+
+/// A `/proc` file held open ([`Seen`]), counted against [`MAX_HELD`].
+#[derive(Debug)]
+struct Held(File);
+
+impl Held {
+    fn open(path: &str) -> Option<Held> {
+        static BUDGET: OnceLock<usize> = OnceLock::new();
+        let budget = *BUDGET.get_or_init(|| {
+            let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+            limit
+                .map_or(MAX_HELD, |limit| usize::try_from(limit / 2).unwrap_or(MAX_HELD))
+                .min(MAX_HELD)
+        });
+        if HELD.fetch_add(1, Ordering::Relaxed) >= budget {
+            HELD.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        if let Ok(file) = File::open(path) {
+            return Some(Held(file));
+        }
+        HELD.fetch_sub(1, Ordering::Relaxed);
+        None
+    }
+
+    /// The file's text now (one `pread` from its start: `/proc` makes it anew).
+    fn read<'a>(&self, buffer: &'a mut [u8]) -> Option<&'a str> {
+        let len = self.0.read_at(buffer, 0).ok()?;
+        // A text that fills the buffer may be cut: not read.
+        (len < buffer.len()).then(|| std::str::from_utf8(&buffer[..len]).ok()).flatten()
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What a look depended on, gathered while it looks ([`Seen`]).
+#[derive(Debug, Default)]
+struct Trail {
+    /// Whether the look is to be kept: only then are the threads' files held.
+    keeping: bool,
+    threads: Vec<(Held, Ran)>,
+    scanned: bool,
+    /// Something it depended on cannot be told again (an unreadable `schedstat`, the terminal's
+    /// modes, too many threads): the verdict is not kept.
+    unkept: bool,
+}
+
+impl Trail {
+    fn keeping() -> Trail {
+        Trail { keeping: true, ..Trail::default() }
+    }
+
+    /// Thread `tid` of `pid` is about to be examined: its `schedstat`, read first.
+    fn thread(&mut self, pid: i32, tid: i32) {
+        if !self.keeping || self.unkept {
+            return;
+        }
+        if self.threads.len() >= MAX_KEPT_THREADS {
+            self.unkept = true;
+            return;
+        }
+        let mut buffer = [0; 128];
+        let held = Held::open(&format!("/proc/{pid}/task/{tid}/schedstat"));
+        match held.as_ref().and_then(|held| held.read(&mut buffer)).and_then(Ran::parse) {
+            Some(ran) => self.threads.extend(held.map(|held| (held, ran))),
+            None => self.unkept = true,
+        }
+    }
+}
+
+/// The last process id the kernel gave out, from `/proc/loadavg` (`0.50 0.20 0.10 1/234 5678`):
+/// it moves whenever any process starts.
+fn last_pid() -> Option<u64> {
+    fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().nth(4)?.parse().ok()
 }
 
 /// Whether the foreground program of `pane`'s terminal sleeps reading it.
+#[cfg_attr(not(test), expect(dead_code, reason = "the server looks again, with `look_again`"))]
 pub(crate) fn look(pane: Pane, processes: &mut Processes) -> Foreground {
-    look_by(pane, processes, Inspect::Syscall)
+    look_by(pane, processes, Inspect::Syscall, &mut Trail::default())
 }
 
-fn look_by(pane: Pane, processes: &mut Processes, inspect: Inspect) -> Foreground {
+/// [`look`], answered from `last` (the previous look at the same pane) when nothing it depended
+/// on has changed since ([`Seen`]): then only the pane's `stat` and the examined threads'
+/// `schedstat` are read again, from files held open (two `pread`s for a shell at its prompt).
+/// Answers the verdict and what to keep for the next look (`None` when it cannot be kept).
+pub(crate) fn look_again(
+    pane: Pane,
+    last: Option<Seen>,
+    processes: &mut Processes,
+) -> (Foreground, Option<Seen>) {
+    if let Some(last) = last.filter(|last| last.holds(pane, processes)) {
+        return (last.verdict.clone(), Some(last));
+    }
+    let mut trail = Trail::keeping();
+    // Read before the look: a change of the foreground group after it is seen next time.
+    let mut buffer = [0; 1024];
+    let stat = Held::open(&format!("/proc/{}/stat", pane.pid));
+    let tpgid = stat.as_ref().and_then(|stat| stat.read(&mut buffer)).and_then(Stat::parse);
+    let verdict = look_by(pane, processes, Inspect::Syscall, &mut trail);
+    // Read before the group was scanned ([`Processes::group`]).
+    let forks = processes.forks.get().copied().flatten();
+    let (Some(stat), Some(tpgid)) = (stat, tpgid.map(|stat| stat.tpgid)) else {
+        return (verdict, None);
+    };
+    if trail.unkept || verdict == Foreground::Gone || (trail.scanned && forks.is_none()) {
+        return (verdict, None);
+    }
+    let forks = if trail.scanned { forks } else { None };
+    let seen = Seen { pane, stat, tpgid, threads: trail.threads, forks, verdict: verdict.clone() };
+    (verdict, Some(seen))
+}
+
+fn look_by(
+    pane: Pane,
+    processes: &mut Processes,
+    inspect: Inspect,
+    trail: &mut Trail,
+) -> Foreground {
     let Some(stat) = Stat::read(pane.pid) else { return Foreground::Gone };
     if stat.ended() || stat.start_time != pane.start_time {
         return Foreground::Gone;
@@ -129,18 +336,19 @@ fn look_by(pane: Pane, processes: &mut Processes, inspect: Inspect) -> Foregroun
     // The leader alone answers most looks: a shell at its prompt, a program a shell started.
     let leader = if stat.tpgid == pane.pid { Some(stat.clone()) } else { Stat::read(stat.tpgid) };
     if let Some(leader) = leader.filter(|leader| terminal.holds(leader, stat.tpgid)) {
-        match examine(stat.tpgid, &leader, terminal) {
+        match examine(stat.tpgid, &leader, terminal, trail) {
             Examined::Reading => return Foreground::Reading(leader.comm),
             Examined::Busy => return Foreground::NotReading,
             Examined::Other => {}
         }
     }
+    trail.scanned = true;
     let mut reader = None;
     for (pid, member) in processes.group(stat.tpgid).iter().take(MAX_EXAMINED) {
         if *pid == stat.tpgid || !terminal.holds(member, stat.tpgid) {
             continue;
         }
-        match examine(*pid, member, terminal) {
+        match examine(*pid, member, terminal, trail) {
             Examined::Busy => return Foreground::NotReading,
             Examined::Reading if reader.is_none() => reader = Some(member.comm.clone()),
             Examined::Reading | Examined::Other => {}
@@ -187,11 +395,12 @@ enum Examined {
     Other,
 }
 
-fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
+fn examine(pid: i32, stat: &Stat, terminal: Terminal, trail: &mut Trail) -> Examined {
     let tasks: Vec<i32> = if stat.threads <= 1 {
         vec![pid]
     } else {
         let Ok(entries) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            trail.unkept = true;
             return Examined::Other;
         };
         entries
@@ -201,6 +410,8 @@ fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
     };
     let mut reading = false;
     for tid in tasks {
+        // Read before what it guards: a change after it moves it.
+        trail.thread(pid, tid);
         let syscall = match terminal.inspect {
             Inspect::Syscall => fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")),
             Inspect::Wchan | Inspect::Stat => Err(io::ErrorKind::PermissionDenied.into()),
@@ -212,7 +423,7 @@ fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
             }
             // Refused (another user's process, Yama): the kernel function it sleeps in.
             Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
-                match sleeps_reading(pid, tid, stat, terminal) {
+                match sleeps_reading(pid, tid, stat, terminal, trail) {
                     Examined::Busy => return Examined::Busy,
                     Examined::Reading => reading = true,
                     Examined::Other => {}
@@ -235,7 +446,13 @@ fn examine(pid: i32, stat: &Stat, terminal: Terminal) -> Examined {
 /// A process that refuses even `wchan` (it reads `0`: another user's, such as sudo's) counts as
 /// reading when it sleeps while the terminal is set up for a password: canonical input with echo
 /// off ([`asks_for_a_password`]).
-fn sleeps_reading(pid: i32, tid: i32, stat: &Stat, terminal: Terminal) -> Examined {
+fn sleeps_reading(
+    pid: i32,
+    tid: i32,
+    stat: &Stat,
+    terminal: Terminal,
+    trail: &mut Trail,
+) -> Examined {
     let wchan = match terminal.inspect {
         Inspect::Stat => String::new(),
         _ => fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).unwrap_or_default(),
@@ -247,8 +464,12 @@ fn sleeps_reading(pid: i32, tid: i32, stat: &Stat, terminal: Terminal) -> Examin
     }
     let wchan = wchan.trim();
     let reading = match wchan {
-        // Refused (or a kernel without symbols): a sleeping thread is all that can be seen.
-        "" | "0" => asks_for_a_password(terminal),
+        // Refused (or a kernel without symbols): a sleeping thread is all that can be seen. The
+        // terminal's modes change with no thread of the group running: not kept.
+        "" | "0" => {
+            trail.unkept = true;
+            asks_for_a_password(terminal)
+        }
         "wait_woken" | "n_tty_read" => only_the_terminal(pid, stat, terminal, true),
         "do_select" | "core_sys_select" | "do_sys_poll" | "do_poll" => {
             only_the_terminal(pid, stat, terminal, false)

@@ -13,10 +13,13 @@
 //!
 //! The one background task of [`run`] watches each due run node's files (woken by the stream
 //! watch, never polling) until the command has ended, waits for the answers to the caller about
-//! the node being made ([`Answering`]) and for the caller's node to be idle ([`OUTPUT_QUIET`] and
-//! [`KEY_QUIET_SECS`], `Config::notice_idle_limit` at most: the only timed re-check, and only while that node
-//! is busy), then submits the line with `Terminals::submit_line`, the way `agent_send` delivers a
-//! request.
+//! the node being made ([`Answering`]) and for the caller's node to be ready and idle: an agent
+//! program, never a shell, reads its terminal (a shell would run the line as a command:
+//! `[termsprawl]` is a glob, and `read it with` runs `read`), it printed nothing for
+//! [`OUTPUT_QUIET`] and no key came for [`KEY_QUIET_SECS`] (`Config::notice_idle_limit` at most:
+//! the only timed re-checks, and only while that node is not ready). Then it submits the line
+//! with `Terminals::submit_line`, the way `agent_send` delivers a request; a node never ready
+//! within the limit gets no notice (dropped, with a log line).
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
@@ -31,6 +34,7 @@ use tokio::task::JoinSet;
 
 use crate::canvas::NodeKind;
 use crate::engine::Engine;
+use crate::foreground::{self, Processes};
 use crate::terminals::{Ask, PaneState};
 use termsprawl_protocol::results::{RUN_NOTICE_READ, RUN_NOTICE_START, signal_name};
 
@@ -39,6 +43,9 @@ pub(crate) const OUTPUT_QUIET: Duration = Duration::from_secs(1);
 /// How many whole seconds (tmux's `client_activity` resolution) must have passed since a
 /// person's last key in the caller's node: 3 means at least 2 s of quiet.
 pub(crate) const KEY_QUIET_SECS: u64 = 3;
+/// How often a due notice looks again at a caller's node where no agent program reads (a shell
+/// in the foreground, or a program at work): nothing else tells when that changes.
+pub(crate) const NOT_READY_RECHECK: Duration = Duration::from_millis(250);
 /// The longest command a notice quotes, in characters; a longer one is cut and ends in `…`.
 pub(crate) const COMMAND_CHARS: usize = 80;
 
@@ -340,8 +347,11 @@ fn ended_at(engine: &Engine, node_id: &str) -> SystemTime {
         .unwrap_or_else(SystemTime::now)
 }
 
-/// Waits for the caller's node to be idle (at most `Config::notice_idle_limit`), then records the notice
-/// delivered and submits its line. A caller whose agent node is gone gets nothing.
+/// Waits for the caller's node to be ready (an agent program, not a shell, reads its terminal)
+/// and idle, at most `Config::notice_idle_limit`, then records the notice delivered and submits
+/// its line. At the limit, a node where an agent program reads gets the line anyway (an agent in
+/// the middle of a turn queues it); any other gets none: the notice is dropped, with a log line.
+/// A caller whose agent node is gone gets nothing.
 async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     let ended_at = ended_at(engine, node_id);
     let Some(notice) = engine.notices().due(node_id) else { return };
@@ -351,11 +361,24 @@ async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
             engine.notices().settle(node_id, NoticeState::Dropped);
             return;
         }
+        let reader = agent_reading(engine, &notice.caller).await;
         let busy = busy_for(engine, &notice.caller).await;
-        if busy.is_zero() || tokio::time::Instant::now() >= deadline {
+        let now = tokio::time::Instant::now();
+        if reader.is_some() && (busy.is_zero() || now >= deadline) {
             break;
         }
-        tokio::time::sleep_until((tokio::time::Instant::now() + busy).min(deadline)).await;
+        if now >= deadline {
+            if engine.notices().settle(node_id, NoticeState::Dropped).is_some() {
+                log(&format!(
+                    "dropped the notice of {node_id}: no agent program read the terminal of {} within {} s (its foreground program was a shell, or busy)",
+                    notice.caller,
+                    engine.config().notice_idle_limit.as_secs()
+                ));
+            }
+            return;
+        }
+        let wait = if reader.is_some() { busy } else { NOT_READY_RECHECK };
+        tokio::time::sleep_until((now + wait).min(deadline)).await;
     }
     // An answer to the caller being made may report the end: then no notice.
     let notice = loop {
@@ -384,6 +407,17 @@ async fn caller_present(engine: &Engine, notice: &Notice) -> bool {
         })
         .unwrap_or(false);
     is_agent && engine.terminals().has_session(&notice.caller).await.unwrap_or(false)
+}
+
+/// The program that reads the caller's terminal now when it is not a shell
+/// ([`foreground::is_shell`]): the only kind of program a notice is typed into. A shell would
+/// run the line as a command.
+async fn agent_reading(engine: &Engine, caller: &str) -> Option<String> {
+    engine.terminals().know_pane(caller).await;
+    engine
+        .terminals()
+        .foreground_reader(caller, &mut Processes::default())
+        .filter(|program| !foreground::is_shell(program))
 }
 
 /// How much longer the caller's node stays busy at least: zero once it is idle, that is once it

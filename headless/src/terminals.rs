@@ -33,7 +33,7 @@ use termsprawl_external_term::{TmuxLocation, session_name};
 use tokio::time::Instant;
 
 use crate::error::{ToolError, messages};
-use crate::foreground::Pane;
+use crate::foreground::{self, Pane};
 use crate::streams::Streams;
 use crate::tmux::{Capture, Sessions, Tmux};
 
@@ -119,6 +119,9 @@ pub(crate) struct Terminals {
     /// The process of every terminal node's pane, as tmux last showed it: the looks of
     /// [`Terminals::input_by`] start from it and read only `/proc`.
     panes: Mutex<HashMap<String, Pane>>,
+    /// The last look at each node's pane, kept with what it depended on, so that looking again
+    /// at an unchanged pane examines nothing ([`foreground::look_again`]).
+    looks: Mutex<HashMap<String, foreground::Seen>>,
     /// [`Terminals::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
     ends: Mutex<HashMap<String, EndLook>>,
@@ -143,6 +146,7 @@ impl Terminals {
             unretirable: Mutex::new(HashSet::new()),
             seen_ended: Mutex::new(HashSet::new()),
             panes: Mutex::new(HashMap::new()),
+            looks: Mutex::new(HashMap::new()),
             ends: Mutex::new(HashMap::new()),
         }
     }
@@ -292,6 +296,7 @@ impl Terminals {
     pub(crate) fn forget(&self, node_id: &str) {
         lock(&self.forgotten).insert(node_id.to_owned());
         lock(&self.panes).remove(node_id);
+        lock(&self.looks).remove(node_id);
         lock(&self.ends).remove(node_id);
         self.streams.remove_files(node_id);
         let files = self.streams.files();

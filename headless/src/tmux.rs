@@ -75,6 +75,13 @@ pub enum TmuxError {
         /// The tmux command name.
         command: &'static str,
     },
+    /// The command went to tmux through the control client, which ended before tmux answered;
+    /// it may have run, and a mutation is not sent twice (`control`'s [`control::Repeat`]).
+    #[error("tmux {command} was sent, but {}", crate::messages::MAY_HAVE_RUN)]
+    MayHaveRun {
+        /// The tmux command name.
+        command: &'static str,
+    },
     /// tmux ran and failed.
     #[error("tmux {command} failed: {stderr}")]
     Failed {
@@ -182,12 +189,12 @@ impl Tmux {
         // Without a socket no server runs, and attaching would start an empty one.
         if stdin.is_none()
             && self.socket.exists()
-            && let Some((line, commands)) = control_line(name, args)
+            && let Some((line, commands, repeat)) = control_line(name, args)
         {
-            match self.control.request(|| self.command(), &line, commands, deadline).await {
+            match self.control.request(|| self.command(), &line, commands, repeat, deadline).await {
                 Ok(Some(blocks)) => return answer(name, blocks),
                 Ok(None) => {}
-                Err(control::Wedged) => return Err(TmuxError::Wedged { command: name }),
+                Err(unanswered) => return Err(unanswered_error(name, unanswered)),
             }
         }
         self.run_process(name, args, stdin, deadline).await
@@ -246,7 +253,11 @@ impl Tmux {
     ) -> Result<String, TmuxError> {
         match self.run(name, args, stdin).await {
             Ok(output) => Ok(output),
-            Err(error @ (TmuxError::Spawn { .. } | TmuxError::Wedged { .. })) => Err(error),
+            Err(
+                error @ (TmuxError::Spawn { .. }
+                | TmuxError::Wedged { .. }
+                | TmuxError::MayHaveRun { .. }),
+            ) => Err(error),
             Err(error) => {
                 if self.has_session(node_id).await? {
                     Err(error)
@@ -478,12 +489,73 @@ impl Tmux {
         }
     }
 
-    /// Ends `ts-<nodeId>`; a session that does not run is fine.
+    /// Ends `ts-<nodeId>`; a session that does not run is fine. Our control client is moved off
+    /// the session first ([`Tmux::move_control_client_off`]).
     pub async fn kill_session(&self, node_id: &str) -> Result<(), TmuxError> {
-        let target = format!("={}", session_name(node_id));
+        let session = session_name(node_id);
+        let _ending = self.control.ending(&session);
+        let _no_move_meanwhile = self.move_control_client_off(&session).await;
+        let target = format!("={session}");
         match self.run_on(node_id, "kill-session", &["-t".into(), target.into()], None).await {
             Ok(_) | Err(TmuxError::NotRunning(_)) => Ok(()),
             Err(error) => Err(error),
+        }
+    }
+
+    /// When our control client is attached to `session`, switches it to another session
+    /// (`switch-client -n`) before the session is ended: a client ends with its session, and
+    /// every request it carried then would be unanswered (a key press fails rather than being
+    /// pressed twice, [`TmuxError::MayHaveRun`]). The client's session is known from its start
+    /// (the oldest) and from the last switch; only when it is not is tmux asked
+    /// (`display-message`). When no other session runs the client ends with this one, as the
+    /// server does.
+    ///
+    /// Ends run at once; a move runs alone (no end meanwhile) and never lands on a session being
+    /// ended. Answers the guard that keeps a move from starting until this end is done.
+    async fn move_control_client_off(&self, session: &str) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        for _ in 0..2 {
+            let quiet = self.control.ending_quietly().await;
+            let elsewhere = match self.control.attached() {
+                control::Attached::To(name) => name != session,
+                control::Attached::NoClient => !self.socket.exists(),
+                control::Attached::Unknown => false,
+            };
+            if elsewhere {
+                return quiet;
+            }
+            drop(quiet);
+            let _moving = self.control.moving().await;
+            self.move_off_ending_sessions().await;
+        }
+        self.control.ending_quietly().await
+    }
+
+    /// Switches the control client (`switch-client -n`) until it sits on no session being ended,
+    /// at most once per session of ours being ended and once more. Asks tmux where it sits when
+    /// that is not known.
+    async fn move_off_ending_sessions(&self) {
+        let deadline = new_deadline();
+        let spawn = || self.command();
+        let mut sits_on = match self.control.attached() {
+            control::Attached::To(name) => Some(name),
+            control::Attached::NoClient | control::Attached::Unknown => {
+                let line = "display-message -p '#{client_session}'";
+                let asked = self.control.request(spawn, line, 1, control::Repeat::Safe, deadline);
+                let name = session_of(asked.await.ok().flatten().as_deref(), 0);
+                self.control.attached_to(name.clone());
+                name
+            }
+        };
+        let mut moves = 0;
+        while let Some(name) = sits_on.as_deref()
+            && self.control.is_ending(name)
+            && moves <= self.control.ending_count()
+        {
+            let line = "switch-client -n ; display-message -p '#{client_session}'";
+            let switched = self.control.request(spawn, line, 2, control::Repeat::Never, deadline);
+            sits_on = session_of(switched.await.ok().flatten().as_deref(), 1);
+            self.control.attached_to(sits_on.clone());
+            moves += 1;
         }
     }
 
@@ -507,7 +579,14 @@ impl Tmux {
         let line = paste_line(&buffer, &pane(node_id).to_string_lossy(), text);
         if let Some((line, commands)) = line.filter(|_| self.socket.exists()) {
             let deadline = new_deadline();
-            match self.control.request(|| self.command(), &line, commands, deadline).await {
+            let request = self.control.request(
+                || self.command(),
+                &line,
+                commands,
+                control::Repeat::Never,
+                deadline,
+            );
+            match request.await {
                 Ok(Some(blocks)) => {
                     let pasted = answer("paste-buffer", blocks);
                     return match pasted {
@@ -525,7 +604,7 @@ impl Tmux {
                     };
                 }
                 Ok(None) => {}
-                Err(control::Wedged) => return Err(TmuxError::Wedged { command: "paste-buffer" }),
+                Err(unanswered) => return Err(unanswered_error("paste-buffer", unanswered)),
             }
         }
         let load = ["-b".into(), buffer.clone().into(), "-".into()];
@@ -622,13 +701,14 @@ fn new_deadline() -> Instant {
 /// A command and its arguments as one line of control mode, with the number of commands in it
 /// (`;` words separate them); `None` for `new-session` and `kill-server` (they start and stop
 /// the server the client needs) and for a word that cannot travel on one line.
-fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize)> {
+fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize, control::Repeat)> {
     if matches!(name, "new-session" | "kill-server") {
         return None;
     }
     let mut line = String::from(name);
     let mut commands = 1;
     let mut command_start = false;
+    let mut safe = REPEATABLE.contains(&name);
     for arg in args {
         let word = arg.to_str()?;
         line.push(' ');
@@ -639,12 +719,44 @@ fn control_line(name: &str, args: &[OsString]) -> Option<(String, usize)> {
         } else if command_start {
             // A command name stays bare, as tmux's parser expects it.
             line.push_str(word);
+            safe &= REPEATABLE.contains(&word);
             command_start = false;
         } else {
             line.push_str(&control::quoted(word)?);
         }
     }
-    Some((line, commands))
+    let repeat = if safe { control::Repeat::Safe } else { control::Repeat::Never };
+    Some((line, commands, repeat))
+}
+
+/// The tmux commands that may run twice: reads, `delete-buffer` (a buffer is gone once) and
+/// `kill-session` (a session ends once; again, it is not found, which a kill takes as done).
+/// Every other command of a control line is sent at most once.
+const REPEATABLE: &[&str] = &[
+    "capture-pane",
+    "display-message",
+    "list-sessions",
+    "list-panes",
+    "has-session",
+    "show-options",
+    "delete-buffer",
+    "kill-session",
+];
+
+/// The session name the block `index` of `blocks` printed (a `display-message -p
+/// '#{client_session}'`), when it succeeded.
+fn session_of(blocks: Option<&[control::Block]>, index: usize) -> Option<String> {
+    let block = blocks?.get(index).filter(|block| block.ok)?;
+    let name = String::from_utf8_lossy(&block.output).trim().to_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The error of a command that a control request left unanswered.
+fn unanswered_error(command: &'static str, unanswered: control::Unanswered) -> TmuxError {
+    match unanswered {
+        control::Unanswered::Wedged => TmuxError::Wedged { command },
+        control::Unanswered::MayHaveRun => TmuxError::MayHaveRun { command },
+    }
 }
 
 /// The control line that puts `text` into the paste buffer `buffer` and pastes it into `pane`

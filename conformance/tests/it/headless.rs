@@ -58,7 +58,16 @@ fn launch(headless: &Path, user_data: &Path) -> PathBuf {
     let output = Command::new(headless)
         .arg("--data")
         .arg(user_data)
-        .args(["launch", "--json", "--", "/bin/sh"])
+        // An agent program, not a shell: the notify rules need one (a notice is never typed
+        // into a shell, `spec/protocol.md` §4.9). Python reading lines, printing nothing.
+        .args([
+            "launch",
+            "--json",
+            "--",
+            "python3",
+            "-c",
+            "import sys\nfor line in sys.stdin: pass",
+        ])
         .stdin(Stdio::null())
         .output()
         .unwrap();

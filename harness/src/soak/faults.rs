@@ -40,7 +40,9 @@ pub const TMUX_KILLED: &str =
 /// The error texts a fault explains: a write that a full disk refused (`cannot save the
 /// canvas: …` or `cannot save the task: …`, ending with the OS's `No space left on device`); for
 /// a killed tmux, exactly: a pending wait or run told that tmux went away, a write into a
-/// terminal whose session ended (`Terminal is not attached`), and a call of an agent whose
+/// terminal whose session ended (`Terminal is not attached`), a key press or paste the dying
+/// control client carried (`tmux send-keys was sent, but … it may have run, so it was not sent
+/// again`: never sent twice, so the caller is told), and a call of an agent whose
 /// session the liveness check revoked because its tmux session ended (the transport's
 /// `Unknown or revoked session`, the queue's `Session revoked`).
 ///
@@ -48,7 +50,9 @@ pub const TMUX_KILLED: &str =
 /// pipe to a dying tmux is not a clear error, so it fails the run (headless answers the node's
 /// session is not running then, and tests it).
 pub fn explained_by(fault: Fault, error: &str) -> Option<&'static str> {
-    use termsprawl_headless::messages::{NOT_ATTACHED, SESSION_REVOKED, TMUX_GONE_WHILE_WAITING};
+    use termsprawl_headless::messages::{
+        MAY_HAVE_RUN, NOT_ATTACHED, SESSION_REVOKED, TMUX_GONE_WHILE_WAITING,
+    };
     match fault {
         Fault::TmuxKilled => {
             let exact = [
@@ -58,7 +62,11 @@ pub fn explained_by(fault: Fault, error: &str) -> Option<&'static str> {
                 termsprawl_transport::server::UNKNOWN_SESSION,
             ]
             .contains(&error);
-            exact.then_some(TMUX_KILLED)
+            // A key press or paste the control client carried when tmux died with it: it may
+            // have run, so it was not sent again (issue 36).
+            let carried = error.starts_with("tmux ")
+                && error.ends_with(&format!(" was sent, but {MAY_HAVE_RUN}"));
+            (exact || carried).then_some(TMUX_KILLED)
         }
         Fault::DiskFull => {
             let write = ["cannot save the canvas: ", "cannot save the task: "]

@@ -377,9 +377,14 @@ const DISK_FULL_CANVAS: &str = "cannot save the canvas: No space left on device 
 #[test]
 fn only_a_killed_tmuxs_clear_errors_are_explained_by_it() {
     use termsprawl_headless::messages::{NOT_ATTACHED, SESSION_REVOKED, TMUX_GONE_WHILE_WAITING};
-    for error in
-        [TMUX_GONE_WHILE_WAITING, NOT_ATTACHED, SESSION_REVOKED, "Unknown or revoked session"]
-    {
+    let carried = "tmux paste-buffer was sent, but the tmux control client ended before tmux answered: it may have run, so it was not sent again";
+    for error in [
+        TMUX_GONE_WHILE_WAITING,
+        NOT_ATTACHED,
+        SESSION_REVOKED,
+        "Unknown or revoked session",
+        carried,
+    ] {
         assert_eq!(faults::explained_by(Fault::TmuxKilled, error), Some(faults::TMUX_KILLED));
         assert_eq!(faults::explained_by(Fault::DiskFull, error), None, "{error}");
     }
@@ -389,6 +394,7 @@ fn only_a_killed_tmuxs_clear_errors_are_explained_by_it() {
         "Node not found in the visible project",
         "tmux send-keys failed: no server running on /d/tmux-sockets/termsprawl",
         "cannot run /usr/bin/tmux: Broken pipe (os error 32)",
+        "tmux paste-buffer was sent, but it failed",
         "",
     ] {
         assert_eq!(faults::explained_by(Fault::TmuxKilled, other), None, "{other}");

@@ -114,8 +114,15 @@ impl World {
                 .output()
                 .unwrap()
         };
+        // alpha, whose runs notify it, is an agent program (a notice is never typed into a
+        // shell): Python reading lines; beta is a shell.
         let launch = |name: &str| {
-            let output = headless(&["launch", "--agent", name, "--json", "--", "/bin/sh"]);
+            let program: &[&str] = match name {
+                "alpha" => &["python3", "-c", "import sys\nfor line in sys.stdin: pass"],
+                _ => &["/bin/sh"],
+            };
+            let output =
+                headless(&[&["launch", "--agent", name, "--json", "--"][..], program].concat());
             assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
             let value: Value = serde_json::from_slice(&output.stdout).unwrap();
             Agent {
@@ -940,8 +947,8 @@ fn case(d: &mut Driver<'_>, operation: &Operation) {
                 "terminal_read",
                 &json!({"nodeId": w.alpha.node_id, "since": since}),
             );
-            // One line names the node (twice: the node and the read); the shell's complaint
-            // about the line it was typed as a command does not.
+            // One line names the node (twice: the node and the read): alpha's program reads
+            // it, nothing runs it as a command.
             let notices = after["output"]
                 .as_str()
                 .unwrap()

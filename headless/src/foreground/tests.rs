@@ -1,5 +1,7 @@
 //! The parsers of `/proc` texts, and looks at real processes without a terminal.
 
+use std::time::Instant;
+
 use super::*;
 
 #[test]
@@ -48,8 +50,8 @@ fn a_process_without_a_terminal_reads_none_and_an_ended_one_is_gone() {
     let pid = i32::try_from(child.id()).unwrap();
     let pane = Pane::of(pid).unwrap();
     assert_eq!(pane.pid(), pid);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while Stat::read(pid).unwrap().comm != "sleep" && std::time::Instant::now() < deadline {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Stat::read(pid).unwrap().comm != "sleep" && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(Stat::read(pid).unwrap().tty, 0);
@@ -96,21 +98,22 @@ fn both_ways_of_looking_tell_readers_from_sleepers_busy_loops_and_socket_waits()
         let expected =
             reader.map_or(Foreground::NotReading, |name| Foreground::Reading((*name).to_owned()));
         // The program settles (starts, prints its prompt, sleeps) within a few seconds.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(10);
         let sleeps_in = || {
             let state = Stat::read(pid).map(|stat| stat.state);
             let wchan = fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
             if state == Some('R') { "R".to_owned() } else { wchan }
         };
         while !settled.is_empty() && sleeps_in() != *settled {
-            assert!(std::time::Instant::now() < deadline, "{command}: {}", sleeps_in());
+            assert!(Instant::now() < deadline, "{command}: {}", sleeps_in());
             std::thread::sleep(Duration::from_millis(20));
         }
         let mut seen;
         loop {
-            seen = [Inspect::Syscall, Inspect::Wchan]
-                .map(|inspect| look_by(pane, &mut Processes::default(), inspect));
-            if seen.iter().all(|seen| *seen == expected) || std::time::Instant::now() > deadline {
+            seen = [Inspect::Syscall, Inspect::Wchan].map(|inspect| {
+                look_by(pane, &mut Processes::default(), inspect, &mut Trail::default())
+            });
+            if seen.iter().all(|seen| *seen == expected) || Instant::now() > deadline {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -144,17 +147,103 @@ fn a_process_nothing_can_be_read_of_reads_when_the_terminal_asks_for_a_password(
         let expected =
             reader.map_or(Foreground::NotReading, |name| Foreground::Reading((*name).to_owned()));
         // Settled: the full look sees the program reading, or asleep.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let full = look_by(pane, &mut Processes::default(), Inspect::Syscall);
+            let full =
+                look_by(pane, &mut Processes::default(), Inspect::Syscall, &mut Trail::default());
             let asleep = fs::read_to_string(format!("/proc/{pid}/wchan"))
                 .is_ok_and(|wchan| wchan.trim() == "hrtimer_nanosleep");
             if matches!(full, Foreground::Reading(_)) || asleep {
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "{command} never settled");
+            assert!(Instant::now() < deadline, "{command} never settled");
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert_eq!(look_by(pane, &mut Processes::default(), Inspect::Stat), expected, "{command}");
+        assert_eq!(
+            look_by(pane, &mut Processes::default(), Inspect::Stat, &mut Trail::default()),
+            expected,
+            "{command}"
+        );
     }
+}
+
+/// A kept look answers again while nothing it depended on changed, and a program that starts
+/// reading after a silent sleep or a silent busy loop is seen reading at the next look.
+#[test]
+fn a_kept_look_holds_until_the_program_moves_and_a_late_reader_is_seen_at_once() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tmux = termsprawl_test_support::tmux::TmuxGuard::new(dir.path());
+    fs::create_dir_all(dir.path().join("tmux-sockets")).unwrap();
+    let start = |name: &str, command: &str| {
+        let made = tmux.tmux(&["new-session", "-d", "-s", name, "-x", "80", "-y", "24", command]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let shown = tmux.tmux(&["display-message", "-p", "-t", name, "#{pane_pid}"]);
+        Pane::of(String::from_utf8_lossy(&shown.stdout).trim().parse().unwrap()).unwrap()
+    };
+    let reading = |name: &str| Foreground::Reading(name.to_owned());
+
+    // A shell at its prompt: the look is kept, and holds while the shell sleeps.
+    let shell = start("shell", "bash --norc --noprofile");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut kept = None;
+    let mut held = 0;
+    while held < 2 {
+        assert!(Instant::now() < deadline, "the shell's look never held");
+        let (verdict, seen) = look_again(shell, kept.take(), &mut Processes::default());
+        let seen = seen.expect("a shell at its prompt is kept");
+        held = if verdict == reading("bash") && seen.holds(shell, &mut Processes::default()) {
+            held + 1
+        } else {
+            0
+        };
+        kept = Some(seen);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A key wakes it: the kept look no longer holds.
+    let sent = tmux.tmux(&["send-keys", "-t", "shell", "x"]);
+    assert!(sent.status.success());
+    let seen = kept.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while seen.holds(shell, &mut Processes::default()) {
+        assert!(Instant::now() < deadline, "a key did not move the shell");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    // A program that computes in silence, then reads (the leader decides), and a shell that
+    // sleeps in silence, then reads (the group is scanned): each is seen reading at the first
+    // look after it blocks, the earlier looks kept and carried on.
+    let cases = [
+        (
+            "python3 -c 'import sys, time\nend = time.time() + 1.5\nwhile time.time() < end: pass\nsys.stdin.readline()'",
+            "python3",
+        ),
+        ("sh -c 'sleep 1.5; read x'", "sh"),
+    ];
+    for (index, (command, reader)) in cases.iter().enumerate() {
+        let pane = start(&format!("late{index}"), command);
+        let began = Instant::now();
+        let mut kept = None;
+        let mut verdicts = Vec::new();
+        loop {
+            let (verdict, seen) = look_again(pane, kept.take(), &mut Processes::default());
+            kept = seen;
+            if verdict == reading(reader) {
+                break;
+            }
+            verdicts.push(verdict);
+            assert!(began.elapsed() < Duration::from_secs(10), "{command}: {verdicts:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(began.elapsed() >= Duration::from_millis(1400), "{command} read early");
+        assert!(verdicts.contains(&Foreground::NotReading), "{command}: {verdicts:?}");
+        // The looks of the silent phase were kept (the look is not thrown away each time).
+        assert!(kept.is_some(), "{command}: the reading look is kept");
+    }
+}
+
+#[test]
+fn a_schedstat_line_is_time_run_and_times_scheduled_and_none_without_statistics() {
+    assert_eq!(Ran::parse("791562 64366 3\n"), Some(Ran { runtime: 791_562, scheduled: 3 }));
+    assert_eq!(Ran::parse("0 0 0\n"), None);
+    assert_eq!(Ran::parse("12 x 3"), None);
 }

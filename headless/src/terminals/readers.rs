@@ -54,7 +54,12 @@ impl Terminals {
         processes: &mut Processes,
     ) -> Option<String> {
         let pane = lock(&self.panes).get(node_id).copied()?;
-        match foreground::look(pane, processes) {
+        let last = lock(&self.looks).remove(node_id);
+        let (verdict, seen) = foreground::look_again(pane, last, processes);
+        if let Some(seen) = seen {
+            lock(&self.looks).insert(node_id.to_owned(), seen);
+        }
+        match verdict {
             Foreground::Reading(program) => Some(program),
             Foreground::NotReading => None,
             Foreground::Gone => {

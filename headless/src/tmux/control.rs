@@ -10,11 +10,24 @@
 //!
 //! A control client has to be attached to a session, so it attaches to one of the node sessions
 //! (the oldest, the likeliest to outlive the others) and holds no session of its own: the server
-//! still exits with its last session, and nothing a person or an agent lists shows the client. It
-//! ends when its session ends; the request that finds it gone starts another, and while no
+//! still exits with its last session, and nothing a person or an agent lists shows the client.
+//! Before one of our commands ends the session it is attached to, the client is switched to
+//! another (`switch-client -n`, [`Control::moving`]), so the requests it carries are answered: a
+//! client ends with its session, and a key press it took with it fails rather than being pressed
+//! twice. (A dedicated session of the client's own would never end under it, but the server
+//! would then outlive its last node, and a person listing sessions would see it.) It ends when
+//! its session ends by itself (a shell's `exit`), or when it was the last; the request that
+//! finds it gone starts another, and while no
 //! session runs ([`Control::request`] answers `None`) the caller runs its command as a tmux
 //! process instead. A request that is not answered by its deadline drops the client (its process
 //! is killed) and fails; the next starts afresh.
+//!
+//! A command is never run twice (the contract: mutations are not retried). A request whose line
+//! never reached tmux (the client had ended before it was written, or the write failed) goes
+//! again, through a new client or as a process. A request whose line was written and whose
+//! client then ended before answering may have run: it goes again only when its commands are
+//! [`Repeat::Safe`] (reads, and ends that have one effect however often they run); any other
+//! fails with [`Unanswered::MayHaveRun`], which the caller reports as a failure it can see.
 //!
 //! tmux 3.3a (Debian 12's) crashes, with every session in it, when a session is created or closed
 //! while a control client is still introducing itself to the server: it writes the
@@ -24,7 +37,7 @@
 //! that it rarely has to start again; a session that a person or its own program ends in that
 //! moment is the risk left.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -41,9 +54,58 @@ pub(crate) struct Block {
     pub(crate) output: Vec<u8>,
 }
 
-/// The request was not answered by its deadline (the client was dropped).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Wedged;
+/// Why a request got no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unanswered {
+    /// Not answered by its deadline (the client was dropped).
+    Wedged,
+    /// Written to a client that ended before answering, and not [`Repeat::Safe`]: tmux may have
+    /// run it, so it is not sent again.
+    MayHaveRun,
+}
+
+/// Whether a request may be sent again after a client took it with it unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// Reads, and commands whose effect is the same however often they run.
+    Safe,
+    /// Anything else (keys typed, text pasted, a pane respawned): sent at most once.
+    Never,
+}
+
+/// What became of one request written to one client.
+#[derive(Debug)]
+enum Sent {
+    Answered(Vec<Block>),
+    /// The line never reached tmux.
+    NotWritten,
+    /// The line was written, and the client ended before answering.
+    Taken,
+}
+
+/// A session one of our commands is ending ([`Control::ending`]).
+#[derive(Debug)]
+pub(crate) struct Ending<'a> {
+    control: &'a Control,
+    session: String,
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        lock(&self.control.ending).remove(&self.session);
+    }
+}
+
+/// Where the control client sits ([`Control::attached`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Attached {
+    /// No client runs.
+    NoClient,
+    /// A client runs, attached to a session whose name is not known (it attached to any).
+    Unknown,
+    /// A client runs, attached to this session.
+    To(String),
+}
 
 /// The control client of one managed tmux server, started when first needed.
 #[derive(Debug, Default)]
@@ -53,6 +115,11 @@ pub(crate) struct Control {
     starting: tokio::sync::Mutex<()>,
     /// Written while a client starts; read while a command that creates or ends a session runs.
     starts: tokio::sync::RwLock<()>,
+    /// Read while one of our commands ends a session the client does not sit on (ends go at
+    /// once); written while the client is moved off sessions being ended ([`Control::moving`]).
+    moves: tokio::sync::RwLock<()>,
+    /// The sessions our commands are ending now.
+    ending: Mutex<HashSet<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +134,8 @@ struct Slot {
 struct Client {
     /// Killed when the client is dropped.
     child: Child,
+    /// The session it is attached to, when known ([`Control::attached`]).
+    session: Mutex<Option<String>>,
     stdin: tokio::sync::Mutex<ChildStdin>,
     shared: Arc<Shared>,
 }
@@ -92,28 +161,37 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Control {
     /// Sends `line` (`commands` tmux commands separated by ` ; `, already quoted for tmux's
     /// parser, no line feed) and answers one [`Block`] per command, fewer when one failed (tmux
-    /// skips the rest of the line then). `None` when no client can run (no session) or two clients
-    /// in a row ended before answering: the caller runs the command as a process.
+    /// skips the rest of the line then). `None` when no client can run (no session) or the line
+    /// could not be handed to two clients in a row: the caller runs the command as a process.
+    /// A line a client took with it is sent again only when `repeat` is [`Repeat::Safe`].
     pub(crate) async fn request(
         &self,
         spawn: impl Fn() -> Command,
         line: &str,
         commands: usize,
+        repeat: Repeat,
         deadline: Instant,
-    ) -> Result<Option<Vec<Block>>, Wedged> {
+    ) -> Result<Option<Vec<Block>>, Unanswered> {
         // A client that ended unseen (killed, or its session closed) takes the first request
-        // with it: that request goes once more, through a new client.
+        // with it: a request that never reached tmux, or may run twice, goes once more through
+        // a new client.
         for _ in 0..2 {
             let Ok(client) = tokio::time::timeout_at(deadline, self.client(&spawn)).await else {
-                return Err(Wedged);
+                return Err(Unanswered::Wedged);
             };
             let Some(client) = client else { return Ok(None) };
             match tokio::time::timeout_at(deadline, client.request(line, commands)).await {
-                Ok(Some(blocks)) => return Ok(Some(blocks)),
-                Ok(None) => self.drop_client(&client),
+                Ok(Sent::Answered(blocks)) => return Ok(Some(blocks)),
+                Ok(Sent::NotWritten) => self.drop_client(&client),
+                Ok(Sent::Taken) => {
+                    self.drop_client(&client);
+                    if repeat == Repeat::Never {
+                        return Err(Unanswered::MayHaveRun);
+                    }
+                }
                 Err(_) => {
                     self.drop_client(&client);
-                    return Err(Wedged);
+                    return Err(Unanswered::Wedged);
                 }
             }
         }
@@ -124,6 +202,50 @@ impl Control {
     /// creates or ends a session (tmux 3.3a crashes when one does while a client starts).
     pub(crate) async fn hold_off_starts(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
         self.starts.read().await
+    }
+
+    /// Marks `session` as being ended by one of our commands until the answer is dropped: the
+    /// client is never moved onto it ([`Control::moving`]).
+    pub(crate) fn ending(&self, session: &str) -> Ending<'_> {
+        lock(&self.ending).insert(session.to_owned());
+        Ending { control: self, session: session.to_owned() }
+    }
+
+    /// Whether one of our commands is ending `session` now.
+    pub(crate) fn is_ending(&self, session: &str) -> bool {
+        lock(&self.ending).contains(session)
+    }
+
+    /// How many sessions our commands are ending now.
+    pub(crate) fn ending_count(&self) -> usize {
+        lock(&self.ending).len()
+    }
+
+    /// Held while a session is ended: ends do not wait for each other, only for a move.
+    pub(crate) async fn ending_quietly(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        self.moves.read().await
+    }
+
+    /// Held while the client is moved off the sessions being ended: no end runs meanwhile.
+    pub(crate) async fn moving(&self) -> tokio::sync::RwLockWriteGuard<'_, ()> {
+        self.moves.write().await
+    }
+
+    /// The session the running client is attached to, as far as it is known.
+    pub(crate) fn attached(&self) -> Attached {
+        match self.current() {
+            Ok(Some(client)) => {
+                lock(&client.session).clone().map_or(Attached::Unknown, Attached::To)
+            }
+            Ok(None) | Err(()) => Attached::NoClient,
+        }
+    }
+
+    /// Records the session the running client is attached to (`None`: not known).
+    pub(crate) fn attached_to(&self, session: Option<String>) {
+        if let Ok(Some(client)) = self.current() {
+            *lock(&client.session) = session;
+        }
     }
 
     /// A session was started: a client may attach again.
@@ -249,33 +371,37 @@ impl Client {
         }
         let shared = Arc::new(Shared::default());
         tokio::spawn(read_answers(stdout, reader, Arc::clone(&shared)));
-        Some(Client { child, stdin: tokio::sync::Mutex::new(stdin), shared })
+        let session = Mutex::new(session.map(str::to_owned));
+        Some(Client { child, session, stdin: tokio::sync::Mutex::new(stdin), shared })
     }
 
     fn alive(&self) -> bool {
         !self.shared.dead.load(Ordering::Acquire)
     }
 
-    /// `None` when the client ended first.
-    async fn request(&self, line: &str, commands: usize) -> Option<Vec<Block>> {
+    /// Writes the line and waits for its answer, or says how far it got.
+    async fn request(&self, line: &str, commands: usize) -> Sent {
         let (answer, answered) = oneshot::channel();
         {
             let mut stdin = self.stdin.lock().await;
             {
                 let mut pending = lock(&self.shared.pending);
                 if self.shared.dead.load(Ordering::Acquire) {
-                    return None;
+                    return Sent::NotWritten;
                 }
                 pending.push_back(Pending { commands, blocks: Vec::new(), answer });
             }
             let mut bytes = Vec::with_capacity(line.len() + 1);
             bytes.extend_from_slice(line.as_bytes());
             bytes.push(b'\n');
-            // A failed write is a client that ended: its reader sees the end and drops the
+            // A failed write is a client whose tmux end is closed: tmux runs a line only once its
+            // line feed has arrived, so nothing of it ran. Its reader sees the end and drops the
             // pending answer.
-            let _ = stdin.write_all(&bytes).await;
+            if stdin.write_all(&bytes).await.is_err() {
+                return Sent::NotWritten;
+            }
         }
-        answered.await.ok()
+        answered.await.map_or(Sent::Taken, Sent::Answered)
     }
 }
 

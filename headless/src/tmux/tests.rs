@@ -135,8 +135,88 @@ fn paste_lines_quote_the_text_and_spell_line_ends() {
     assert_eq!(super::control_line("new-session", &["-d".into()]), None);
     assert_eq!(
         super::control_line("capture-pane", &["-p".into(), ";".into(), "display-message".into()]),
-        Some(("capture-pane '-p' ; display-message".to_owned(), 2))
+        Some(("capture-pane '-p' ; display-message".to_owned(), 2, super::control::Repeat::Safe))
     );
+    let typed = super::control_line("capture-pane", &["-p".into(), ";".into(), "send-keys".into()]);
+    assert_eq!(typed.map(|(_, _, repeat)| repeat), Some(super::control::Repeat::Never));
+    let keys = super::control_line("send-keys", &["-t".into(), "=ts-n1:".into(), "Enter".into()]);
+    assert_eq!(keys.map(|(_, _, repeat)| repeat), Some(super::control::Repeat::Never));
+}
+
+/// A stand-in tmux whose control client dies between the write of a line and its answer, after
+/// it logged the line it read (as tmux would have run it); commands run as processes are logged
+/// too.
+fn dying_control_tmux(dir: &std::path::Path) -> (Tmux, PathBuf) {
+    let log = dir.join("log");
+    let program = dir.join("tmux");
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n\
+         *list-sessions*) echo '$0 ts-n1'; exit 0 ;;\n\
+         *attach-session*)\n\
+         printf '%%begin 1 1 0\\n%%end 1 1 0\\n'\n\
+         IFS= read -r line\n\
+         echo \"control: $line\" >> '{log}'\n\
+         kill -9 $$ ;;\n\
+         *) echo \"process: $*\" >> '{log}' ;;\n\
+         esac\n",
+        log = log.display()
+    );
+    std::fs::write(&program, script).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A socket that exists, so that commands go to the control client.
+    let (socket, config) = (dir.join("socket"), PathBuf::from("/dev/null"));
+    std::fs::write(&socket, "").unwrap();
+    let base_args = vec!["-S".into(), socket.clone().into(), "-f".into(), config.clone().into()];
+    let tmux = Tmux {
+        location: TmuxLocation { program, base_args },
+        socket,
+        config,
+        control: Arc::default(),
+    };
+    (tmux, log)
+}
+
+/// Issue 36: a key press that a control client took with it when it died between the write and
+/// the answer is not pressed again (not through a new client, nor as a process): the caller gets
+/// a failure it can see.
+#[tokio::test]
+async fn a_mutation_a_dying_control_client_took_is_never_sent_twice() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (tmux, log) = dying_control_tmux(dir.path());
+    let pressed = tmux.send_key("n1", "Enter").await;
+    let Err(error @ TmuxError::MayHaveRun { command: "send-keys" }) = pressed else {
+        panic!("{pressed:?}")
+    };
+    assert_eq!(
+        error.to_string(),
+        "tmux send-keys was sent, but the tmux control client ended before tmux answered: it may \
+         have run, so it was not sent again"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "control: send-keys '-t' '=ts-n1:' 'Enter'\n"
+    );
+    let pasted = tmux.send_text("n1", "hello").await;
+    assert!(matches!(pasted, Err(TmuxError::MayHaveRun { command: "paste-buffer" })), "{pasted:?}");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().filter(|line| line.contains("hello")).count(), 1, "{lines}");
+    assert!(!lines.contains("process:"), "{lines}");
+}
+
+/// A read that a dying control client took goes again: through a new client, then as a process.
+#[tokio::test]
+async fn a_read_a_dying_control_client_took_is_asked_again() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (tmux, log) = dying_control_tmux(dir.path());
+    let captured = tmux.capture("n1", 10).await;
+    assert!(captured.is_ok(), "{captured:?}");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let (control, process): (Vec<&str>, Vec<&str>) =
+        lines.lines().partition(|line| line.starts_with("control: "));
+    assert_eq!(control.len(), 2, "{lines}");
+    assert!(control.iter().all(|line| line.contains("capture-pane")), "{lines}");
+    assert_eq!(process.len(), 1, "{lines}");
+    assert!(process[0].contains("capture-pane"), "{lines}");
 }
 
 /// A stand-in tmux that never answers: a command run as a process and one through the control

@@ -14,33 +14,39 @@ use termsprawl_headless::control::{ControlRequest, LaunchRequest};
 
 use crate::support::{Agent, Fixture, built_termsprawlctl, ok};
 
-/// An agent node that files every line typed into it in `received` and prints nothing more.
+/// An agent node that files every line typed into it in `received` and prints nothing more: a
+/// program that is not a shell (Python), since a notice is never typed into a shell.
 async fn listener(fixture: &Fixture, name: &str) -> (Agent, PathBuf) {
     listener_printing(fixture, name, "").await
 }
 
-/// [`listener`] whose program runs `first` before it listens.
+/// The listener's program: Python reading lines from the terminal and filing them in `received`.
+fn listen_into(received: &Path) -> String {
+    format!(
+        "exec python3 -c 'import sys\nwith open(sys.argv[1], \"a\", buffering=1) as out:\n    for line in sys.stdin: out.write(line)' '{}'",
+        received.display()
+    )
+}
+
+/// [`listener`] whose node runs the shell commands `first` before it listens.
 async fn listener_printing(fixture: &Fixture, name: &str, first: &str) -> (Agent, PathBuf) {
     let received = fixture.dir.path().join(format!("{name}.received"));
-    let script = format!(
-        "{first} while IFS= read -r line; do printf '%s\\n' \"$line\" >> '{}'; done",
-        received.display()
-    );
+    let script = format!("{first} {}", listen_into(&received));
+    let agent = launch(fixture, name, vec!["/bin/sh".to_owned(), "-c".to_owned(), script]).await;
+    (agent, received)
+}
+
+/// Launches `argv` as the agent `name`.
+async fn launch(fixture: &Fixture, name: &str, argv: Vec<String>) -> Agent {
     let value = fixture
         .server()
-        .launch(LaunchRequest {
-            project: None,
-            agent: Some(name.to_owned()),
-            title: None,
-            argv: vec!["/bin/sh".to_owned(), "-c".to_owned(), script],
-        })
+        .launch(LaunchRequest { project: None, agent: Some(name.to_owned()), title: None, argv })
         .await
         .unwrap();
-    let agent = Agent {
+    Agent {
         node_id: value["nodeId"].as_str().unwrap().to_owned(),
         session_file: PathBuf::from(value["sessionFile"].as_str().unwrap()),
-    };
-    (agent, received)
+    }
 }
 
 /// The notices among the lines `received` holds.
@@ -438,4 +444,99 @@ async fn a_notice_to_a_node_that_never_goes_quiet_is_typed_after_the_limit() {
     let waited = started.elapsed();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(Duration::from_secs(3) <= waited && waited < Duration::from_secs(8), "{waited:?}");
+}
+
+/// A caller whose node shows a shell gets no notice typed (the shell would run it: with a file
+/// `t` in its folder and `.` on its path, `[termsprawl]` runs `t`, and `read it with …` leaves
+/// it in `read`): the notice waits, and goes once an agent program reads the terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notice_never_goes_to_a_shell_and_goes_once_an_agent_program_reads() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let fixture = Fixture::start().await;
+    let ran = fixture.dir.path().join("ran-t");
+    let trap = fixture.project.join("t");
+    std::fs::write(&trap, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    std::fs::set_permissions(&trap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shell = format!("cd '{}' && PATH=.:$PATH exec /bin/sh -i", fixture.project.display());
+    let alpha = launch(&fixture, "alpha", vec!["/bin/sh".to_owned(), "-c".to_owned(), shell]).await;
+    // The hazard is real: the glob finds `t`, and `t` runs.
+    let tmux = fixture.server().tmux();
+    let target = format!("=ts-{}:", alpha.node_id);
+    let keys = |text: &str| {
+        let sent = Command::new(tmux.program())
+            .args(tmux.base_args())
+            .args(["send-keys", "-t", &target, "-l", text])
+            .output()
+            .unwrap();
+        assert!(sent.status.success(), "{sent:?}");
+        let sent = Command::new(tmux.program())
+            .args(tmux.base_args())
+            .args(["send-keys", "-t", &target, "Enter"])
+            .output()
+            .unwrap();
+        assert!(sent.status.success(), "{sent:?}");
+    };
+    keys("[termsprawl]");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ran.exists() {
+        assert!(Instant::now() < deadline, "typing `[termsprawl]` did not run `t`");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::remove_file(&ran).unwrap();
+
+    let run = ok(
+        &alpha,
+        "terminal_run",
+        json!({"command": "sleep 0.5; exit 0", "timeoutMs": 100, "notify": true}),
+    )
+    .await;
+    let node = node_id(&run);
+    // The shell stays idle at its prompt well past the quiet it would have needed.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!ran.exists(), "the notice ran `t` in the shell");
+    let pane = own_pane(&alpha).await;
+    assert!(!pane.contains(&format!("[termsprawl] {node}")), "typed into the shell: {pane}");
+    let record = fixture.agent_tools().join("terminals").join(format!("{node}.notify"));
+    let record: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(record["state"], "due", "{record}");
+
+    // An agent program takes the terminal (the shell is not left in `read`: it runs this).
+    let received = fixture.dir.path().join("alpha.received");
+    keys(&listen_into(&received));
+    let found = wait_for_notices(&received, 1, Duration::from_secs(10)).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with(&format!("[termsprawl] {node} \"sleep 0.5; exit 0\" exited 0")));
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(notices(&received), found, "exactly one notice");
+    assert!(!ran.exists(), "`t` ran");
+}
+
+/// A notice whose caller's node shows only a shell until the idle limit is dropped (recorded so,
+/// so no restart types it), and is not typed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notice_to_a_shell_is_dropped_at_the_limit() {
+    let fixture =
+        Fixture::start_with(|config| config.notice_idle_limit = Duration::from_secs(2)).await;
+    let alpha = fixture.agent("alpha").await;
+    let run = ok(
+        &alpha,
+        "terminal_run",
+        json!({"command": "sleep 0.3; exit 0", "timeoutMs": 100, "notify": true}),
+    )
+    .await;
+    let node = node_id(&run);
+    let record = fixture.agent_tools().join("terminals").join(format!("{node}.notify"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        if state["state"] == "dropped" {
+            break;
+        }
+        assert_eq!(state["state"], "due", "{state}");
+        assert!(Instant::now() < deadline, "never dropped: {state}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pane = own_pane(&alpha).await;
+    assert!(!pane.contains("[termsprawl]"), "typed into the shell: {pane}");
 }

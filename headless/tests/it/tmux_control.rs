@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use termsprawl_external_term::{SearchPath, find_tmux};
+use termsprawl_headless::control::ControlRequest;
+use termsprawl_protocol::ToolResult;
 
 use crate::support::{Agent, Fixture, fails, ok, wait_for_output};
 
@@ -299,5 +301,91 @@ async fn the_control_client_stays_through_nodes_that_come_and_go() {
         ok(&agent, "terminal_run", args).await;
         ok(&agent, "terminal_read", json!({"nodeId": shell})).await;
         assert_eq!(fixture.server().tmux().control_client_pid(), Some(client), "round {round}");
+    }
+}
+
+/// The session our control client is attached to, from tmux's list of clients.
+fn control_client_session(fixture: &Fixture) -> String {
+    let tmux = fixture.server().tmux();
+    let listed = std::process::Command::new(tmux.program())
+        .args(tmux.base_args())
+        .args(["list-clients", "-F", "#{client_control_mode} #{client_session}"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    listed
+        .lines()
+        .find_map(|line| line.strip_prefix("1 "))
+        .unwrap_or_else(|| panic!("no control client: {listed}"))
+        .to_owned()
+}
+
+/// Issue 36: closing the node whose session the control client is attached to, while keys are
+/// typed into other nodes through that client, loses no key and fails no call: the client is
+/// moved to another session before the session ends (before, it ended with the session and the
+/// keys it carried failed as "may have run").
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_the_control_clients_session_while_keys_are_typed_loses_nothing() {
+    let fixture = Fixture::start().await;
+    // alpha's session is the oldest: the control client attaches to it.
+    let alpha = fixture.agent("alpha").await;
+    let beta = fixture.agent("beta").await;
+    let mut shells = Vec::new();
+    for index in 0..3 {
+        let shell = id(&ok(&beta, "terminal_open", json!({})).await);
+        let file = fixture.dir.path().join(format!("typed-{index}"));
+        let command = format!("cat > '{}'", file.display());
+        ok(&beta, "terminal_submit", json!({"nodeId": shell, "command": command})).await;
+        shells.push((shell, file));
+    }
+    let client = fixture.server().tmux().control_client_pid().unwrap();
+    assert_eq!(control_client_session(&fixture), format!("ts-{}", alpha.node_id));
+
+    // Each typist types until the close is done and 20 lines more, and says how many it typed.
+    let closed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let typists: Vec<_> = shells
+        .iter()
+        .map(|(shell, _)| {
+            let (beta, shell, closed) = (beta.clone(), shell.clone(), closed.clone());
+            tokio::spawn(async move {
+                let mut after = 0;
+                let mut line = 0;
+                while after < 20 {
+                    if closed.load(std::sync::atomic::Ordering::Acquire) {
+                        after += 1;
+                    }
+                    let args = json!({"nodeId": shell, "text": format!("line-{line}\n")});
+                    let typed = crate::support::call(&beta, "terminal_input", args).await;
+                    let failed = matches!(typed, ToolResult::Failure { .. });
+                    assert!(!failed, "line {line} into {shell}: {typed:?}");
+                    line += 1;
+                }
+                line
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let closing =
+        fixture.server().control(ControlRequest::Close { node_id: alpha.node_id.clone() }).await;
+    closed.store(true, std::sync::atomic::Ordering::Release);
+    assert!(closing.is_ok(), "{closing:?}");
+    let mut counts = Vec::new();
+    for typist in typists {
+        counts.push(typist.await.unwrap());
+    }
+    // The same client, moved to another session.
+    assert_eq!(fixture.server().tmux().control_client_pid(), Some(client));
+    assert_ne!(control_client_session(&fixture), format!("ts-{}", alpha.node_id));
+
+    for ((shell, file), count) in shells.iter().zip(counts) {
+        let expected: Vec<String> = (0..count).map(|line| format!("line-{line}\n")).collect();
+        let expected = expected.concat();
+        ok(&beta, "terminal_input", json!({"nodeId": shell, "keys": ["C-d"]})).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(file).unwrap_or_default() != expected {
+            let typed = std::fs::read_to_string(file).unwrap_or_default();
+            assert!(Instant::now() < deadline, "{shell} got {typed:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }
