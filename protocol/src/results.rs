@@ -99,11 +99,12 @@ pub struct TerminalWaitResult {
     /// null when not reached. Absent for the other conditions.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub matched: Option<Option<u32>>,
-    /// With `until: "text"`: the cursor at the start of the match, null when not reached.
+    /// With `until: "text"`: the cursor at the start of the match, null when not reached. Absent
+    /// for the other conditions.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub match_cursor: Option<Option<u64>>,
     /// With `until: "input"`: the foreground program reading the terminal (`bash`, `python3`),
-    /// null when not reached.
+    /// null when not reached. Absent for the other conditions.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub input_by: Option<Option<String>>,
 }
@@ -406,7 +407,8 @@ pub fn signal_name(number: i32) -> String {
         .map_or_else(|| format!("SIG{number}"), |name| (*name).to_owned())
 }
 
-/// What kind of terminal node a `terminal_list` entry is (1.5.0).
+/// What kind of terminal node a `terminal_list` entry is (1.5.0): a shell, a run node of
+/// `terminal_run`, or an agent's node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TerminalKind {

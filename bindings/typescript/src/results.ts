@@ -57,9 +57,9 @@ export interface TerminalWaitResult {
   cursor: number;
   /** With `until: "text"`: the index in `anyOf` (0 for `text`) of the text that matched first, null when not reached. Absent for the other conditions. */
   matched?: number | null;
-  /** With `until: "text"`: the cursor at the start of the match, null when not reached. */
+  /** With `until: "text"`: the cursor at the start of the match, null when not reached. Absent for the other conditions. */
   matchCursor?: number | null;
-  /** With `until: "input"`: the foreground program reading the terminal (`bash`, `python3`), null when not reached. */
+  /** With `until: "input"`: the foreground program reading the terminal (`bash`, `python3`), null when not reached. Absent for the other conditions. */
   inputBy?: string | null;
 }
 
@@ -141,7 +141,7 @@ export interface TerminalCloseResult {
   cleanupPendingIds: string[];
 }
 
-/** What kind of terminal node a `terminal_list` entry is (1.5.0). */
+/** What kind of terminal node a `terminal_list` entry is (1.5.0): a shell, a run node of `terminal_run`, or an agent's node. */
 export type TerminalKind = "shell" | "run" | "agent";
 
 /** One terminal of `terminal_list`'s answer (1.5.0). */
