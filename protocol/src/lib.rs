@@ -8,7 +8,9 @@
 //!   normalised to the contract's exact shape, together with the annotations and descriptions;
 //! - one typed answer per operation's result ([`results`]: a server builds its answers with them
 //!   and a client reads them with them, so a member name is spelled once), with the contract's
-//!   limits, the one table of signal names and the joining of chained waits;
+//!   limits, the one table of signal names and the joining of chained waits, and their JSON
+//!   Schemas derived from the types with `schemars` ([`results::schemas`], for the TypeScript
+//!   bindings);
 //! - the guide texts ([`Topic`], [`guide`]);
 //! - the server's request validation ([`validate`]), with the contract's exact messages;
 //! - the protocol version ([`PROTOCOL_VERSION`]);

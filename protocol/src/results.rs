@@ -5,7 +5,9 @@
 //! A server builds its answers from these types and a client reads them with them, so member names
 //! and order are written once: serde serialises the members in declaration order, which is the
 //! contract's order. Members a version added are optional here (`Option` with
-//! `skip_serializing_if`) where the contract sends them only in some answers.
+//! `skip_serializing_if`) where the contract sends them only in some answers. [`schemas`] derives
+//! each answer's JSON Schema from its type (`schemars`, doc comments as descriptions), from which
+//! `cargo xtask codegen` writes the TypeScript bindings' `results.ts`.
 //!
 //! [`TerminalWaitResult::follow`] is the one rule for joining the answers of consecutive waits
 //! into the answer one long wait would have given (issue 38: our clients wait up to
@@ -13,9 +15,12 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
 use crate::IntegrationStatus;
+use crate::schema::result_schema;
 
 /// The longest wait a server runs in one call (`timeoutMs` of `terminal_run` and `terminal_wait`
 /// is clamped to it), so that every call answers inside a client's 45 s.
@@ -51,7 +56,7 @@ pub fn run_notice_at(line: &str) -> Option<usize> {
 }
 
 /// The answer of `terminal_run` (1.3.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalRunResult {
     /// The new node.
@@ -86,7 +91,7 @@ pub mod member {
 }
 
 /// The answer of `terminal_wait` (1.3.0; `matched`, `matchCursor` and `inputBy` 1.5.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalWaitResult {
     /// The node waited on.
@@ -109,18 +114,19 @@ pub struct TerminalWaitResult {
     /// null when not reached. Absent for the other conditions.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub matched: Option<Option<u32>>,
-    /// With `until: "text"`: the cursor at the start of the match, null when not reached.
+    /// With `until: "text"`: the cursor at the start of the match, null when not reached. Absent
+    /// for the other conditions.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub match_cursor: Option<Option<u64>>,
     /// With `until: "input"`: the foreground program reading the terminal (`bash`, `python3`),
-    /// null when not reached.
+    /// null when not reached. Absent for the other conditions.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub input_by: Option<Option<String>>,
 }
 
 /// The answer of the operations that name one node: `terminal_open`, `sticky_open`,
 /// `artifact_open`, `agent_launch` (the new node), `canvas_move` and `canvas_resize`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeResult {
     /// The node.
@@ -128,7 +134,7 @@ pub struct NodeResult {
 }
 
 /// The answer of `canvas_select`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CanvasSelectResult {
     /// The nodes selected now.
@@ -136,7 +142,7 @@ pub struct CanvasSelectResult {
 }
 
 /// The answer of `canvas_group`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CanvasGroupResult {
     /// The new group.
@@ -146,7 +152,7 @@ pub struct CanvasGroupResult {
 }
 
 /// The answer of `session_info` (`spec/protocol.md` §6.5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfoResult {
     /// The caller's node.
@@ -158,6 +164,7 @@ pub struct SessionInfoResult {
     /// Where the server runs (`local`).
     pub host: String,
     /// The caller's integration status.
+    #[schemars(schema_with = "wire_type_integration_status")]
     pub status: IntegrationStatus,
     /// The version of the app (or server).
     pub app_version: String,
@@ -172,11 +179,12 @@ pub struct SessionInfoResult {
     /// The rules a server enforces beyond the protocol (the headless server's
     /// `docs/headless-rules.md`), last; absent from a server that states none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
     pub rules: Option<Vec<String>>,
 }
 
 /// One valid agent session of `agent_status`'s answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentStatusEntry {
     /// The agent's node.
@@ -184,11 +192,12 @@ pub struct AgentStatusEntry {
     /// Its project.
     pub project_id: String,
     /// Its integration status.
+    #[schemars(schema_with = "wire_type_integration_status")]
     pub status: IntegrationStatus,
 }
 
 /// One agent card of `agent_cards`' answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCard {
     /// The agent's node.
@@ -200,13 +209,14 @@ pub struct AgentCard {
     /// The agent's name (`claude`), when known.
     pub agent: Option<String>,
     /// Its integration status.
+    #[schemars(schema_with = "wire_type_integration_status")]
     pub status: IntegrationStatus,
     /// The agents it may read (enabled links).
     pub enabled_peer_ids: Vec<String>,
 }
 
 /// The answer of `context_read`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextReadResult {
     /// The last 100 000 characters of the linked peers' transcript.
@@ -215,11 +225,12 @@ pub struct ContextReadResult {
     pub reader: String,
     /// Why the text is empty, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub reason: Option<String>,
 }
 
 /// The answer of `terminal_read` (1.3.0; 1.2.0 had `nodeId` and `output` only).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalReadResult {
     /// The node read.
@@ -238,7 +249,7 @@ pub struct TerminalReadResult {
 
 /// The answer of `terminal_read` with `view: "screen"` (1.4.0; `waitingForInput` and `inputBy`
 /// 1.5.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalScreenResult {
     /// The node read.
@@ -270,7 +281,7 @@ pub struct TerminalScreenResult {
 }
 
 /// The answer of `terminal_kill` (1.3.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalKillResult {
     /// The run node.
@@ -287,7 +298,7 @@ pub struct TerminalKillResult {
 
 /// The answer of `terminal_submit`, `terminal_input` (with `cursor`, 1.3.0) and
 /// `terminal_interrupt` (without).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveredResult {
     /// The node typed into.
@@ -296,11 +307,12 @@ pub struct DeliveredResult {
     pub delivered: bool,
     /// The output cursor from before the text was typed: a wait from it sees the reaction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub cursor: Option<u64>,
 }
 
 /// The answer of `terminal_close`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalCloseResult {
     /// The node closed.
@@ -410,8 +422,9 @@ pub fn signal_name(number: i32) -> String {
         .map_or_else(|| format!("SIG{number}"), |name| (*name).to_owned())
 }
 
-/// What kind of terminal node a `terminal_list` entry is (1.5.0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What kind of terminal node a `terminal_list` entry is (1.5.0): a shell, a run node of
+/// `terminal_run`, or an agent's node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TerminalKind {
     /// A shell opened by `terminal_open` (or by the person).
@@ -423,7 +436,7 @@ pub enum TerminalKind {
 }
 
 /// One terminal of `terminal_list`'s answer (1.5.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalListEntry {
     /// The node.
@@ -457,7 +470,7 @@ pub struct TerminalListEntry {
 }
 
 /// One line `terminal_search` found (1.5.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchMatch {
     /// The terminal it was found in.
@@ -474,12 +487,45 @@ pub struct SearchMatch {
 }
 
 /// The answer of `terminal_search` (1.5.0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TerminalSearchResult {
     /// Oldest first per terminal, terminals in `terminal_list` order.
     pub matches: Vec<SearchMatch>,
     /// Whether `limit` cut the list.
     pub truncated: bool,
+}
+
+/// The schemas of the answer types, each as (type name, schema), in the order of the TypeScript
+/// bindings' `results.ts`: derived from the types above (members, order, nullability and their
+/// doc comments as descriptions), so the types are their one owner. [`ProgramState`] is no
+/// answer of its own (its members are in each answer) and has none.
+pub fn schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        ("TerminalRunResult", result_schema::<TerminalRunResult>()),
+        ("TerminalWaitResult", result_schema::<TerminalWaitResult>()),
+        ("TerminalReadResult", result_schema::<TerminalReadResult>()),
+        ("TerminalScreenResult", result_schema::<TerminalScreenResult>()),
+        ("TerminalKillResult", result_schema::<TerminalKillResult>()),
+        ("DeliveredResult", result_schema::<DeliveredResult>()),
+        ("TerminalCloseResult", result_schema::<TerminalCloseResult>()),
+        ("TerminalKind", result_schema::<TerminalKind>()),
+        ("TerminalListEntry", result_schema::<TerminalListEntry>()),
+        ("SearchMatch", result_schema::<SearchMatch>()),
+        ("TerminalSearchResult", result_schema::<TerminalSearchResult>()),
+        ("NodeResult", result_schema::<NodeResult>()),
+        ("CanvasSelectResult", result_schema::<CanvasSelectResult>()),
+        ("CanvasGroupResult", result_schema::<CanvasGroupResult>()),
+        ("SessionInfoResult", result_schema::<SessionInfoResult>()),
+        ("AgentStatusEntry", result_schema::<AgentStatusEntry>()),
+        ("AgentCard", result_schema::<AgentCard>()),
+        ("ContextReadResult", result_schema::<ContextReadResult>()),
+    ]
+}
+
+/// A member of the wire type `IntegrationStatus` (`spec/protocol.md` §1), whose schema is
+/// `docs/reference/types/IntegrationStatus.json`: named, not repeated.
+fn wire_type_integration_status(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "$ref": "IntegrationStatus.json" })
 }
 
 /// `time` in ISO 8601 (RFC 3339) UTC with milliseconds, such as `2026-12-01T00:01:59.123Z`: the
@@ -657,6 +703,54 @@ mod tests {
             reason: None,
         };
         assert_eq!(members(&context), ["text", "reader"]);
+    }
+
+    #[test]
+    fn the_answer_schemas_follow_the_types_with_one_line_descriptions() {
+        let schemas = schemas();
+        let names: Vec<&str> = schemas.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names.len(), 18);
+        for (name, schema) in &schemas {
+            let mut descriptions = vec![&schema["description"]];
+            for property in schema["properties"].as_object().into_iter().flatten().map(|p| p.1) {
+                descriptions.push(&property["description"]);
+            }
+            for description in descriptions {
+                let text = description.as_str().unwrap_or_else(|| panic!("{name}: {schema}"));
+                assert!(!text.is_empty() && !text.contains('\n') && !text.contains("[`"), "{name}");
+            }
+            for property in schema["properties"].as_object().into_iter().flatten().map(|p| p.1) {
+                if let Some(reference) =
+                    property.get("$ref").or_else(|| property["items"].get("$ref"))
+                {
+                    let target = reference.as_str().unwrap().strip_suffix(".json").unwrap();
+                    assert!(
+                        names.contains(&target) || target == "IntegrationStatus",
+                        "{name}: {target}"
+                    );
+                }
+            }
+        }
+        let find = |name: &str| &schemas.iter().find(|(n, _)| *n == name).unwrap().1;
+        let wait = find("TerminalWaitResult");
+        let members: Vec<&String> = wait["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(members[..3], ["nodeId", "reached", "running"]);
+        assert_eq!(wait["properties"]["exitCode"]["type"], serde_json::json!(["integer", "null"]));
+        // A member a version added and only some answers carry: optional, null only where the
+        // type says so.
+        assert!(!wait["required"].as_array().unwrap().contains(&Value::from("matched")));
+        assert_eq!(wait["properties"]["matched"]["type"], serde_json::json!(["integer", "null"]));
+        let delivered = find("DeliveredResult");
+        assert_eq!(delivered["properties"]["cursor"]["type"], "integer");
+        assert_eq!(delivered["required"], serde_json::json!(["nodeId", "delivered"]));
+        let info = find("SessionInfoResult");
+        assert_eq!(info["properties"]["status"]["$ref"], "IntegrationStatus.json");
+        assert_eq!(info["properties"]["rules"]["items"]["type"], "string");
+        assert_eq!(find("TerminalKind")["enum"], serde_json::json!(["shell", "run", "agent"]));
+        assert_eq!(
+            find("TerminalRunResult")["properties"]["output"]["description"],
+            "The tail of the output, at most `MAX_OUTPUT_UTF16` UTF-16 units."
+        );
     }
 
     #[test]

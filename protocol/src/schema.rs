@@ -183,3 +183,109 @@ fn simplify(type_name: &str, name: &str, property: &Map<String, Value>) -> Map<S
     }
     property
 }
+
+/// The schema of the answer type `T` (`crate::results`) as data: a root `description` (its doc
+/// comment on one line), then `type`, and for an object its `properties` in member order and the
+/// `required` list (the members always serialised); for an enum of names, `enum`. A property is
+/// its `type` (`[T, "null"]` when it may be null), `items` for an array, or `$ref` naming another
+/// type as `Name.json`, then its `description`. Descriptions are the doc comments with their lines
+/// joined and intra-doc links written as plain code (`[`X`]` becomes `` `X` ``).
+pub(crate) fn result_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with(|settings| {
+            settings.inline_subschemas = false;
+            settings.meta_schema = None;
+        })
+        .into_generator();
+    let root = generator.into_root_schema_for::<T>().to_value();
+    let name = T::schema_name();
+    let Value::Object(root) = root else { panic!("schema of {name} is not an object: {root}") };
+    let mut out = Map::new();
+    let description = root.get("description").and_then(Value::as_str);
+    out.insert(
+        "description".to_owned(),
+        Value::from(one_line(description.unwrap_or_else(|| panic!("{name} has no doc")))),
+    );
+    if let Some(Value::Array(variants)) = root.get("oneOf").or_else(|| root.get("enum")) {
+        let values: Vec<Value> = variants
+            .iter()
+            .map(|variant| match variant.get("const").unwrap_or(variant) {
+                Value::String(value) => Value::from(value.as_str()),
+                other => panic!("{name}: a variant that is not a name: {other}"),
+            })
+            .collect();
+        out.insert("type".to_owned(), Value::from("string"));
+        out.insert("enum".to_owned(), Value::Array(values));
+        return Value::Object(out);
+    }
+    assert_eq!(root.get("type"), Some(&Value::from("object")), "{name} is not an object");
+    let mut properties = Map::new();
+    for (member, property) in
+        root.get("properties").and_then(Value::as_object).into_iter().flatten()
+    {
+        properties.insert(member.clone(), result_property(&format!("{name}.{member}"), property));
+    }
+    let required: Vec<&Value> =
+        root.get("required").and_then(Value::as_array).into_iter().flatten().collect();
+    // `required` in member order.
+    let required: Vec<Value> = properties
+        .keys()
+        .filter(|member| required.iter().any(|name| name.as_str() == Some(member.as_str())))
+        .map(|member| Value::from(member.as_str()))
+        .collect();
+    out.insert("type".to_owned(), Value::from("object"));
+    out.insert("properties".to_owned(), Value::Object(properties));
+    out.insert("required".to_owned(), Value::Array(required));
+    Value::Object(out)
+}
+
+/// One property (or array item) of [`result_schema`]; `at` names it in a panic.
+fn result_property(at: &str, generated: &Value) -> Value {
+    let Value::Object(property) = generated else { panic!("{at}: not an object: {generated}") };
+    let mut out = Map::new();
+    if let Some(Value::String(reference)) = property.get("$ref") {
+        // A type of this schema (`#/$defs/Name`), or a wire type of `spec/protocol.md` §1 as
+        // `Name.json`, whose schema is written elsewhere.
+        let file = match reference.strip_prefix("#/$defs/") {
+            Some(target) => format!("{target}.json"),
+            None if reference.strip_suffix(".json").is_some() => reference.clone(),
+            None => panic!("{at}: a reference outside the schema: {reference}"),
+        };
+        out.insert("$ref".to_owned(), Value::from(file));
+    } else {
+        let kind = property.get("type").unwrap_or_else(|| panic!("{at}: no type: {generated}"));
+        let kinds: Vec<&str> = match kind {
+            Value::String(kind) => vec![kind.as_str()],
+            Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+            other => panic!("{at}: type {other}"),
+        };
+        for kind in &kinds {
+            assert!(
+                matches!(*kind, "string" | "integer" | "boolean" | "array" | "null"),
+                "{at}: type {kind} is not one the answers use"
+            );
+        }
+        out.insert("type".to_owned(), kind.clone());
+        if kinds.contains(&"array") {
+            let items =
+                property.get("items").unwrap_or_else(|| panic!("{at}: array without items"));
+            out.insert("items".to_owned(), result_property(&format!("{at}[]"), items));
+        }
+    }
+    if let Some(Value::String(description)) = property.get("description") {
+        out.insert("description".to_owned(), Value::from(one_line(description)));
+    }
+    Value::Object(out)
+}
+
+/// A doc comment on one line: its lines joined by a space, `[`X`]` written as `` `X` ``.
+fn one_line(doc: &str) -> String {
+    let joined = doc
+        .split('\n')
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    joined.replace("[`", "`").replace("`]", "`")
+}

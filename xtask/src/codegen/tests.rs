@@ -206,14 +206,14 @@ fn conforms_in(
     Ok(())
 }
 
-/// Checks `value` against the result type `name` of `result_types`.
+/// Checks `value` against the result type `name` of `termsprawl_protocol::results::schemas`, whose
+/// references name its other types or the wire types of `docs/reference/types/`.
 fn result(name: &str, value: &impl serde::Serialize) -> Result<(), String> {
     let schema = |name: &str| {
-        super::result_types::schemas()
+        termsprawl_protocol::results::schemas()
             .into_iter()
             .find(|(type_name, _)| *type_name == name)
-            .unwrap_or_else(|| panic!("no result type {name}"))
-            .1
+            .map_or_else(|| generated_json(&format!("docs/reference/types/{name}.json")), |it| it.1)
     };
     conforms_in(&schema(name), &serde_json::to_value(value).unwrap(), &schema)
 }
@@ -301,6 +301,158 @@ fn result_type_schemas_accept_what_the_protocol_types_write() {
     );
     assert!(result("TerminalKind", &serde_json::json!("pane")).is_err());
     assert!(result("TerminalRunResult", &serde_json::json!({"nodeId": "n"})).is_err());
+}
+
+/// `answer` as its type writes it.
+fn value(answer: &impl serde::Serialize) -> Value {
+    serde_json::to_value(answer).unwrap()
+}
+
+/// A value of each answer type the older test above does not cover, as its type writes it, by
+/// type name (`DeliveredResult` with and without its optional `cursor`, and so on).
+fn answers() -> Vec<(&'static str, Value)> {
+    use termsprawl_protocol::results::{
+        DeliveredResult, TerminalCloseResult, TerminalKillResult, TerminalReadResult,
+        TerminalScreenResult,
+    };
+    let id = || "terminal-1".to_owned();
+    let read = TerminalReadResult {
+        node_id: id(),
+        output: "$ ".to_owned(),
+        cursor: 2,
+        running: true,
+        exit_code: None,
+        signal: None,
+    };
+    let screen = TerminalScreenResult {
+        node_id: id(),
+        output: "top".to_owned(),
+        cursor: 2,
+        running: false,
+        exit_code: Some(0),
+        signal: None,
+        rows: 24,
+        cols: 80,
+        cursor_row: 1,
+        cursor_col: 2,
+        alternate_screen: true,
+        waiting_for_input: true,
+        input_by: Some("python3".to_owned()),
+    };
+    let kill = TerminalKillResult {
+        node_id: id(),
+        cursor: 7,
+        running: false,
+        exit_code: None,
+        signal: Some("SIGKILL".to_owned()),
+    };
+    let typed = DeliveredResult { node_id: id(), delivered: true, cursor: Some(3) };
+    let closed = TerminalCloseResult { node_id: id(), cleanup_pending_ids: vec!["r".to_owned()] };
+    let mut answers = vec![
+        ("TerminalReadResult", value(&read)),
+        ("TerminalScreenResult", value(&screen)),
+        ("TerminalKillResult", value(&kill)),
+        ("DeliveredResult", value(&typed)),
+        ("DeliveredResult", value(&DeliveredResult { cursor: None, ..typed })),
+        ("TerminalCloseResult", value(&closed)),
+    ];
+    answers.extend(canvas_and_session_answers());
+    answers
+}
+
+/// [`answers`] of the canvas, session, agent and context operations.
+fn canvas_and_session_answers() -> Vec<(&'static str, Value)> {
+    use termsprawl_protocol::results::{
+        AgentCard, AgentStatusEntry, CanvasGroupResult, CanvasSelectResult, ContextReadResult,
+        NodeResult, SessionInfoResult,
+    };
+    let id = || "terminal-1".to_owned();
+    let info = SessionInfoResult {
+        node_id: id(),
+        project_id: "project".to_owned(),
+        instance_id: "0d4f7c8e-5d0b-4f39-9d0e-6d6f9a1b2c3d".to_owned(),
+        host: "local".to_owned(),
+        status: status(IntegrationState::Connected),
+        app_version: "0.1.0".to_owned(),
+        preferences_file: "/p.json".to_owned(),
+        guides_directory: "/g".to_owned(),
+        browser_enabled: false,
+        operations: vec!["session_info".to_owned()],
+        rules: None,
+    };
+    let ruled = SessionInfoResult { rules: Some(vec!["one rule".to_owned()]), ..info.clone() };
+    let agent = AgentStatusEntry {
+        node_id: id(),
+        project_id: "project".to_owned(),
+        status: status(IntegrationState::NeedsSetup),
+    };
+    let card = AgentCard {
+        node_id: id(),
+        project_id: "project".to_owned(),
+        title: "claude".to_owned(),
+        agent: None,
+        status: status(IntegrationState::CliFallback),
+        enabled_peer_ids: Vec::new(),
+    };
+    let context =
+        ContextReadResult { text: String::new(), reader: "claude-jsonl".to_owned(), reason: None };
+    let reasoned =
+        ContextReadResult { reason: Some("no linked peers".to_owned()), ..context.clone() };
+    vec![
+        ("NodeResult", value(&NodeResult { node_id: id() })),
+        ("CanvasSelectResult", value(&CanvasSelectResult { node_ids: vec![id()] })),
+        (
+            "CanvasGroupResult",
+            value(&CanvasGroupResult { node_id: "g".to_owned(), node_ids: vec![id()] }),
+        ),
+        ("SessionInfoResult", value(&info)),
+        ("SessionInfoResult", value(&ruled)),
+        ("AgentStatusEntry", value(&agent)),
+        ("AgentCard", value(&card)),
+        ("ContextReadResult", value(&context)),
+        ("ContextReadResult", value(&reasoned)),
+    ]
+}
+
+/// Every answer type has a schema and results.ts a type, and each schema takes what its Rust type
+/// writes, members in order (the schemas are derived, so this holds the derivation's reading of
+/// serde's attributes: optional members, null, references).
+#[test]
+fn every_answer_type_reaches_results_ts_and_its_schema_takes_what_it_writes() {
+    let answers = answers();
+    for (name, value) in &answers {
+        result(name, value).unwrap_or_else(|error| panic!("{name}: {error}"));
+    }
+    // The older six are checked by the test above.
+    let older = [
+        "TerminalRunResult",
+        "TerminalWaitResult",
+        "TerminalKind",
+        "TerminalListEntry",
+        "SearchMatch",
+        "TerminalSearchResult",
+    ];
+    let results_ts = generated("bindings/typescript/src/results.ts");
+    for (name, _) in termsprawl_protocol::results::schemas() {
+        assert!(
+            older.contains(&name) || answers.iter().any(|(checked, _)| *checked == name),
+            "no value of {name} is checked against its schema"
+        );
+        assert!(
+            results_ts.contains(&format!("export interface {name} {{"))
+                || results_ts.contains(&format!("export type {name} = ")),
+            "results.ts lacks {name}"
+        );
+    }
+    assert!(results_ts.contains("import type { IntegrationStatus } from \"./types.js\";"));
+    // And what they must refuse: null where the type has none, an absent required member, a
+    // member of a wire type outside its schema.
+    let null_cursor = json!({"nodeId": "n", "delivered": true, "cursor": null});
+    assert!(result("DeliveredResult", &null_cursor).is_err());
+    assert!(result("TerminalCloseResult", &json!({"nodeId": "n"})).is_err());
+    let (_, mut agent) = answers.into_iter().find(|(name, _)| *name == "AgentStatusEntry").unwrap();
+    agent["status"]["state"] = json!("asleep");
+    assert!(result("AgentStatusEntry", &agent).is_err());
 }
 
 fn wire(name: &str, value: &Value) -> Result<(), String> {

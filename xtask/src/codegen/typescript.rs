@@ -5,7 +5,8 @@
 //! Everything in it is derived, nothing is retyped: the wire types from the same JSON Schemas as
 //! `docs/reference/types/` ([`wire_types::schemas`]), the argument interfaces, value types and the
 //! table as data from [`operations`] (each entry is its `catalog.json` entry with `title` after
-//! `name`), the guides from [`guide`], and the validator's data (parameters, kinds, limits, the
+//! `name`), the guides from [`guide`], the answer types from the schemas the crate derives from
+//! its result types ([`results::schemas`]), and the validator's data (parameters, kinds, limits, the
 //! key grammar, the messages of [`ValidationError`]) from the crate's table and constants. The
 //! validator's algorithm is the one hand-written part, the template `typescript/validate.ts`,
 //! emitted unchanged: it mirrors `protocol/src/validate.rs` step for step, and the shared cases of
@@ -17,8 +18,8 @@ use serde_json::{Value, json};
 use termsprawl_protocol::keys::{MAX_KEYS, MODIFIERS, NAMED_KEYS};
 use termsprawl_protocol::pattern::{MAX_GROUP_DEPTH, MAX_PATTERN_SIZE, MAX_REPEAT};
 use termsprawl_protocol::results::{
-    DEFAULT_READ_CHARS, DEFAULT_WAIT_MS, MAX_CLIENT_WAIT_MS, MAX_OUTPUT_UTF16, MAX_READ_CHARS,
-    MAX_WAIT_MS,
+    self, DEFAULT_READ_CHARS, DEFAULT_WAIT_MS, MAX_CLIENT_WAIT_MS, MAX_OUTPUT_UTF16,
+    MAX_READ_CHARS, MAX_WAIT_MS,
 };
 use termsprawl_protocol::{
     DEFAULT_SEARCH_LIMIT, MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE,
@@ -26,7 +27,7 @@ use termsprawl_protocol::{
     PROTOCOL_VERSION, ParamKind, Topic, ValidationError, guide, instructions, operations,
 };
 
-use super::{GeneratedFile, MARKER, markdown, result_types, wire_types};
+use super::{GeneratedFile, MARKER, markdown, wire_types};
 
 /// The package's folder, relative to the repository root.
 pub const DIR: &str = "bindings/typescript";
@@ -126,8 +127,12 @@ fn readme() -> String {
     out.push_str(
         "| `src/guides.ts` | `GuideTopic`, `GUIDES` (the text `guide_read` returns for each topic) and `INSTRUCTIONS` |\n",
     );
-    out.push_str(
-        "| `src/results.ts` | the typed answers of `terminal_read` (text view), `terminal_run`, `terminal_wait`, `terminal_list` and `terminal_search` (`TerminalReadResult`, `TerminalRunResult`, `TerminalWaitResult`, `TerminalListEntry`, `SearchMatch`, `TerminalSearchResult`) and their limits (`MAX_WAIT_MS`, `MAX_CLIENT_WAIT_MS`, …), as `termsprawl_protocol::results` has them |\n",
+    let answers: Vec<String> =
+        results::schemas().iter().map(|(name, _)| format!("`{name}`")).collect();
+    let _ = writeln!(
+        out,
+        "| `src/results.ts` | the typed answers of the operations ({}) and their limits (`MAX_WAIT_MS`, `MAX_CLIENT_WAIT_MS`, …), from the schemas `termsprawl_protocol::results` derives from its types |",
+        answers.join(", ")
     );
     out.push_str(
         "| `src/validate.ts`, `src/validation-data.ts` | `parseBody` (JSON text, members kept in document order) and `validate`: the checks of `spec/protocol.md` §5 in its order with its exact messages, the same as the Rust validator's for every case of `protocol/tests/validation-cases.json`; `isValidKey` (the key grammar of `terminal_input`'s `keys`) |\n",
@@ -394,8 +399,18 @@ fn validation_constants() -> Vec<(&'static str, &'static str, String)> {
 /// `results.ts`: the typed answers of `termsprawl_protocol::results` and their limits.
 fn results() -> String {
     let mut out = String::from(
-        "// The typed answers of the terminal operations (spec/protocol.md §4.5 and §4.6), as protocol::results has them, with their limits.\n\n",
+        "// The typed answers of the operations (spec/protocol.md §4.3, §4.5 and §4.6), from the schemas protocol::results derives from its types, with their limits.\n\n",
     );
+    let schemas = results::schemas();
+    // The wire types an answer names (`IntegrationStatus`) come from types.ts.
+    let wire: Vec<&str> = wire_types::schemas()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| schemas.iter().any(|(_, schema)| names_type(schema, name)))
+        .collect();
+    if !wire.is_empty() {
+        let _ = writeln!(out, "import type {{ {} }} from \"./types.js\";\n", wire.join(", "));
+    }
     let constants: [(&str, &str, String); 7] = [
         (
             "MAX_WAIT_MS",
@@ -437,7 +452,7 @@ fn results() -> String {
         out.push_str(&doc(text, ""));
         let _ = writeln!(out, "export const {name} = {value};");
     }
-    for (name, schema) in result_types::schemas() {
+    for (name, schema) in schemas {
         out.push('\n');
         out.push_str(&doc(schema["description"].as_str().unwrap_or_default(), ""));
         if schema.get("enum").is_some() {
@@ -447,6 +462,18 @@ fn results() -> String {
         let _ = writeln!(out, "export interface {name} {}", object_type(&schema, "", name));
     }
     out
+}
+
+/// Whether `schema` refers to the type `name` (`"$ref": "NAME.json"`) anywhere.
+fn names_type(schema: &Value, name: &str) -> bool {
+    match schema {
+        Value::Object(members) => members.iter().any(|(key, value)| {
+            (key == "$ref" && value.as_str() == Some(&format!("{name}.json")))
+                || names_type(value, name)
+        }),
+        Value::Array(items) => items.iter().any(|item| names_type(item, name)),
+        _ => false,
+    }
 }
 
 fn validation_data() -> String {
