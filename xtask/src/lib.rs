@@ -43,7 +43,7 @@ pub mod protocol_diff;
 pub mod test;
 pub mod tidy;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Runs one command and turns its outcome into the process exit code: 0 on success, 1 when a
@@ -68,10 +68,7 @@ pub fn exit_code(outcome: anyhow::Result<()>) -> ExitCode {
     }
 }
 
-/// The repository root: the parent of this crate's folder.
+/// The repository root (`termsprawl_test_support::workspace_root`, the one owner).
 pub fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives one folder below the repository root")
-        .to_path_buf()
+    termsprawl_test_support::workspace_root()
 }

@@ -68,10 +68,14 @@ fn a_dead_pane_without_a_status_takes_it_from_its_programs_zombie() {
 fn a_group_of_only_a_zombie_is_not_alive() {
     // `setsid` makes the shell lead a group of its own; the child is never reaped until `wait`.
     let mut child =
-        std::process::Command::new("setsid").args(["sh", "-c", "sleep 0.2"]).spawn().unwrap();
+        std::process::Command::new("setsid").args(["sh", "-c", "sleep 1"]).spawn().unwrap();
     let group = i32::try_from(child.id()).unwrap();
-    assert!(process_group_alive(group), "the sleeping group is alive");
+    // The group exists once the child has called setsid(2), a moment after the spawn.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !process_group_alive(group) {
+        assert!(std::time::Instant::now() < deadline, "the sleeping group never came alive");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     while super::zombie_wait_status(group).is_none() {
         assert!(std::time::Instant::now() < deadline, "the group's leader never became a zombie");
         std::thread::sleep(std::time::Duration::from_millis(10));
