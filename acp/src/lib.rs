@@ -71,15 +71,11 @@ pub const BRIDGE_MARK_VARIABLE: &str = "TERMSPRAWL_ACP_BRIDGE_MARK";
 /// Runs `termsprawlctl acp` with parsed options and returns how it ended (`ExitStatus` converts
 /// into an `std::process::ExitCode`).
 ///
-/// `session_file` is the value of the program option `--session`, if given; without it the
-/// `TERMSPRAWL_SESSION_FILE` environment variable is used (empty means unset).
+/// `session_file` is the session file the caller resolved from `--session` and the environment it
+/// was handed (`termsprawl_transport::discovery::session_file`, the one rule); this crate never
+/// reads `TERMSPRAWL_SESSION_FILE` itself.
 pub fn run(options: Options, session_file: Option<PathBuf>) -> ExitStatus {
     let mut ui = ui::Ui::new();
-    let session_file = session_file.or_else(|| {
-        std::env::var_os("TERMSPRAWL_SESSION_FILE")
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-    });
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -94,7 +94,7 @@ const SESSION_HINT: &str = "hint: --session is an option of termsprawlctl, not o
 /// Runs `termsprawlctl acp`; `args` follow the word `acp`, `session` is the program's `--session`.
 pub(crate) fn run(
     args: &[OsString],
-    session: Option<OsString>,
+    session: Option<PathBuf>,
     streams: &mut Streams<'_>,
 ) -> ExitStatus {
     let options = match parse(args) {
@@ -112,7 +112,7 @@ pub(crate) fn run(
             return ExitStatus::USAGE;
         }
     };
-    match termsprawl_acp::run(options, session.map(PathBuf::from)) {
+    match termsprawl_acp::run(options, session) {
         termsprawl_acp::ExitStatus::Success => ExitStatus::OK,
         termsprawl_acp::ExitStatus::Failure => ExitStatus::FAILED,
         termsprawl_acp::ExitStatus::Usage => ExitStatus::USAGE,

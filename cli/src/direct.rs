@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use termsprawl_protocol::{ExitStatus, ToolRequest};
+use termsprawl_transport::discovery::session_file;
 use termsprawl_transport::long_wait::{WaitOptions, WaitProgress, call_waiting_blocking};
 
 use crate::acp_command;
@@ -161,7 +162,10 @@ fn dispatch(
         b"call" | b"doctor" | b"mcp" => Err(Stop::Usage(
             "call, doctor and mcp take only --session FILE, written as two arguments".to_owned(),
         )),
-        b"acp" => Ok(acp_command::run(rest, options.session, streams)),
+        b"acp" => {
+            let session = session_file(options.session.as_deref(), session_env);
+            Ok(acp_command::run(rest, session, streams))
+        }
         _ => match find_command(word) {
             Some(command) => operation(&command, rest, &options, session_env, streams),
             None => Err(unknown_command(word).into()),
@@ -278,17 +282,12 @@ fn operation(
         OperationArgs::Help => return Ok(print_stdout(streams, &section(command))),
         OperationArgs::Args(args) => args,
     };
-    let session = match &options.session {
-        Some(flag) => Some(flag.as_os_str()),
-        None => session_env,
-    };
-    let Some(session) = session.filter(|session| !session.is_empty()) else {
+    let Some(session) = session_file(options.session.as_deref(), session_env) else {
         streams.error_line(MISSING_SESSION);
         return Err(Stop::Status(ExitStatus::USAGE));
     };
     let request = ToolRequest::with_raw_args(Some(name.to_owned()), args)
         .expect("the arguments are checked JSON");
-    let session = PathBuf::from(session);
     let result = if options.progress || streams.stderr_is_terminal {
         let mut show = |progress: &WaitProgress| streams.progress_line(progress);
         let result =

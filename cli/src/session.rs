@@ -4,8 +4,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-/// The environment variable that names the session file when `--session` is not given.
-pub const SESSION_ENV: &str = "TERMSPRAWL_SESSION_FILE";
+pub use termsprawl_transport::discovery::SESSION_ENV;
 
 /// The line printed (plus a newline, on stderr, exit 2) when no session file is known.
 pub const MISSING_SESSION: &str = "Launch this helper from a termsprawl agent, or provide --session /absolute/path/to/session.json";
@@ -57,15 +56,16 @@ pub(crate) fn remove_session_flag(args: &[OsString]) -> Removed {
     Removed { rest, flag }
 }
 
-/// The session file: the flag's value when the flag was given (even without a value), otherwise
-/// the environment variable; an empty value counts as missing.
+/// The session file: the flag's value when the flag was given (a flag without a value counts as
+/// an empty one), otherwise the environment variable; an empty value counts as missing
+/// (`termsprawl_transport::discovery::session_file`, the one rule).
 pub(crate) fn resolve(flag: &SessionFlag, env: Option<&OsStr>) -> Option<PathBuf> {
-    let chosen = match flag {
-        SessionFlag::Absent => env,
-        SessionFlag::WithoutValue => None,
+    let flag = match flag {
+        SessionFlag::Absent => None,
+        SessionFlag::WithoutValue => Some(OsStr::new("")),
         SessionFlag::Value(value) => Some(value.as_os_str()),
     };
-    chosen.filter(|value| !value.is_empty()).map(PathBuf::from)
+    termsprawl_transport::discovery::session_file(flag, env)
 }
 
 #[cfg(test)]

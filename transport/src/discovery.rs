@@ -4,6 +4,7 @@
 //! [`validate_endpoint`] is the gate that keeps the token on loopback; it is pure so that it can be
 //! fuzzed.
 
+use std::ffi::OsStr;
 use std::io;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,20 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use termsprawl_protocol::SessionToken;
 use url::{Host, Url};
+
+/// The environment variable that names the session file when `--session` is not given
+/// (`spec/protocol.md` §8.1).
+pub const SESSION_ENV: &str = "TERMSPRAWL_SESSION_FILE";
+
+/// The session file of a frontend, the one rule of every mode (`spec/protocol.md` §8.1): the
+/// `--session` value when the flag was given (`Some`, even an empty value), otherwise `env`, the
+/// value of [`SESSION_ENV`] the program was handed; an empty value counts as missing.
+///
+/// Pure: the caller reads its environment once and hands it over, so that a program run as a
+/// library with an environment of its own is resolved the same way.
+pub fn session_file(flag: Option<&OsStr>, env: Option<&OsStr>) -> Option<PathBuf> {
+    flag.or(env).filter(|value| !value.is_empty()).map(PathBuf::from)
+}
 
 /// The name of the endpoint file, which sits two levels above every session file.
 pub const ENDPOINT_FILE: &str = "endpoint.json";

@@ -1,8 +1,11 @@
 //! Issue 16 item 8: `acp` can be found from every place a person looks (`--help`, `usage`, the man
 //! page, the completions, `help acp|mcp|doctor`), `mcp --help` needs no session, and
-//! `acp --session FILE` says where `--session` goes.
+//! `acp --session FILE` says where `--session` goes; `acp` finds its session in the environment
+//! `termsprawl_cli::run` is handed, as every other mode does.
 
 use std::process::{Command, Output};
+
+use termsprawl_test_support::fake::FakeApp;
 
 use crate::support::BIN;
 
@@ -83,4 +86,25 @@ fn session_after_acp_says_where_it_goes() {
          Run `termsprawlctl acp --help` for usage.\n"
     );
     assert_eq!(stdout(&output), "");
+}
+
+/// `termsprawl_cli::run` run as a library with an environment of its own: `acp` uses the session
+/// that environment names (it asks that server whether it can host canvas terminals), not the
+/// process's `TERMSPRAWL_SESSION_FILE`.
+#[test]
+fn acp_uses_the_session_of_the_environment_run_is_handed() {
+    let app = FakeApp::builder().start_blocking().unwrap();
+    let args: Vec<std::ffi::OsString> =
+        ["acp", "--terminals", "canvas", "--", "true"].iter().map(Into::into).collect();
+    let (mut stdin, mut stdout, mut stderr) = (std::io::empty(), Vec::new(), Vec::new());
+    let mut streams = termsprawl_cli::Streams {
+        stdin: &mut stdin,
+        stdout: &mut stdout,
+        stderr: &mut stderr,
+        stderr_is_terminal: false,
+    };
+    let _ = termsprawl_cli::run(&args, Some(app.session_file().as_os_str()), &mut streams);
+    let operations: Vec<String> =
+        app.take_received().into_iter().map(|received| received.operation).collect();
+    assert!(operations.iter().any(|operation| operation == "session_info"), "{operations:?}");
 }

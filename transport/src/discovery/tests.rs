@@ -162,3 +162,17 @@ fn a_session_files_problem_is_named_before_any_call() {
         assert_eq!(problem(&not_json), Some(SessionFileProblem::NoToken), "{content}");
     }
 }
+
+#[test]
+fn the_session_file_is_the_flag_else_the_environment_and_empty_is_missing() {
+    use std::ffi::OsStr;
+
+    use super::session_file;
+
+    let env = Some(OsStr::new("env.json"));
+    assert_eq!(session_file(Some(OsStr::new("f.json")), env), Some(PathBuf::from("f.json")));
+    assert_eq!(session_file(Some(OsStr::new("")), env), None);
+    assert_eq!(session_file(None, env), Some(PathBuf::from("env.json")));
+    assert_eq!(session_file(None, Some(OsStr::new(""))), None);
+    assert_eq!(session_file(None, None), None);
+}
