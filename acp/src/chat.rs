@@ -25,7 +25,6 @@ use tokio::sync::mpsc;
 use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
-use crate::exit::ExitStatus;
 use crate::extras::Extras;
 use crate::input::{Input, InputReader, LineEditor, Signals};
 use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
@@ -37,6 +36,7 @@ use crate::startup::{self, Launcher, Started};
 use crate::style::{Span, Style};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
+use termsprawl_protocol::ExitStatus;
 use turn::CANCEL_TIMEOUT;
 
 /// How long the report of an agent whose output ended waits for its exit status.
@@ -207,14 +207,14 @@ impl Chat {
         if let Err(message) = self.handshake(options, cwd, session_file).await {
             self.ui.error(&message);
             self.log_hint();
-            return ExitStatus::Failure;
+            return ExitStatus::FAILED;
         }
         if options.list_sessions {
             return self.print_sessions().await;
         }
         if let Err(message) = self.apply_choices(options.mode.as_deref(), &options.config).await {
             self.ui.error(&message);
-            return ExitStatus::Usage;
+            return ExitStatus::USAGE;
         }
         let status = if let Some(prompt) = &options.prompt {
             self.one_shot(prompt).await
@@ -232,7 +232,7 @@ impl Chat {
                 let report = self.agent_gone(&reason, "").await;
                 self.ui.error(&report);
                 self.log_hint();
-                ExitStatus::Failure
+                ExitStatus::FAILED
             }
             Err(Fatal::IgnoredCancel) => {
                 self.ui.error(&format!(
@@ -240,11 +240,11 @@ impl Chat {
                     CANCEL_TIMEOUT.as_secs()
                 ));
                 self.log_hint();
-                ExitStatus::Failure
+                ExitStatus::FAILED
             }
             Err(Fatal::Forced) => {
                 self.ui.error("stopped waiting for the cancelled turn; stopping the agent");
-                ExitStatus::Failure
+                ExitStatus::FAILED
             }
         }
     }

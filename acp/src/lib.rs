@@ -37,7 +37,6 @@ mod chat;
 mod client;
 mod connection;
 mod elicitation;
-mod exit;
 mod extras;
 mod fs;
 mod highlight;
@@ -58,7 +57,8 @@ mod wrap;
 
 use std::path::PathBuf;
 
-pub use exit::ExitStatus;
+pub use termsprawl_protocol::ExitStatus;
+
 pub use options::{
     AgentLog, DEFAULT_PERMISSION_TIMEOUT, McpNarrowing, Options, PermissionMode, TerminalBackend,
 };
@@ -68,8 +68,12 @@ pub use options::{
 /// never started it (issue 16 item 7). `cli`'s `mcp` mode creates it.
 pub const BRIDGE_MARK_VARIABLE: &str = "TERMSPRAWL_ACP_BRIDGE_MARK";
 
-/// Runs `termsprawlctl acp` with parsed options and returns how it ended (`ExitStatus` converts
-/// into an `std::process::ExitCode`).
+/// Runs `termsprawlctl acp` with parsed options and returns how it ended, as the one exit status
+/// of every mode (`termsprawl_protocol::ExitStatus`, which converts into an
+/// `std::process::ExitCode`; `spec/acp.md` §2.1): `OK` when a `--prompt` turn ended with
+/// `end_turn` or the person ended an interactive session; `FAILED` for another stop reason, an
+/// agent that exited or broke the protocol, failed authentication or an ignored cancel; `USAGE`
+/// for a usage error or an agent that could not be started.
 ///
 /// `session_file` is the session file the caller resolved from `--session` and the environment it
 /// was handed (`termsprawl_transport::discovery::session_file`, the one rule); this crate never
@@ -80,7 +84,7 @@ pub fn run(options: Options, session_file: Option<PathBuf>) -> ExitStatus {
         Ok(runtime) => runtime,
         Err(error) => {
             ui.error(&format!("cannot start the async runtime: {error}"));
-            return ExitStatus::Failure;
+            return ExitStatus::FAILED;
         }
     };
     let status = runtime.block_on(startup::run(options, session_file, ui));

@@ -17,13 +17,13 @@ use crate::agent::Agent;
 use crate::chat::{Chat, Setting};
 use crate::client::{Client, Config, Event};
 use crate::connection::{self, Connection, ReadEnd};
-use crate::exit::ExitStatus;
 use crate::fs::{Roots, normalize};
 use crate::input::{LineEditor, Signals, history_path};
 use crate::options::{AgentLog, Options};
 use crate::terminal::{self, ToolServer};
 use crate::trace::Trace;
 use crate::ui::Ui;
+use termsprawl_protocol::ExitStatus;
 
 /// Runs the front end to its exit status.
 pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui: Ui) -> ExitStatus {
@@ -31,13 +31,13 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
     let cwd = normalize(&current_dir.join(options.cwd.clone().unwrap_or_default()));
     if !cwd.is_dir() {
         ui.usage_error(&format!("--cwd is not a directory: {}", cwd.display()));
-        return ExitStatus::Usage;
+        return ExitStatus::USAGE;
     }
     let roots = match Roots::new(&cwd) {
         Ok(roots) => roots,
         Err(error) => {
             ui.usage_error(&format!("cannot use {} as the root: {error}", cwd.display()));
-            return ExitStatus::Usage;
+            return ExitStatus::USAGE;
         }
     };
     let session_file = session_file.map(|file| normalize(&current_dir.join(file)));
@@ -46,7 +46,7 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
             Ok(trace) => Some(Arc::new(trace)),
             Err(error) => {
                 ui.usage_error(&format!("cannot open the trace file {}: {error}", path.display()));
-                return ExitStatus::Usage;
+                return ExitStatus::USAGE;
             }
         },
         None => None,
@@ -55,14 +55,14 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         Ok(opened) => opened,
         Err(error) => {
             ui.usage_error(&error);
-            return ExitStatus::Usage;
+            return ExitStatus::USAGE;
         }
     };
     let signals = match Signals::new() {
         Ok(signals) => signals,
         Err(error) => {
             ui.error(&format!("cannot listen for signals: {error}"));
-            return ExitStatus::Failure;
+            return ExitStatus::FAILED;
         }
     };
     // `--terminals` chooses the backend before the agent starts (spec/acp.md §2.10).
@@ -103,7 +103,7 @@ pub(crate) async fn run(options: Options, session_file: Option<PathBuf>, mut ui:
         config,
     };
     let Some(started) = launcher.first(agent_stderr, &mut ui) else {
-        return ExitStatus::Usage;
+        return ExitStatus::USAGE;
     };
 
     // The prompt is edited (with the project's history) when a person types at a terminal.

@@ -112,11 +112,7 @@ pub(crate) fn run(
             return ExitStatus::USAGE;
         }
     };
-    match termsprawl_acp::run(options, session) {
-        termsprawl_acp::ExitStatus::Success => ExitStatus::OK,
-        termsprawl_acp::ExitStatus::Failure => ExitStatus::FAILED,
-        termsprawl_acp::ExitStatus::Usage => ExitStatus::USAGE,
-    }
+    termsprawl_acp::run(options, session)
 }
 
 /// In `mcp` mode: when `termsprawlctl acp` injected this bridge, it named a file to create in

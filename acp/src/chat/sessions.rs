@@ -13,8 +13,8 @@ use super::Chat;
 use super::handshake::NEW_SESSION_TIMEOUT;
 use crate::client::Event;
 use crate::connection::code;
-use crate::exit::ExitStatus;
 use crate::messages::{self, SessionInfo, SessionList, SessionSetup};
+use termsprawl_protocol::ExitStatus;
 
 /// How many `session/list` pages are read at most (an agent whose cursor never ends).
 const MAX_LIST_PAGES: usize = 1000;
@@ -251,10 +251,10 @@ impl Chat {
     /// `--list-sessions`: the list, then exit.
     pub(super) async fn print_sessions(&mut self) -> ExitStatus {
         match self.show_sessions().await {
-            Ok(()) => ExitStatus::Success,
+            Ok(()) => ExitStatus::OK,
             Err(error) => {
                 self.ui.error(&error);
-                ExitStatus::Failure
+                ExitStatus::FAILED
             }
         }
     }

@@ -13,12 +13,12 @@ use super::commands::Typed;
 use super::{Chat, Fatal, TurnEnd};
 use crate::client::Event;
 use crate::connection::RpcError;
-use crate::exit::ExitStatus;
 use crate::input::{Input, termination};
 use crate::mentions;
 use crate::messages::{self, PromptResult};
 use crate::render::{elapsed_text, stop_line, turn_rule};
 use crate::style::Style;
+use termsprawl_protocol::ExitStatus;
 
 /// How long the agent has to answer the prompt after a cancel.
 pub(super) const CANCEL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -34,11 +34,11 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 impl Chat {
     pub(super) async fn one_shot(&mut self, prompt: &str) -> Result<ExitStatus, Fatal> {
         Ok(match self.turn(prompt).await? {
-            TurnEnd::Stopped(reason) if reason == "end_turn" => ExitStatus::Success,
-            TurnEnd::Stopped(_) => ExitStatus::Failure,
+            TurnEnd::Stopped(reason) if reason == "end_turn" => ExitStatus::OK,
+            TurnEnd::Stopped(_) => ExitStatus::FAILED,
             TurnEnd::Failed(_) => {
                 self.log_hint();
-                ExitStatus::Failure
+                ExitStatus::FAILED
             }
         })
     }
@@ -61,7 +61,7 @@ impl Chat {
         let mut prompt_shown_at: Option<u64> = None;
         loop {
             if self.quit_requested {
-                return Ok(ExitStatus::Success);
+                return Ok(ExitStatus::OK);
             }
             let prompt = self.prompt_text(multi_line.is_some());
             // A Ctrl-C signal (the plain read's terminal) leaves the cursor after the echoed `^C`.
@@ -84,7 +84,7 @@ impl Chat {
                         signalled = true;
                         Input::Interrupt
                     }
-                    () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => return Ok(ExitStatus::Success),
+                    () = termination(&mut self.signals.terminate, &mut self.signals.hangup) => return Ok(ExitStatus::OK),
                 }
             };
             self.ui.set_editing(self.input.editing());
@@ -96,14 +96,14 @@ impl Chat {
                 Input::Eof => {
                     self.input_closed = true;
                     self.asks.clear();
-                    return Ok(ExitStatus::Success);
+                    return Ok(ExitStatus::OK);
                 }
                 Input::Interrupt if self.interrupt_forms() => continue,
                 Input::Interrupt => {
                     // Ctrl-C at the prompt clears the line; a second one within 2 s quits.
                     let now = Instant::now();
                     if last_interrupt.is_some_and(|last| now - last <= DOUBLE_INTERRUPT) {
-                        return Ok(ExitStatus::Success);
+                        return Ok(ExitStatus::OK);
                     }
                     last_interrupt = Some(now);
                     multi_line = None;
@@ -147,7 +147,7 @@ impl Chat {
             }
             match line.as_str() {
                 "\"\"\"" => multi_line = Some(vec![line.clone()]),
-                "/quit" => return Ok(ExitStatus::Success),
+                "/quit" => return Ok(ExitStatus::OK),
                 text if text.trim().is_empty() => {}
                 text if text.ends_with('\\') => {
                     multi_line = Some(vec![text[..text.len() - 1].to_owned()]);

@@ -12,8 +12,8 @@ use termsprawl_transport::{Client, UNAVAILABLE_PREFIX};
 use super::canvas::{self, CanvasTerminals};
 use super::{ExitStatus as CommandStatus, Output, SOCKET_NAME, Server, Spec, Terminals};
 use crate::connection::RpcError;
-use crate::exit::ExitStatus;
 use crate::options::TerminalBackend;
+use termsprawl_protocol::ExitStatus;
 
 /// How long the start waits for the server's `session_info`.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -56,9 +56,9 @@ impl ChoiceError {
     pub(crate) fn exit_status(&self) -> ExitStatus {
         match self {
             ChoiceError::NoSession | ChoiceError::Unreachable(_) | ChoiceError::Unsupported(_) => {
-                ExitStatus::Usage
+                ExitStatus::USAGE
             }
-            ChoiceError::Local(_) => ExitStatus::Failure,
+            ChoiceError::Local(_) => ExitStatus::FAILED,
         }
     }
 }
