@@ -12,7 +12,6 @@ mod sessions;
 mod turn;
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -25,19 +24,17 @@ use tokio::sync::mpsc;
 use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
-use crate::extras::Extras;
 use crate::input::{Input, InputReader, LineEditor, Signals};
-use crate::messages::{AuthMethod, Capabilities, SessionUpdate};
-use crate::offers::Offers;
+use crate::messages::SessionUpdate;
 use crate::options::{AgentLog, Options};
-use crate::permission::Ask;
-use crate::render::{Piece, Renderer};
+use crate::render::Piece;
 use crate::startup::{self, Launcher, Started};
 use crate::style::{Span, Style};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
+use handshake::Session;
 use termsprawl_protocol::ExitStatus;
-use turn::CANCEL_TIMEOUT;
+use turn::{CANCEL_TIMEOUT, Turn};
 
 /// How long the report of an agent whose output ended waits for its exit status.
 const GONE_EXIT_WAIT: Duration = Duration::from_secs(2);
@@ -80,15 +77,7 @@ pub(crate) struct Chat {
     queued: VecDeque<Input>,
     input_closed: bool,
     stdin_tty: bool,
-    /// Permission asks shown one at a time, the first one on screen.
-    asks: VecDeque<Ask>,
-    /// Elicitations shown one at a time, after the permission asks.
-    forms: VecDeque<forms::Form>,
-    /// The session's usage, and the unknown updates shown in this turn.
-    extras: Extras,
-    renderer: Renderer,
     signals: Signals,
-    session_id: String,
     /// The person asked to leave (end of input on a terminal, SIGTERM, SIGHUP) during a turn.
     quit_requested: bool,
     /// The agent closed or broke the connection (in an interactive chat, until `/restart`).
@@ -107,24 +96,10 @@ pub(crate) struct Chat {
     log_named: bool,
     /// A failure named the agent's log: the end does not name it again.
     log_told: bool,
-    /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
-    bridge: Option<BridgeMark>,
-    /// What the start learned about the tool server.
-    server: ToolServer,
-    /// The `mcpServers` handed to the agent, again for `/resume`.
-    mcp_entries: serde_json::Value,
-    /// Whether the agent got termsprawl's tools, and why not, for `/status`.
-    bridge_status: String,
-    /// The session methods the agent offers.
-    capabilities: Capabilities,
-    /// The session's modes, options and commands.
-    offers: Offers,
-    /// A session was started (and is closed at the end).
-    session_open: bool,
-    /// The agent's `authMethods`, for a login asked for by any session request.
-    auth_methods: Vec<AuthMethod>,
-    /// The agent's command line (a `terminal` login runs it with the method's arguments).
-    agent_argv: Vec<OsString>,
+    /// The session the handshake set up with the agent.
+    session: Session,
+    /// The turn: its renderer and the asks waiting for the person.
+    turn: Turn,
 }
 
 /// What the start hands the chat besides the connection.
@@ -170,12 +145,7 @@ impl Chat {
             queued: VecDeque::new(),
             input_closed: false,
             stdin_tty: std::io::stdin().is_terminal(),
-            asks: VecDeque::new(),
-            forms: VecDeque::new(),
-            extras: Extras::default(),
-            renderer: Renderer::default(),
             signals,
-            session_id: String::new(),
             quit_requested: false,
             disconnected: false,
             start: None,
@@ -184,15 +154,8 @@ impl Chat {
             agent_log_temporary: agent_log_kind == AgentLog::Temporary,
             log_named: false,
             log_told: false,
-            bridge: None,
-            server,
-            mcp_entries: serde_json::json!([]),
-            bridge_status: "not handed to the agent".to_owned(),
-            capabilities: Capabilities::default(),
-            offers: Offers::default(),
-            session_open: false,
-            auth_methods: Vec::new(),
-            agent_argv: Vec::new(),
+            session: Session::new(server),
+            turn: Turn::default(),
         }
     }
 
@@ -202,7 +165,7 @@ impl Chat {
         cwd: &Path,
         session_file: Option<&Path>,
     ) -> ExitStatus {
-        self.offers.project = Some(cwd.to_path_buf());
+        self.session.offers.project = Some(cwd.to_path_buf());
         self.start = Some((options.clone(), session_file.map(Path::to_path_buf)));
         if let Err(message) = self.handshake(options, cwd, session_file).await {
             self.ui.error(&message);
@@ -322,7 +285,7 @@ impl Chat {
             Event::Line(line) => self.ui.line(&line),
             Event::Decided(line, tool_call) => {
                 self.ui.line(&line);
-                for piece in self.renderer.ask_changes(&tool_call) {
+                for piece in self.turn.renderer.ask_changes(&tool_call) {
                     self.piece(piece);
                 }
             }
@@ -335,7 +298,7 @@ impl Chat {
                 ));
                 if let Some((before, after)) = &written.change {
                     let path = written.path.to_string_lossy();
-                    for piece in self.renderer.written(&path, before.as_deref(), after) {
+                    for piece in self.turn.renderer.written(&path, before.as_deref(), after) {
                         self.piece(piece);
                     }
                 }
@@ -351,14 +314,14 @@ impl Chat {
     /// terminal, else the terminal, gets the time waited and the last line of output, on its own
     /// line rewritten in place; nothing while an ask waits for an answer.
     fn waiting(&mut self, terminal_id: &str, progress: &WaitProgress) {
-        if !self.asks.is_empty() {
+        if !self.turn.asks.is_empty() {
             return;
         }
         let mut state = format!("waiting {} s", progress.waited.as_secs());
         if let Some(last) = &progress.last_line {
             let _ = write!(state, ", last: {last:?}");
         }
-        let (id, mut row, gap) = match self.renderer.terminal_card(terminal_id) {
+        let (id, mut row, gap) = match self.turn.renderer.terminal_card(terminal_id) {
             Some((id, row)) => (id, row, " · "),
             None => (
                 format!("terminal {terminal_id}"),
@@ -370,30 +333,13 @@ impl Chat {
         self.ui.progress_line(&id, row);
     }
 
-    /// What an update shows; the session's mode, options and commands are followed here.
+    /// What an update shows: the session follows its mode, options and commands, the turn
+    /// renders the rest.
     fn render_update(&mut self, update: &SessionUpdate) -> Vec<Piece> {
-        match update {
-            SessionUpdate::CurrentMode(id) => {
-                return self.offers.mode_changed(id).into_iter().map(Piece::Line).collect();
-            }
-            SessionUpdate::ConfigOptions(options) => {
-                return self
-                    .offers
-                    .config_changed(options.clone())
-                    .into_iter()
-                    .map(Piece::Line)
-                    .collect();
-            }
-            SessionUpdate::Commands(commands) => {
-                self.offers.commands.clone_from(commands);
-                return Vec::new();
-            }
-            SessionUpdate::Extra(extra) => return self.extras.update(extra),
-            _ => {}
+        match self.session.follow(update) {
+            Some(pieces) => pieces,
+            None => self.turn.render(update, &self.terminals),
         }
-        let terminals = Arc::clone(&self.terminals);
-        let attach = move |id: &str| terminals.location(id);
-        self.renderer.update(update, &attach)
     }
 
     /// Writes the line streamed text left open.
@@ -407,21 +353,7 @@ impl Chat {
     }
 
     pub(super) fn piece(&mut self, piece: Piece) {
-        if !matches!(piece, Piece::Text(..)) {
-            self.flush_markdown();
-        }
-        match piece {
-            Piece::Text(voice, text) => self.ui.say(voice, &text),
-            Piece::Fresh(voice, text) => {
-                self.ui.finish_line();
-                self.ui.say(voice, &text);
-            }
-            Piece::DimLine(line) => self.ui.styled_line(Style::Detail, &line),
-            Piece::Line(line) => self.ui.line(&line),
-            Piece::Styled(row) => self.ui.row(&row),
-            Piece::Tool(id, row) => self.ui.tool_line(&id, &row),
-            Piece::Diff(lines) => self.ui.diff(&lines),
-        }
+        show_piece(&mut self.ui, piece);
     }
 
     /// The agent of an interactive chat is gone (`spec/acp.md` §2.22): how it ended, with the
@@ -429,15 +361,15 @@ impl Chat {
     /// it again.
     pub(super) async fn agent_crashed(&mut self, reason: &str) {
         self.disconnected = true;
-        self.asks.clear();
-        self.renderer.end_turn();
+        self.turn.asks.clear();
+        self.turn.renderer.end_turn();
         self.flush_markdown();
         let report = self.agent_gone(reason, "").await;
         self.ui.error(&report);
         self.log_hint();
         self.agent.end_group().await;
-        let session = if self.session_open && !self.session_id.is_empty() {
-            format!(" and continues session {}", self.session_id)
+        let session = if self.session.open && !self.session.id.is_empty() {
+            format!(" and continues session {}", self.session.id)
         } else {
             String::new()
         };
@@ -452,7 +384,7 @@ impl Chat {
         let Some((mut options, session_file)) = self.start.clone() else {
             return Err("nothing to restart".to_owned());
         };
-        self.asks.clear();
+        self.turn.asks.clear();
         self.connection.close_output();
         if self.agent.try_status().is_some() {
             self.agent.end_group().await;
@@ -468,11 +400,11 @@ impl Chat {
         self.client = client;
         self.events = events;
         self.disconnected = false;
-        self.bridge = None;
+        self.session.bridge = None;
         options.resume =
-            (self.session_open && !self.session_id.is_empty()).then(|| self.session_id.clone());
+            (self.session.open && !self.session.id.is_empty()).then(|| self.session.id.clone());
         options.list_sessions = false;
-        self.session_open = false;
+        self.session.open = false;
         self.restarting = true;
         let result = self.handshake(&options, cwd, session_file.as_deref()).await;
         self.restarting = false;
@@ -485,8 +417,8 @@ impl Chat {
     /// Shutdown (`spec/acp.md` §2.11): asks cancelled, terminals released, the agent's stdin
     /// closed, then SIGTERM and SIGKILL.
     pub(crate) async fn shutdown(&mut self, status: ExitStatus) -> ExitStatus {
-        self.asks.clear();
-        self.forms.clear();
+        self.turn.asks.clear();
+        self.turn.forms.clear();
         self.close_session().await;
         self.terminals.shutdown().await;
         self.connection.close_output();
@@ -515,5 +447,25 @@ impl Chat {
             Ok(_) => self.ui.error(&format!("the agent's stderr is kept in {}", path.display())),
             Err(_) => {}
         }
+    }
+}
+
+/// Writes one piece of the transcript; what streamed text left open is written first, unless the
+/// piece is more of it.
+pub(super) fn show_piece(ui: &mut Ui, piece: Piece) {
+    if !matches!(piece, Piece::Text(..)) {
+        ui.flush_text();
+    }
+    match piece {
+        Piece::Text(voice, text) => ui.say(voice, &text),
+        Piece::Fresh(voice, text) => {
+            ui.finish_line();
+            ui.say(voice, &text);
+        }
+        Piece::DimLine(line) => ui.styled_line(Style::Detail, &line),
+        Piece::Line(line) => ui.line(&line),
+        Piece::Styled(row) => ui.row(&row),
+        Piece::Tool(id, row) => ui.tool_line(&id, &row),
+        Piece::Diff(lines) => ui.diff(&lines),
     }
 }

@@ -36,19 +36,19 @@ impl Chat {
             self.ui.line(&format!("[permission] {title}: cancelled ({reason})"));
             return;
         }
-        self.asks.push_back(ask);
-        if self.asks.len() == 1 {
+        self.turn.asks.push_back(ask);
+        if self.turn.asks.len() == 1 {
             self.show_ask();
         }
     }
 
     pub(super) fn show_ask(&mut self) {
-        let Some(ask) = self.asks.front() else {
+        let Some(ask) = self.turn.asks.front() else {
             // The asks are answered: an elicitation waiting behind them is shown.
             self.show_form(true);
             return;
         };
-        let changes = self.renderer.ask_changes(&ask.request.tool_call);
+        let changes = self.turn.renderer.ask_changes(&ask.request.tool_call);
         let head = permission::ask_head(&ask.request, !changes.is_empty());
         let options = permission::option_lines(&ask.request);
         let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
@@ -66,7 +66,7 @@ impl Chat {
     }
 
     pub(super) fn answer_ask(&mut self, line: &str) {
-        let Some(ask) = self.asks.front() else {
+        let Some(ask) = self.turn.asks.front() else {
             return;
         };
         let Some(option) = permission::parse_choice(line, &ask.request.options) else {
@@ -76,7 +76,7 @@ impl Chat {
             return;
         };
         let option = option.clone();
-        let Some(ask) = self.asks.pop_front() else {
+        let Some(ask) = self.turn.asks.pop_front() else {
             return;
         };
         let delivered = ask.reply.send(option.option_id.clone()).is_ok();
@@ -90,7 +90,7 @@ impl Chat {
     }
 
     pub(super) fn ask_closed(&mut self) {
-        if self.asks.pop_front().is_some() {
+        if self.turn.asks.pop_front().is_some() {
             self.ui.line("[permission] no answer in time (or withdrawn by the agent): cancelled");
         }
         self.show_ask();

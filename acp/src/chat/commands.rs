@@ -29,12 +29,12 @@ impl Chat {
         let rest: Vec<&str> = words.collect();
         match (command, rest.as_slice()) {
             ("/help", []) => {
-                for line in self.offers.help_lines() {
+                for line in self.session.offers.help_lines() {
                     self.ui.line(&line);
                 }
             }
             ("/mode", []) => {
-                for line in self.offers.mode_lines() {
+                for line in self.session.offers.mode_lines() {
                     self.ui.line(&line);
                 }
             }
@@ -44,7 +44,7 @@ impl Chat {
                 }
             }
             ("/config", []) => {
-                for line in self.offers.config_lines() {
+                for line in self.session.offers.config_lines() {
                     self.ui.line(&line);
                 }
             }
@@ -54,7 +54,7 @@ impl Chat {
                 }
             }
             ("/model", []) => {
-                for line in self.offers.model_lines() {
+                for line in self.session.offers.model_lines() {
                     self.ui.line(&line);
                 }
             }
@@ -76,13 +76,13 @@ impl Chat {
             ("/resume", [word]) => {
                 let id = self.resume_target(word);
                 let id = id.as_str();
-                let mcp_servers = self.mcp_entries.clone();
+                let mcp_servers = self.session.mcp_entries.clone();
                 match self.open_session(id, cwd, &mcp_servers).await {
                     Ok(()) => self.ui.line(&format!("[session] now {id}")),
                     Err(error) => self.ui.line(&format!("[session] {error}")),
                 }
             }
-            ("/last", []) => match self.renderer.last_result().map(str::to_owned) {
+            ("/last", []) => match self.turn.renderer.last_result().map(str::to_owned) {
                 Some(text) => {
                     self.ui.line("[last] the whole result:");
                     self.ui.line(&text);
@@ -116,15 +116,15 @@ impl Chat {
     /// `session/set_mode`, after the local check; the new mode is taken from the answer. An agent
     /// whose mode is its option of category `mode` gets `session/set_config_option` instead.
     pub(super) async fn set_mode(&mut self, id: &str) -> Result<(), String> {
-        if let Some(option) = self.offers.mode_option() {
+        if let Some(option) = self.session.offers.mode_option() {
             let option = option.id.clone();
             return self.set_config(Some(&option), id).await;
         }
-        let params = self.offers.set_mode(&self.session_id, id)?;
+        let params = self.session.offers.set_mode(&self.session.id, id)?;
         self.wait_answer("session/set_mode", params, NEW_SESSION_TIMEOUT)
             .await?
             .map_err(|error| format!("session/set_mode failed: {error}"))?;
-        let line = self.offers.mode_changed(id);
+        let line = self.session.offers.mode_changed(id);
         self.ui.line(&line.unwrap_or_else(|| format!("[mode] still {id}")));
         Ok(())
     }
@@ -132,23 +132,23 @@ impl Chat {
     /// `session/set_config_option` for `id` (the `model` option when `None`), after the local
     /// check; the options are replaced by the answer's.
     pub(super) async fn set_config(&mut self, id: Option<&str>, value: &str) -> Result<(), String> {
-        if id.is_none() && self.offers.model_via_set_model() {
-            let params = self.offers.set_model(&self.session_id, value)?;
+        if id.is_none() && self.session.offers.model_via_set_model() {
+            let params = self.session.offers.set_model(&self.session.id, value)?;
             self.wait_answer("session/set_model", params, NEW_SESSION_TIMEOUT)
                 .await?
                 .map_err(|error| format!("session/set_model failed: {error}"))?;
-            let line = self.offers.model_set(value);
+            let line = self.session.offers.model_set(value);
             self.ui.line(&line);
             return Ok(());
         }
         let id = match id {
             Some(id) => id.to_owned(),
-            None => match self.offers.model_option() {
+            None => match self.session.offers.model_option() {
                 Some(option) => option.id.clone(),
                 None => return Err("the agent offers no model option".to_owned()),
             },
         };
-        let params = self.offers.set_config(&self.session_id, &id, value)?;
+        let params = self.session.offers.set_config(&self.session.id, &id, value)?;
         let answer = self
             .wait_answer("session/set_config_option", params, NEW_SESSION_TIMEOUT)
             .await?
@@ -157,7 +157,7 @@ impl Chat {
             answer.get("configOptions").map(|options| messages::config_options(Some(options)));
         match options {
             Some(Ok(Some(options))) => {
-                let lines = self.offers.config_changed(options);
+                let lines = self.session.offers.config_changed(options);
                 if lines.is_empty() {
                     self.ui.line(&format!("[config] {id} unchanged"));
                 }
@@ -201,17 +201,17 @@ impl Chat {
 
     /// The lines of `/status`.
     fn status_lines(&self) -> Vec<String> {
-        let mut lines = vec![format!("[status] session {}", self.session_id)];
-        if let Some(mode) = self.offers.current_mode() {
+        let mut lines = vec![format!("[status] session {}", self.session.id)];
+        if let Some(mode) = self.session.offers.current_mode() {
             lines.push(format!("[status] mode {mode}"));
         }
         if let Some(messages::ConfigValue::Select { current, .. }) =
-            self.offers.model_option().map(|option| &option.value)
+            self.session.offers.model_option().map(|option| &option.value)
         {
             lines.push(format!("[status] model {current}"));
         }
-        lines.push(self.extras.status_line());
-        lines.push(format!("[status] termsprawl tools: {}", self.bridge_status));
+        lines.push(self.turn.extras.status_line());
+        lines.push(format!("[status] termsprawl tools: {}", self.session.bridge_status));
         lines.push(format!("[status] agent terminals: {}", self.terminals.describe()));
         lines
     }

@@ -33,15 +33,15 @@ impl Chat {
             self.ui.line(&format!("[elicitation] {message}: cancelled ({reason})"));
             return;
         }
-        self.forms.push_back(Form { elicit, field: 0, content: Map::new() });
-        if self.forms.len() == 1 && self.asks.is_empty() {
+        self.turn.forms.push_back(Form { elicit, field: 0, content: Map::new() });
+        if self.turn.forms.len() == 1 && self.turn.asks.is_empty() {
             self.show_form(true);
         }
     }
 
     /// Shows the first form (its head when `head`) and asks for its current field.
     pub(super) fn show_form(&mut self, head: bool) {
-        let Some(form) = self.forms.front() else {
+        let Some(form) = self.turn.forms.front() else {
             return;
         };
         let request = &form.elicit.request;
@@ -78,7 +78,7 @@ impl Chat {
 
     /// A line typed while a form is shown: the current field's value, or `/decline`, `/cancel`.
     pub(super) fn answer_form(&mut self, line: &str) {
-        let Some(form) = self.forms.front_mut() else {
+        let Some(form) = self.turn.forms.front_mut() else {
             return;
         };
         let answer = match (line.trim(), &form.elicit.request.mode) {
@@ -117,7 +117,7 @@ impl Chat {
                 }
             }
         };
-        let Some(form) = self.forms.pop_front() else {
+        let Some(form) = self.turn.forms.pop_front() else {
             return;
         };
         let action = answer["action"].as_str().unwrap_or_default().to_owned();
@@ -131,7 +131,7 @@ impl Chat {
             "[elicitation] too late: the agent stopped waiting (cancelled)".to_owned()
         };
         self.ui.line(&line);
-        if self.asks.is_empty() {
+        if self.turn.asks.is_empty() {
             self.show_form(true);
         }
     }
@@ -139,7 +139,7 @@ impl Chat {
     /// A line typed while an ask or a form waits: the ask's answer when one is shown (asks come
     /// first), else the form's.
     pub(super) fn answer_waiting(&mut self, line: &str) {
-        if self.asks.is_empty() {
+        if self.turn.asks.is_empty() {
             self.answer_form(line);
         } else {
             self.answer_ask(line);
@@ -149,19 +149,19 @@ impl Chat {
     /// Ctrl-C between turns while a form is shown: the forms are cancelled (and nothing else
     /// happens); false when none is shown.
     pub(super) fn interrupt_forms(&mut self) -> bool {
-        if self.forms.is_empty() {
+        if self.turn.forms.is_empty() {
             return false;
         }
-        self.forms.clear();
+        self.turn.forms.clear();
         self.ui.line("[elicitation] cancelled (Ctrl-C)");
         true
     }
 
     /// Drops every form (a cancelled or finished turn): their agents hear `cancel`.
     pub(super) fn cancel_forms(&mut self) {
-        if !self.forms.is_empty() {
+        if !self.turn.forms.is_empty() {
             self.ui.line("[elicitation] cancelled with the turn");
         }
-        self.forms.clear();
+        self.turn.forms.clear();
     }
 }

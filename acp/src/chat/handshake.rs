@@ -6,6 +6,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
@@ -18,8 +19,12 @@ use crate::BRIDGE_MARK_VARIABLE;
 use crate::agent;
 use crate::connection::{RpcError, code};
 use crate::input::termination;
-use crate::messages::{self, AuthMethod, Capabilities, InitializeResult, NewSessionResult};
+use crate::messages::{
+    self, AuthMethod, Capabilities, InitializeResult, NewSessionResult, SessionUpdate,
+};
+use crate::offers::Offers;
 use crate::options::{McpNarrowing, Options};
+use crate::render::Piece;
 use crate::terminal::ToolServer;
 
 /// The protocol version we speak.
@@ -36,6 +41,66 @@ const AUTHENTICATE_TIMEOUT: Duration = Duration::from_mins(10);
 /// How long a login runs before the front end says it waits for it (an `env_var` login answers
 /// in milliseconds and needs no such line).
 const LOGIN_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
+/// The session the handshake set up with the agent (`spec/acp.md` §2.3 to §2.5): what the agent
+/// offers (its session methods, modes, options and commands, logins), the session's id, and the
+/// tools handed to it. `/restart` and `/resume` set it up again; nothing else writes it.
+#[derive(Debug)]
+pub(super) struct Session {
+    /// The session's id (empty before `session/new` answered).
+    pub(super) id: String,
+    /// A session was started (and is closed at the end).
+    pub(super) open: bool,
+    /// The session methods the agent offers.
+    pub(super) capabilities: Capabilities,
+    /// The session's modes, options and commands.
+    pub(super) offers: Offers,
+    /// The agent's `authMethods`, for a login asked for by any session request.
+    pub(super) auth_methods: Vec<AuthMethod>,
+    /// The agent's command line (a `terminal` login runs it with the method's arguments).
+    pub(super) agent_argv: Vec<OsString>,
+    /// What the start learned about the tool server.
+    pub(super) server: ToolServer,
+    /// The `mcpServers` handed to the agent, again for `/resume`.
+    pub(super) mcp_entries: Value,
+    /// Whether the agent got termsprawl's tools, and why not, for `/status`.
+    pub(super) bridge_status: String,
+    /// The marker the injected MCP bridge leaves when it starts (issue 16 item 7).
+    pub(super) bridge: Option<BridgeMark>,
+}
+
+impl Session {
+    /// No session yet, with what the start learned about the tool server.
+    pub(super) fn new(server: ToolServer) -> Session {
+        Session {
+            id: String::new(),
+            open: false,
+            capabilities: Capabilities::default(),
+            offers: Offers::default(),
+            auth_methods: Vec::new(),
+            agent_argv: Vec::new(),
+            server,
+            mcp_entries: json!([]),
+            bridge_status: "not handed to the agent".to_owned(),
+            bridge: None,
+        }
+    }
+
+    /// Follows an update of what the agent offers for the session (its mode, options and
+    /// commands): the lines it shows, or `None` when the update is of another kind.
+    pub(super) fn follow(&mut self, update: &SessionUpdate) -> Option<Vec<Piece>> {
+        let lines = match update {
+            SessionUpdate::CurrentMode(id) => self.offers.mode_changed(id).into_iter().collect(),
+            SessionUpdate::ConfigOptions(options) => self.offers.config_changed(options.clone()),
+            SessionUpdate::Commands(commands) => {
+                self.offers.commands.clone_from(commands);
+                Vec::new()
+            }
+            _ => return None,
+        };
+        Some(lines.into_iter().map(Piece::Line).collect())
+    }
+}
 
 /// What can be done with one `authMethods` entry.
 enum Login<'a> {
@@ -128,9 +193,9 @@ impl Chat {
                 initialized.protocol_version
             ));
         }
-        self.capabilities = Capabilities::of(initialized.agent_capabilities.as_ref());
-        self.auth_methods = initialized.auth_methods.clone().unwrap_or_default();
-        self.agent_argv.clone_from(&options.agent);
+        self.session.capabilities = Capabilities::of(initialized.agent_capabilities.as_ref());
+        self.session.auth_methods = initialized.auth_methods.clone().unwrap_or_default();
+        self.session.agent_argv.clone_from(&options.agent);
         if options.list_sessions {
             return Ok(());
         }
@@ -140,7 +205,7 @@ impl Chat {
             .and_then(|info| info.title.clone().or_else(|| info.name.clone()))
             .unwrap_or_else(|| "the agent".to_owned());
         let version = agent.and_then(|info| info.version.clone()).unwrap_or_default();
-        let continuable = self.capabilities.resume || self.capabilities.load;
+        let continuable = self.session.capabilities.resume || self.session.capabilities.load;
         if let Some(session_id) =
             options.resume.as_ref().filter(|_| continuable || !self.restarting)
         {
@@ -174,7 +239,7 @@ impl Chat {
         };
         let session: NewSessionResult = messages::decode(Some(&answer))
             .map_err(|error| format!("the agent's session/new answer does not decode: {error}"))?;
-        self.session_id.clone_from(&session.session_id);
+        self.session.id.clone_from(&session.session_id);
         self.client.set_session(&session.session_id);
         self.session_started(&answer);
         self.ui.error(&format!(
@@ -186,26 +251,26 @@ impl Chat {
 
     pub(super) fn mcp_servers(&mut self, options: &Options, session_file: Option<&Path>) -> Value {
         let entries = self.mcp_entry_list(options, session_file);
-        self.mcp_entries = entries.clone();
+        self.session.mcp_entries = entries.clone();
         entries
     }
 
     fn mcp_entry_list(&mut self, options: &Options, session_file: Option<&Path>) -> Value {
         if !options.mcp {
-            "not handed to the agent (--no-mcp)".clone_into(&mut self.bridge_status);
+            "not handed to the agent (--no-mcp)".clone_into(&mut self.session.bridge_status);
             return json!([]);
         }
         let Some(session_file) = session_file else {
             "not handed to the agent: no session file (--session or TERMSPRAWL_SESSION_FILE)"
-                .clone_into(&mut self.bridge_status);
+                .clone_into(&mut self.session.bridge_status);
             self.ui.error(
                 "no session file (--session or TERMSPRAWL_SESSION_FILE): the agent gets no termsprawl tools",
             );
             return json!([]);
         };
-        if let ToolServer::Unreachable(reason) = &self.server {
+        if let ToolServer::Unreachable(reason) = &self.session.server {
             // The bridge's `initialize` would fail, and some agents then fail `session/new`.
-            self.bridge_status = format!(
+            self.session.bridge_status = format!(
                 "not handed to the agent: the tool server was unreachable at start ({reason})"
             );
             self.ui.error(&format!(
@@ -216,14 +281,14 @@ impl Chat {
         let program = match std::env::current_exe() {
             Ok(program) => program,
             Err(error) => {
-                self.bridge_status = format!("not handed to the agent: {error}");
+                self.session.bridge_status = format!("not handed to the agent: {error}");
                 self.ui.error(&format!(
                     "cannot find the path of termsprawlctl ({error}): the agent gets no termsprawl tools"
                 ));
                 return json!([]);
             }
         };
-        self.bridge_status = format!(
+        self.session.bridge_status = format!(
             "handed to the agent as termsprawlctl --session {} mcp",
             session_file.display()
         );
@@ -240,14 +305,14 @@ impl Chat {
             &options.mcp_narrowing,
             mark.as_ref().map(|mark| mark.path.as_path()),
         );
-        self.bridge = mark;
+        self.session.bridge = mark;
         json!([entry])
     }
 
     /// After the first turn: one line if the agent never started the injected bridge, so that the
     /// person does not believe termsprawl's tools are there (issue 16 item 7).
     pub(super) fn check_bridge(&mut self) {
-        let Some(mark) = self.bridge.as_mut() else {
+        let Some(mark) = self.session.bridge.as_mut() else {
             return;
         };
         if mark.checked {
@@ -272,7 +337,7 @@ impl Chat {
         cwd: &Path,
         error: &RpcError,
     ) -> Result<(), String> {
-        let methods = self.auth_methods.clone();
+        let methods = self.session.auth_methods.clone();
         let logins: Vec<Login<'_>> =
             methods.iter().filter_map(|method| Login::of(method, self.stdin_tty)).collect();
         let ready = logins.iter().find_map(|login| match login {
@@ -369,7 +434,7 @@ impl Chat {
     /// terminal (our process group, so it can read the keyboard) until it exits; zero is success.
     /// Then `session/new` is tried again on the running agent.
     async fn terminal_login(&mut self, cwd: &Path, method: &AuthMethod) -> Result<(), String> {
-        let argv = self.agent_argv.clone();
+        let argv = self.session.agent_argv.clone();
         let Some((program, arguments)) = argv.split_first() else {
             return Err("no agent command to run the login with".to_owned());
         };

@@ -32,31 +32,31 @@ impl Chat {
     pub(super) fn session_started(&mut self, answer: &Value) {
         let setup: SessionSetup = messages::decode(Some(answer)).unwrap_or_default();
         match messages::mode_state(setup.modes.as_ref()) {
-            Ok(modes) => self.offers.modes = modes,
+            Ok(modes) => self.session.offers.modes = modes,
             Err(error) => {
-                self.offers.modes = None;
+                self.session.offers.modes = None;
                 self.ui
                     .error(&format!("skipped the session's modes, which do not decode: {error}"));
             }
         }
         match messages::config_options(setup.config_options.as_ref()) {
-            Ok(options) => self.offers.config = options,
+            Ok(options) => self.session.offers.config = options,
             Err(error) => {
-                self.offers.config = None;
+                self.session.offers.config = None;
                 self.ui.error(&format!(
                     "skipped the session's configuration options, which do not decode: {error}"
                 ));
             }
         }
         match messages::unstable_models(setup.models.as_ref()) {
-            Ok(models) => self.offers.models = models,
+            Ok(models) => self.session.offers.models = models,
             Err(error) => {
-                self.offers.models = None;
+                self.session.offers.models = None;
                 self.ui
                     .error(&format!("skipped the session's models, which do not decode: {error}"));
             }
         }
-        self.session_open = true;
+        self.session.open = true;
     }
 
     /// Continues the session `session_id`: `session/resume` when offered, else `session/load`
@@ -74,21 +74,21 @@ impl Chat {
         });
         // `session/load` replays the history, so the person sees the conversation they continue;
         // `session/resume` need not (`spec/acp.md` §2.14).
-        let method = if self.capabilities.load {
+        let method = if self.session.capabilities.load {
             "session/load"
-        } else if self.capabilities.resume {
+        } else if self.session.capabilities.resume {
             "session/resume"
         } else {
             return Err(format!(
                 "cannot resume session {session_id}: the agent offers neither session/resume nor session/load"
             ));
         };
-        let previous = std::mem::replace(&mut self.session_id, session_id.to_owned());
+        let previous = std::mem::replace(&mut self.session.id, session_id.to_owned());
         // The replayed history of `session/load` is sent for the new id before the answer, and
         // so may the session's commands be: the earlier session's are forgotten now, not when
         // the answer comes (that would forget the new ones too), and kept if the switch fails.
         self.client.set_session(session_id);
-        let previous_commands = std::mem::take(&mut self.offers.commands);
+        let previous_commands = std::mem::take(&mut self.session.offers.commands);
         let mut answer = self.wait_answer(method, params.clone(), NEW_SESSION_TIMEOUT).await?;
         // As for `session/new`: a login when the agent asks for one, then the request once more.
         if let Err(error) = answer.as_ref()
@@ -97,8 +97,8 @@ impl Chat {
             let error = error.clone();
             if let Err(failure) = self.authenticate(cwd, &error).await {
                 self.client.set_session(&previous);
-                self.session_id = previous;
-                self.offers.commands = previous_commands;
+                self.session.id = previous;
+                self.session.offers.commands = previous_commands;
                 return Err(failure);
             }
             answer = self.wait_answer(method, params, NEW_SESSION_TIMEOUT).await?;
@@ -107,8 +107,8 @@ impl Chat {
             Ok(answer) => answer,
             Err(error) => {
                 self.client.set_session(&previous);
-                self.session_id = previous;
-                self.offers.commands = previous_commands;
+                self.session.id = previous;
+                self.session.offers.commands = previous_commands;
                 return Err(format!("{method} {session_id} failed: {error}"));
             }
         };
@@ -154,7 +154,7 @@ impl Chat {
                 self.piece(piece);
             }
         }
-        self.renderer.end_turn();
+        self.turn.renderer.end_turn();
         self.flush_markdown();
         self.ui.finish_line();
         if framed {
@@ -188,7 +188,7 @@ impl Chat {
     /// The session `/resume WORD` means: the Nth of the last list when `WORD` is a number N
     /// within it (and not itself a listed id), else `WORD` as an id.
     pub(super) fn resume_target(&self, word: &str) -> String {
-        let listed = &self.offers.sessions;
+        let listed = &self.session.offers.sessions;
         if listed.iter().any(|id| id == word) {
             return word.to_owned();
         }
@@ -200,7 +200,7 @@ impl Chat {
 
     /// Every session `session/list` returns, page after page; an error names why not.
     pub(super) async fn list_sessions(&mut self) -> Result<Vec<SessionInfo>, String> {
-        if !self.capabilities.list {
+        if !self.session.capabilities.list {
             return Err(
                 "the agent does not list its sessions (it offers no session/list)".to_owned()
             );
@@ -225,7 +225,7 @@ impl Chat {
                     cursor = Some(next);
                 }
                 _ => {
-                    self.offers.sessions =
+                    self.session.offers.sessions =
                         sessions.iter().map(|session| session.session_id.clone()).collect();
                     return Ok(sessions);
                 }
@@ -262,12 +262,12 @@ impl Chat {
     /// At the end: `session/close` when offered, and the session's id, so that a person can
     /// continue it.
     pub(super) async fn close_session(&mut self) {
-        if !self.session_open {
+        if !self.session.open {
             return;
         }
-        self.session_open = false;
-        if self.capabilities.close && !self.disconnected {
-            let params = json!({"sessionId": self.session_id});
+        self.session.open = false;
+        if self.session.capabilities.close && !self.disconnected {
+            let params = json!({"sessionId": self.session.id});
             let closed = tokio::time::timeout(
                 CLOSE_TIMEOUT,
                 self.connection.request("session/close", &params),
@@ -277,12 +277,12 @@ impl Chat {
                 self.ui.error(&format!("session/close failed: {error}"));
             }
         }
-        let hint = if self.capabilities.resume || self.capabilities.load {
-            format!("; continue it with termsprawlctl acp --resume {} -- AGENT", self.session_id)
+        let hint = if self.session.capabilities.resume || self.session.capabilities.load {
+            format!("; continue it with termsprawlctl acp --resume {} -- AGENT", self.session.id)
         } else {
             String::new()
         };
-        self.ui.error(&format!("the session was {}{hint}", self.session_id));
+        self.ui.error(&format!("the session was {}{hint}", self.session.id));
     }
 }
 

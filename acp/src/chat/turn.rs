@@ -2,7 +2,9 @@
 //! one-shot, Ctrl-C that cancels a turn (and ends an idle session when pressed twice), and the
 //! deadline of a cancel the agent ignores.
 
+use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
@@ -10,14 +12,18 @@ use tokio::time::{Instant, sleep_until};
 
 use super::ask_queue::first_ask_closed;
 use super::commands::Typed;
+use super::forms::Form;
 use super::{Chat, Fatal, TurnEnd};
 use crate::client::Event;
 use crate::connection::RpcError;
+use crate::extras::Extras;
 use crate::input::{Input, termination};
 use crate::mentions;
-use crate::messages::{self, PromptResult};
-use crate::render::{elapsed_text, stop_line, turn_rule};
+use crate::messages::{self, PromptResult, SessionUpdate};
+use crate::permission::Ask;
+use crate::render::{Piece, Renderer, elapsed_text, stop_line, turn_rule};
 use crate::style::Style;
+use crate::terminal::Backend;
 use termsprawl_protocol::ExitStatus;
 
 /// How long the agent has to answer the prompt after a cancel.
@@ -31,9 +37,41 @@ const ACTIVITY_TICK: Duration = Duration::from_millis(500);
 /// The activity line's spinner.
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
+/// The turn's own state: its renderer (the transcript's open tool calls and text, the activity it
+/// follows), the asks waiting for the person (permission asks first, then elicitation forms, each
+/// shown one at a time) and the usage and unknown updates shown in it. A turn's end clears the
+/// asks; the renderer and the usage carry over to the next turn.
+#[derive(Debug, Default)]
+pub(super) struct Turn {
+    pub(super) renderer: Renderer,
+    /// Permission asks shown one at a time, the first one on screen.
+    pub(super) asks: VecDeque<Ask>,
+    /// Elicitations shown one at a time, after the permission asks.
+    pub(super) forms: VecDeque<Form>,
+    /// The session's usage, and the unknown updates shown in this turn.
+    pub(super) extras: Extras,
+}
+
+impl Turn {
+    /// What an update shows in the transcript (the updates of what the agent offers are the
+    /// session's); `terminals` tells where a terminal the update embeds runs.
+    pub(super) fn render(
+        &mut self,
+        update: &SessionUpdate,
+        terminals: &Arc<Backend>,
+    ) -> Vec<Piece> {
+        if let SessionUpdate::Extra(extra) = update {
+            return self.extras.update(extra);
+        }
+        let terminals = Arc::clone(terminals);
+        let attach = move |id: &str| terminals.location(id);
+        self.renderer.update(update, &attach)
+    }
+}
+
 impl Chat {
     pub(super) async fn one_shot(&mut self, prompt: &str) -> Result<ExitStatus, Fatal> {
-        Ok(match self.turn(prompt).await? {
+        Ok(match self.prompt_turn(prompt).await? {
             TurnEnd::Stopped(reason) if reason == "end_turn" => ExitStatus::OK,
             TurnEnd::Stopped(_) => ExitStatus::FAILED,
             TurnEnd::Failed(_) => {
@@ -76,7 +114,7 @@ impl Chat {
                         self.idle_event(event)?;
                         continue;
                     }
-                    () = first_ask_closed(&mut self.asks) => {
+                    () = first_ask_closed(&mut self.turn.asks) => {
                         self.ask_closed();
                         continue;
                     }
@@ -95,7 +133,7 @@ impl Chat {
             let line = match input {
                 Input::Eof => {
                     self.input_closed = true;
-                    self.asks.clear();
+                    self.turn.asks.clear();
                     return Ok(ExitStatus::OK);
                 }
                 Input::Interrupt if self.interrupt_forms() => continue,
@@ -116,7 +154,7 @@ impl Chat {
                     continue;
                 }
             };
-            if !self.asks.is_empty() || !self.forms.is_empty() {
+            if !self.turn.asks.is_empty() || !self.turn.forms.is_empty() {
                 self.answer_waiting(&line);
                 continue;
             }
@@ -162,7 +200,7 @@ impl Chat {
 
     /// The prompt: `... ` within a multi-line prompt, else `> ` after the mode if there is one.
     fn prompt_text(&self, multi_line: bool) -> String {
-        match (multi_line, self.offers.current_mode()) {
+        match (multi_line, self.session.offers.current_mode()) {
             (true, _) => "... ".to_owned(),
             (false, Some(mode)) => format!("[{mode}] > "),
             (false, None) => "> ".to_owned(),
@@ -173,11 +211,11 @@ impl Chat {
     /// meanwhile goes above it); on a terminal without the editor it is written again only after
     /// something else was written since it was (`shown_at`), never once per idle update.
     fn show_prompt(&mut self, prompt: &str, shown_at: &mut Option<u64>) {
-        if self.asks.is_empty() && self.forms.is_empty() && self.input.edits() {
-            self.input.offer(&self.offers);
+        if self.turn.asks.is_empty() && self.turn.forms.is_empty() && self.input.edits() {
+            self.input.offer(&self.session.offers);
             self.input.start_edit(prompt);
-        } else if self.asks.is_empty()
-            && self.forms.is_empty()
+        } else if self.turn.asks.is_empty()
+            && self.turn.forms.is_empty()
             && self.stdin_tty
             && *shown_at != Some(self.ui.writes())
         {
@@ -220,7 +258,7 @@ impl Chat {
             return self.interactive_turn(&format!("/{agents}")).await;
         }
         let name = text.strip_prefix('/').and_then(|rest| rest.split_whitespace().next());
-        if name.is_some_and(|name| self.offers.defers_to_agent(name)) {
+        if name.is_some_and(|name| self.session.offers.defers_to_agent(name)) {
             return self.interactive_turn(text).await;
         }
         if text.starts_with('/') && self.own_command(text, cwd).await == Typed::Handled {
@@ -246,7 +284,7 @@ impl Chat {
     /// the turn's own `[prompt failed: …]` line, followed by where the agent's stderr is.
     pub(super) async fn interactive_turn(&mut self, prompt: &str) -> Result<(), Fatal> {
         let started = Instant::now();
-        let end = self.turn(prompt).await?;
+        let end = self.prompt_turn(prompt).await?;
         if let TurnEnd::Failed(_) = end {
             self.log_hint();
         }
@@ -277,10 +315,10 @@ impl Chat {
     }
 
     /// Runs one prompt turn to its stop reason.
-    pub(super) async fn turn(&mut self, prompt: &str) -> Result<TurnEnd, Fatal> {
+    pub(super) async fn prompt_turn(&mut self, prompt: &str) -> Result<TurnEnd, Fatal> {
         let blocks = self.prompt_blocks(prompt);
-        let params = json!({"sessionId": self.session_id, "prompt": blocks});
-        self.extras.start_turn();
+        let params = json!({"sessionId": self.session.id, "prompt": blocks});
+        self.turn.extras.start_turn();
         let mut response = Box::pin(self.connection.request("session/prompt", &params));
         let started = Instant::now();
         let mut tick = tokio::time::interval(ACTIVITY_TICK);
@@ -297,14 +335,14 @@ impl Chat {
                     None => return Err(Fatal::Disconnected("the connection ended".to_owned())),
                 },
                 result = &mut response => break result,
-                () = first_ask_closed(&mut self.asks) => self.ask_closed(),
+                () = first_ask_closed(&mut self.turn.asks) => self.ask_closed(),
                 input = self.input.recv(), if !self.input_closed => {
                     if self.stdin_tty {
                         self.ui.input_echoed();
                     }
                     match input.unwrap_or(Input::Eof) {
-                        Input::Line(line) if !self.asks.is_empty() => self.answer_ask(&line),
-                        Input::Line(line) if !self.forms.is_empty() => self.answer_form(&line),
+                        Input::Line(line) if !self.turn.asks.is_empty() => self.answer_ask(&line),
+                        Input::Line(line) if !self.turn.forms.is_empty() => self.answer_form(&line),
                         Input::Line(line) if line == "/quit" => {
                             if cancelled {
                                 return Err(Fatal::Forced);
@@ -322,8 +360,8 @@ impl Chat {
                         }
                         Input::Eof => {
                             self.input_closed = true;
-                            self.asks.clear();
-                            self.forms.clear();
+                            self.turn.asks.clear();
+                            self.turn.forms.clear();
                             if self.stdin_tty && self.queued.is_empty() {
                                 // The person left.
                                 self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
@@ -343,7 +381,7 @@ impl Chat {
                     self.quit_turn(&mut quit_deadline, &mut cancelled, &mut deadline);
                 }
                 () = sleep_until(quit_deadline.unwrap_or(far)), if quit_deadline.is_some() => {
-                    self.renderer.end_turn();
+                    self.turn.renderer.end_turn();
                     return Ok(TurnEnd::Stopped("cancelled".to_owned()));
                 }
                 () = sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
@@ -368,7 +406,7 @@ impl Chat {
             Err(error) => TurnEnd::Failed(error),
         };
         self.show_end(&end);
-        if let Some(usage) = self.extras.after_turn() {
+        if let Some(usage) = self.turn.extras.after_turn() {
             self.ui.styled_line(Style::Detail, &usage);
         }
         self.check_bridge();
@@ -395,21 +433,21 @@ impl Chat {
         while let Ok(event) = self.events.try_recv() {
             self.event(event, cancelled)?;
         }
-        self.asks.clear();
+        self.turn.asks.clear();
         self.cancel_forms();
         if cancelled {
-            for piece in self.renderer.cancel_unfinished() {
+            for piece in self.turn.renderer.cancel_unfinished() {
                 self.piece(piece);
             }
         }
-        self.renderer.end_turn();
+        self.turn.renderer.end_turn();
         self.finish_markdown();
         Ok(())
     }
 
     /// Draws the activity line again, unless an ask waits for an answer.
     fn show_activity(&mut self, started: Instant, ticks: usize, cancelled: bool) {
-        if self.asks.is_empty() {
+        if self.turn.asks.is_empty() {
             let line = self.activity_line(started, ticks, cancelled);
             self.ui.show_activity(&line);
         }
@@ -420,7 +458,7 @@ impl Chat {
         let doing = if cancelled {
             "cancelling"
         } else {
-            self.renderer.doing().unwrap_or("waiting for the agent")
+            self.turn.renderer.doing().unwrap_or("waiting for the agent")
         };
         let hint = if cancelled { "Ctrl-C again stops waiting" } else { "Ctrl-C cancels" };
         format!(
@@ -455,11 +493,11 @@ impl Chat {
 
     /// Sends `session/cancel` and answers every pending permission ask `cancelled`.
     pub(super) fn cancel(&mut self) {
-        self.connection.notify("session/cancel", &json!({"sessionId": self.session_id}));
-        if !self.asks.is_empty() {
+        self.connection.notify("session/cancel", &json!({"sessionId": self.session.id}));
+        if !self.turn.asks.is_empty() {
             self.ui.line("[permission] cancelled with the turn");
         }
-        self.asks.clear();
+        self.turn.asks.clear();
         self.cancel_forms();
         self.ui.line("(cancelling the turn)");
     }
@@ -469,11 +507,11 @@ impl Chat {
     /// The content blocks of a prompt: its text, and each `@PATH` it mentions (`crate::mentions`),
     /// embedded or linked per the agent's `promptCapabilities`; each mention is said in a line.
     fn prompt_blocks(&mut self, prompt: &str) -> serde_json::Value {
-        let Some(project) = self.offers.project.clone() else {
+        let Some(project) = self.session.offers.project.clone() else {
             return json!([{"type": "text", "text": prompt}]);
         };
         let (blocks, lines) =
-            mentions::blocks(prompt, &project, self.capabilities.embedded_context);
+            mentions::blocks(prompt, &project, self.session.capabilities.embedded_context);
         for line in lines {
             self.ui.line(&line);
         }
