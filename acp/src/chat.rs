@@ -280,8 +280,14 @@ impl Chat {
                     self.piece(piece);
                 }
             }
-            Event::Ask(ask) => self.queue_ask(ask, cancelled),
-            Event::Elicit(elicit) => self.queue_form(elicit, cancelled),
+            Event::Ask(ask) => {
+                let refused = self.unanswerable(cancelled);
+                self.turn.queue_ask(&mut self.ui, ask, refused);
+            }
+            Event::Elicit(elicit) => {
+                let refused = self.unanswerable(cancelled);
+                self.turn.queue_form(&mut self.ui, elicit, refused);
+            }
             Event::Line(line) => self.ui.line(&line),
             Event::Decided(line, tool_call) => {
                 self.ui.line(&line);
@@ -308,6 +314,20 @@ impl Chat {
             Event::Waiting(terminal_id, progress) => self.waiting(&terminal_id, &progress),
         }
         Ok(())
+    }
+
+    /// Why no one can answer a permission ask or an elicitation now (`spec/acp.md` §2.8, §2.19),
+    /// or `None` when the person can.
+    fn unanswerable(&self, cancelled: bool) -> Option<&'static str> {
+        if cancelled {
+            Some("the turn is cancelled")
+        } else if !self.stdin_tty {
+            Some("stdin is not a terminal")
+        } else if self.input_closed {
+            Some("the input has ended")
+        } else {
+            None
+        }
     }
 
     /// A wait for a terminal's exit goes on (`spec/acp.md` §2.23): the tool call that shows the

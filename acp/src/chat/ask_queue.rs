@@ -3,9 +3,11 @@
 
 use std::collections::VecDeque;
 
-use super::Chat;
+use super::show_piece;
+use super::turn::Turn;
 use crate::permission::{self, Ask};
 use crate::style::Style;
+use crate::ui::Ui;
 
 /// Waits until the first queued ask is answered or dropped by its task (timeout or withdrawal).
 pub(super) async fn first_ask_closed(asks: &mut VecDeque<Ask>) {
@@ -15,84 +17,77 @@ pub(super) async fn first_ask_closed(asks: &mut VecDeque<Ask>) {
     }
 }
 
-impl Chat {
-    pub(super) fn queue_ask(&mut self, ask: Ask, cancelled: bool) {
-        let reason = if cancelled {
-            Some("the turn is cancelled")
-        } else if !self.stdin_tty {
-            Some("stdin is not a terminal")
-        } else if self.input_closed {
-            Some("the input has ended")
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
+impl Turn {
+    /// Queues a permission ask, shown when it is the first; when `refused` says why no one can
+    /// answer it now, it is cancelled at once (its task answers `cancelled`).
+    pub(super) fn queue_ask(&mut self, ui: &mut Ui, ask: Ask, refused: Option<&str>) {
+        if let Some(reason) = refused {
             let title = ask
                 .request
                 .tool_call
                 .title
                 .clone()
                 .unwrap_or_else(|| ask.request.tool_call.tool_call_id.clone());
-            self.ui.line(&format!("[permission] {title}: cancelled ({reason})"));
+            ui.line(&format!("[permission] {title}: cancelled ({reason})"));
             return;
         }
-        self.turn.asks.push_back(ask);
-        if self.turn.asks.len() == 1 {
-            self.show_ask();
+        self.asks.push_back(ask);
+        if self.asks.len() == 1 {
+            self.show_ask(ui);
         }
     }
 
-    pub(super) fn show_ask(&mut self) {
-        let Some(ask) = self.turn.asks.front() else {
+    pub(super) fn show_ask(&mut self, ui: &mut Ui) {
+        let Some(ask) = self.asks.front() else {
             // The asks are answered: an elicitation waiting behind them is shown.
-            self.show_form(true);
+            self.show_form(ui, true);
             return;
         };
-        let changes = self.turn.renderer.ask_changes(&ask.request.tool_call);
+        let changes = self.renderer.ask_changes(&ask.request.tool_call);
         let head = permission::ask_head(&ask.request, !changes.is_empty());
         let options = permission::option_lines(&ask.request);
         let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
         for (index, line) in head.iter().enumerate() {
-            self.ui.styled_line(if index == 0 { Style::Ask } else { Style::Detail }, line);
+            ui.styled_line(if index == 0 { Style::Ask } else { Style::Detail }, line);
         }
         for piece in changes {
-            self.piece(piece);
+            show_piece(ui, piece);
         }
         for line in options {
-            self.ui.line(&line);
+            ui.line(&line);
         }
-        self.ui.finish_line();
-        self.ui.out_styled(Style::Ask, &prompt);
+        ui.finish_line();
+        ui.out_styled(Style::Ask, &prompt);
     }
 
-    pub(super) fn answer_ask(&mut self, line: &str) {
-        let Some(ask) = self.turn.asks.front() else {
+    pub(super) fn answer_ask(&mut self, ui: &mut Ui, line: &str) {
+        let Some(ask) = self.asks.front() else {
             return;
         };
         let Some(option) = permission::parse_choice(line, &ask.request.options) else {
             let prompt = permission::choose_prompt(ask.request.options.len(), ask.timeout);
-            self.ui.line(&format!("answer with a number from 1 to {}", ask.request.options.len()));
-            self.ui.out_styled(Style::Ask, &prompt);
+            ui.line(&format!("answer with a number from 1 to {}", ask.request.options.len()));
+            ui.out_styled(Style::Ask, &prompt);
             return;
         };
         let option = option.clone();
-        let Some(ask) = self.turn.asks.pop_front() else {
+        let Some(ask) = self.asks.pop_front() else {
             return;
         };
         let delivered = ask.reply.send(option.option_id.clone()).is_ok();
         if delivered {
             let line = format!("[permission] selected {:?} ({})", option.name, option.kind);
-            self.ui.styled_line(Style::Ask, &line);
+            ui.styled_line(Style::Ask, &line);
         } else {
-            self.ui.line("[permission] too late: the ask was already cancelled");
+            ui.line("[permission] too late: the ask was already cancelled");
         }
-        self.show_ask();
+        self.show_ask(ui);
     }
 
-    pub(super) fn ask_closed(&mut self) {
-        if self.turn.asks.pop_front().is_some() {
-            self.ui.line("[permission] no answer in time (or withdrawn by the agent): cancelled");
+    pub(super) fn ask_closed(&mut self, ui: &mut Ui) {
+        if self.asks.pop_front().is_some() {
+            ui.line("[permission] no answer in time (or withdrawn by the agent): cancelled");
         }
-        self.show_ask();
+        self.show_ask(ui);
     }
 }

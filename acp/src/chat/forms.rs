@@ -4,9 +4,10 @@
 
 use serde_json::Map;
 
-use super::Chat;
+use super::turn::Turn;
 use crate::client::Elicit;
 use crate::elicitation::{self, Mode};
+use crate::ui::Ui;
 
 /// An elicitation being answered: the field asked now and the values given so far.
 #[derive(Debug)]
@@ -16,32 +17,25 @@ pub(super) struct Form {
     content: Map<String, serde_json::Value>,
 }
 
-impl Chat {
-    pub(super) fn queue_form(&mut self, elicit: Elicit, cancelled: bool) {
-        let reason = if cancelled {
-            Some("the turn is cancelled")
-        } else if !self.stdin_tty {
-            Some("stdin is not a terminal")
-        } else if self.input_closed {
-            Some("the input has ended")
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
+impl Turn {
+    /// Queues an elicitation, shown when nothing waits before it; when `refused` says why no one
+    /// can answer it now, it is answered `cancel` at once.
+    pub(super) fn queue_form(&mut self, ui: &mut Ui, elicit: Elicit, refused: Option<&str>) {
+        if let Some(reason) = refused {
             let message = elicit.request.message.clone();
             let _ = elicit.reply.send(elicitation::action("cancel"));
-            self.ui.line(&format!("[elicitation] {message}: cancelled ({reason})"));
+            ui.line(&format!("[elicitation] {message}: cancelled ({reason})"));
             return;
         }
-        self.turn.forms.push_back(Form { elicit, field: 0, content: Map::new() });
-        if self.turn.forms.len() == 1 && self.turn.asks.is_empty() {
-            self.show_form(true);
+        self.forms.push_back(Form { elicit, field: 0, content: Map::new() });
+        if self.forms.len() == 1 && self.asks.is_empty() {
+            self.show_form(ui, true);
         }
     }
 
     /// Shows the first form (its head when `head`) and asks for its current field.
-    pub(super) fn show_form(&mut self, head: bool) {
-        let Some(form) = self.turn.forms.front() else {
+    pub(super) fn show_form(&mut self, ui: &mut Ui, head: bool) {
+        let Some(form) = self.forms.front() else {
             return;
         };
         let request = &form.elicit.request;
@@ -70,15 +64,15 @@ impl Chat {
             }
         };
         for line in lines {
-            self.ui.line(&line);
+            ui.line(&line);
         }
-        self.ui.finish_line();
-        self.ui.out(&prompt);
+        ui.finish_line();
+        ui.out(&prompt);
     }
 
     /// A line typed while a form is shown: the current field's value, or `/decline`, `/cancel`.
-    pub(super) fn answer_form(&mut self, line: &str) {
-        let Some(form) = self.turn.forms.front_mut() else {
+    pub(super) fn answer_form(&mut self, ui: &mut Ui, line: &str) {
+        let Some(form) = self.forms.front_mut() else {
             return;
         };
         let answer = match (line.trim(), &form.elicit.request.mode) {
@@ -88,8 +82,8 @@ impl Chat {
                 "y" | "yes" => elicitation::action("accept"),
                 "n" | "no" => elicitation::action("decline"),
                 _ => {
-                    self.ui.line("answer y, n or /cancel");
-                    self.show_form(false);
+                    ui.line("answer y, n or /cancel");
+                    self.show_form(ui, false);
                     return;
                 }
             },
@@ -104,20 +98,20 @@ impl Chat {
                         }
                         form.field += 1;
                         if form.field < fields.len() {
-                            self.show_form(false);
+                            self.show_form(ui, false);
                             return;
                         }
                         elicitation::accept(std::mem::take(&mut form.content))
                     }
                     Err(error) => {
-                        self.ui.line(&format!("  {error}"));
-                        self.show_form(false);
+                        ui.line(&format!("  {error}"));
+                        self.show_form(ui, false);
                         return;
                     }
                 }
             }
         };
-        let Some(form) = self.turn.forms.pop_front() else {
+        let Some(form) = self.forms.pop_front() else {
             return;
         };
         let action = answer["action"].as_str().unwrap_or_default().to_owned();
@@ -130,38 +124,38 @@ impl Chat {
         } else {
             "[elicitation] too late: the agent stopped waiting (cancelled)".to_owned()
         };
-        self.ui.line(&line);
-        if self.turn.asks.is_empty() {
-            self.show_form(true);
+        ui.line(&line);
+        if self.asks.is_empty() {
+            self.show_form(ui, true);
         }
     }
 
     /// A line typed while an ask or a form waits: the ask's answer when one is shown (asks come
     /// first), else the form's.
-    pub(super) fn answer_waiting(&mut self, line: &str) {
-        if self.turn.asks.is_empty() {
-            self.answer_form(line);
+    pub(super) fn answer_waiting(&mut self, ui: &mut Ui, line: &str) {
+        if self.asks.is_empty() {
+            self.answer_form(ui, line);
         } else {
-            self.answer_ask(line);
+            self.answer_ask(ui, line);
         }
     }
 
     /// Ctrl-C between turns while a form is shown: the forms are cancelled (and nothing else
     /// happens); false when none is shown.
-    pub(super) fn interrupt_forms(&mut self) -> bool {
-        if self.turn.forms.is_empty() {
+    pub(super) fn interrupt_forms(&mut self, ui: &mut Ui) -> bool {
+        if self.forms.is_empty() {
             return false;
         }
-        self.turn.forms.clear();
-        self.ui.line("[elicitation] cancelled (Ctrl-C)");
+        self.forms.clear();
+        ui.line("[elicitation] cancelled (Ctrl-C)");
         true
     }
 
     /// Drops every form (a cancelled or finished turn): their agents hear `cancel`.
-    pub(super) fn cancel_forms(&mut self) {
-        if !self.turn.forms.is_empty() {
-            self.ui.line("[elicitation] cancelled with the turn");
+    pub(super) fn cancel_forms(&mut self, ui: &mut Ui) {
+        if !self.forms.is_empty() {
+            ui.line("[elicitation] cancelled with the turn");
         }
-        self.turn.forms.clear();
+        self.forms.clear();
     }
 }

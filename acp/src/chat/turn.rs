@@ -115,7 +115,7 @@ impl Chat {
                         continue;
                     }
                     () = first_ask_closed(&mut self.turn.asks) => {
-                        self.ask_closed();
+                        self.turn.ask_closed(&mut self.ui);
                         continue;
                     }
                     _ = self.signals.interrupt.recv() => {
@@ -136,7 +136,7 @@ impl Chat {
                     self.turn.asks.clear();
                     return Ok(ExitStatus::OK);
                 }
-                Input::Interrupt if self.interrupt_forms() => continue,
+                Input::Interrupt if self.turn.interrupt_forms(&mut self.ui) => continue,
                 Input::Interrupt => {
                     // Ctrl-C at the prompt clears the line; a second one within 2 s quits.
                     let now = Instant::now();
@@ -155,7 +155,7 @@ impl Chat {
                 }
             };
             if !self.turn.asks.is_empty() || !self.turn.forms.is_empty() {
-                self.answer_waiting(&line);
+                self.turn.answer_waiting(&mut self.ui, &line);
                 continue;
             }
             if let Some(lines) = multi_line.as_mut() {
@@ -335,14 +335,14 @@ impl Chat {
                     None => return Err(Fatal::Disconnected("the connection ended".to_owned())),
                 },
                 result = &mut response => break result,
-                () = first_ask_closed(&mut self.turn.asks) => self.ask_closed(),
+                () = first_ask_closed(&mut self.turn.asks) => self.turn.ask_closed(&mut self.ui),
                 input = self.input.recv(), if !self.input_closed => {
                     if self.stdin_tty {
                         self.ui.input_echoed();
                     }
                     match input.unwrap_or(Input::Eof) {
-                        Input::Line(line) if !self.turn.asks.is_empty() => self.answer_ask(&line),
-                        Input::Line(line) if !self.turn.forms.is_empty() => self.answer_form(&line),
+                        Input::Line(line) if !self.turn.asks.is_empty() => self.turn.answer_ask(&mut self.ui, &line),
+                        Input::Line(line) if !self.turn.forms.is_empty() => self.turn.answer_form(&mut self.ui, &line),
                         Input::Line(line) if line == "/quit" => {
                             if cancelled {
                                 return Err(Fatal::Forced);
@@ -434,7 +434,7 @@ impl Chat {
             self.event(event, cancelled)?;
         }
         self.turn.asks.clear();
-        self.cancel_forms();
+        self.turn.cancel_forms(&mut self.ui);
         if cancelled {
             for piece in self.turn.renderer.cancel_unfinished() {
                 self.piece(piece);
@@ -498,7 +498,7 @@ impl Chat {
             self.ui.line("[permission] cancelled with the turn");
         }
         self.turn.asks.clear();
-        self.cancel_forms();
+        self.turn.cancel_forms(&mut self.ui);
         self.ui.line("(cancelling the turn)");
     }
 }
