@@ -18,112 +18,128 @@ pub(crate) struct Language {
     quotes: &'static [char],
     /// Delimiters of strings that may span lines (`"""`, a backtick).
     long_strings: &'static [&'static str],
-    keywords: &'static [&'static str],
+    /// Keywords in groups, so that kindred languages share the words they have in common.
+    keywords: &'static [&'static [&'static str]],
     /// Words shown as literals (`true`, `None`).
     literals: &'static [&'static str],
 }
 
+/// The keywords JavaScript and the C family share.
+const C_LIKE_KEYWORDS: &[&str] = &[
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "extends",
+    "for",
+    "if",
+    "implements",
+    "import",
+    "interface",
+    "new",
+    "private",
+    "public",
+    "return",
+    "static",
+    "switch",
+    "this",
+    "throw",
+    "try",
+    "void",
+    "while",
+];
+
 const C_LIKE_LITERALS: &[&str] = &["true", "false", "null", "nullptr", "NULL", "nil", "undefined"];
 
-const RUST: Language = Language {
+/// The rules most languages share with C (`//` and `/* */` comments, both quotes, no multi-line
+/// strings): a language is written as what it does differently.
+const C_LIKE: Language = Language {
     line_comments: &["//"],
     block_comment: Some(("/*", "*/")),
-    quotes: &['"'],
+    quotes: &['"', '\''],
     long_strings: &[],
-    keywords: &[
+    keywords: &[],
+    literals: C_LIKE_LITERALS,
+};
+
+/// The rules scripts and data files share (`#` comments, both quotes, no block comments).
+const HASH_LIKE: Language = Language {
+    line_comments: &["#"],
+    block_comment: None,
+    quotes: &['"', '\''],
+    long_strings: &[],
+    keywords: &[],
+    literals: &[],
+};
+
+const RUST: Language = Language {
+    quotes: &['"'],
+    keywords: &[&[
         "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
         "extern", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
         "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "type",
         "unsafe", "use", "where", "while",
-    ],
+    ]],
     literals: &["true", "false", "None", "Some", "Ok", "Err"],
+    ..C_LIKE
 };
 
 const PYTHON: Language = Language {
-    line_comments: &["#"],
-    block_comment: None,
-    quotes: &['"', '\''],
     long_strings: &["\"\"\"", "'''"],
-    keywords: &[
+    keywords: &[&[
         "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
         "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
         "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with",
         "yield",
-    ],
+    ]],
     literals: &["True", "False", "None", "self"],
+    ..HASH_LIKE
 };
 
 const JAVASCRIPT: Language = Language {
-    line_comments: &["//"],
-    block_comment: Some(("/*", "*/")),
-    quotes: &['"', '\''],
     long_strings: &["`"],
     keywords: &[
-        "async",
-        "await",
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "export",
-        "extends",
-        "finally",
-        "for",
-        "from",
-        "function",
-        "if",
-        "implements",
-        "import",
-        "in",
-        "instanceof",
-        "interface",
-        "let",
-        "new",
-        "of",
-        "private",
-        "public",
-        "readonly",
-        "return",
-        "static",
-        "switch",
-        "this",
-        "throw",
-        "try",
-        "type",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "yield",
+        C_LIKE_KEYWORDS,
+        &[
+            "async",
+            "await",
+            "export",
+            "finally",
+            "from",
+            "function",
+            "in",
+            "instanceof",
+            "let",
+            "of",
+            "readonly",
+            "type",
+            "typeof",
+            "var",
+            "yield",
+        ],
     ],
-    literals: C_LIKE_LITERALS,
+    ..C_LIKE
 };
 
 const SHELL: Language = Language {
-    line_comments: &["#"],
-    block_comment: None,
-    quotes: &['"', '\''],
-    long_strings: &[],
-    keywords: &[
+    keywords: &[&[
         "case", "do", "done", "elif", "else", "esac", "export", "fi", "for", "function", "if",
         "in", "local", "return", "then", "until", "while",
-    ],
+    ]],
     literals: &["true", "false"],
+    ..HASH_LIKE
 };
 
 const GO: Language = Language {
-    line_comments: &["//"],
-    block_comment: Some(("/*", "*/")),
-    quotes: &['"', '\''],
     long_strings: &["`"],
-    keywords: &[
+    keywords: &[&[
         "break",
         "case",
         "chan",
@@ -149,95 +165,59 @@ const GO: Language = Language {
         "switch",
         "type",
         "var",
-    ],
-    literals: C_LIKE_LITERALS,
+    ]],
+    ..C_LIKE
 };
 
 const C_FAMILY: Language = Language {
-    line_comments: &["//"],
-    block_comment: Some(("/*", "*/")),
-    quotes: &['"', '\''],
-    long_strings: &[],
     keywords: &[
-        "abstract",
-        "auto",
-        "break",
-        "case",
-        "catch",
-        "char",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "delete",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extends",
-        "extern",
-        "final",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "implements",
-        "import",
-        "include",
-        "int",
-        "interface",
-        "long",
-        "namespace",
-        "new",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "template",
-        "this",
-        "throw",
-        "throws",
-        "try",
-        "typedef",
-        "union",
-        "unsigned",
-        "using",
-        "void",
-        "volatile",
-        "while",
+        C_LIKE_KEYWORDS,
+        &[
+            "abstract",
+            "auto",
+            "char",
+            "double",
+            "extern",
+            "final",
+            "float",
+            "goto",
+            "include",
+            "int",
+            "long",
+            "namespace",
+            "package",
+            "protected",
+            "short",
+            "signed",
+            "sizeof",
+            "struct",
+            "template",
+            "throws",
+            "typedef",
+            "union",
+            "unsigned",
+            "using",
+            "volatile",
+        ],
     ],
-    literals: C_LIKE_LITERALS,
+    ..C_LIKE
 };
 
-const DATA: Language = Language {
-    line_comments: &["#"],
-    block_comment: None,
-    quotes: &['"', '\''],
-    long_strings: &[],
-    keywords: &[],
-    literals: &["true", "false", "null", "yes", "no", "on", "off"],
-};
+const DATA: Language =
+    Language { literals: &["true", "false", "null", "yes", "no", "on", "off"], ..HASH_LIKE };
 
 const SQL: Language = Language {
     line_comments: &["--"],
-    block_comment: Some(("/*", "*/")),
     quotes: &['\''],
-    long_strings: &[],
-    keywords: &[
+    keywords: &[&[
         "SELECT", "FROM", "WHERE", "INSERT", "INTO", "VALUES", "UPDATE", "SET", "DELETE", "CREATE",
         "TABLE", "DROP", "ALTER", "JOIN", "LEFT", "RIGHT", "INNER", "OUTER", "ON", "AND", "OR",
         "NOT", "NULL", "AS", "ORDER", "BY", "GROUP", "HAVING", "LIMIT", "PRIMARY", "KEY", "select",
         "from", "where", "insert", "into", "values", "update", "set", "delete", "create", "table",
         "join", "on", "and", "or", "not", "as", "order", "by", "group", "limit",
-    ],
+    ]],
     literals: &["NULL", "TRUE", "FALSE", "null", "true", "false"],
+    ..C_LIKE
 };
 
 /// The language of a code block's info string (`rust`, `py`, `ts`…), if it is one we know.
@@ -339,7 +319,7 @@ pub(crate) fn line(language: &Language, text: &str, open: &mut Open) -> Vec<Span
             let word = &rest[..end];
             let style = if c.is_ascii_digit() || language.literals.contains(&word) {
                 Style::CodeNumber
-            } else if language.keywords.contains(&word) {
+            } else if language.keywords.iter().any(|group| group.contains(&word)) {
                 Style::CodeKeyword
             } else {
                 Style::Plain

@@ -3,8 +3,9 @@
 //! Unknown members are ignored, optional members may be absent or `null`, and discriminated unions
 //! are decoded by hand from their discriminator, so that an unknown variant becomes `Unknown`
 //! instead of an error. (serde's internally tagged enums would also buffer numbers, which breaks
-//! with `serde_json`'s `arbitrary_precision`.) What we send is built with `json!` in the modules
-//! that send it.
+//! with `serde_json`'s `arbitrary_precision`.) An `Option` member needs no `#[serde(default)]`:
+//! serde reads an absent one as `None`; other members that may be absent carry it. What we send is
+//! built with `json!` in the modules that send it.
 
 #[cfg(test)]
 mod tests;
@@ -26,12 +27,9 @@ pub(crate) fn decode<T: for<'de> Deserialize<'de>>(params: Option<&Value>) -> Re
 pub(crate) struct InitializeResult {
     #[serde(default)]
     pub(crate) protocol_version: Value,
-    #[serde(default)]
     pub(crate) auth_methods: Option<Vec<AuthMethod>>,
-    #[serde(default)]
     pub(crate) agent_info: Option<Implementation>,
     /// Read leniently by [`Capabilities::of`]: a member of an unexpected type means "not offered".
-    #[serde(default)]
     pub(crate) agent_capabilities: Option<Value>,
 }
 
@@ -82,20 +80,15 @@ impl Capabilities {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AuthMethod {
     pub(crate) id: String,
-    #[serde(default)]
     pub(crate) name: Option<String>,
-    #[serde(default)]
     pub(crate) description: Option<String>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub(crate) kind: Option<String>,
     /// `env_var`: the variables the agent reads.
-    #[serde(default)]
     pub(crate) vars: Option<Vec<AuthVariable>>,
     /// `terminal`: arguments added to the agent's argv for the login run.
-    #[serde(default)]
     pub(crate) args: Option<Vec<String>>,
     /// `terminal`: variables set for the login run (string values only are used).
-    #[serde(default)]
     pub(crate) env: Option<serde_json::Map<String, Value>>,
 }
 
@@ -105,7 +98,6 @@ pub(crate) struct AuthMethod {
 pub(crate) struct AuthVariable {
     pub(crate) name: String,
     /// An optional variable need not be set.
-    #[serde(default)]
     pub(crate) optional: Option<bool>,
 }
 
@@ -113,11 +105,8 @@ pub(crate) struct AuthVariable {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Implementation {
-    #[serde(default)]
     pub(crate) name: Option<String>,
-    #[serde(default)]
     pub(crate) title: Option<String>,
-    #[serde(default)]
     pub(crate) version: Option<String>,
 }
 
@@ -133,13 +122,10 @@ pub(crate) struct NewSessionResult {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionSetup {
-    #[serde(default)]
     pub(crate) modes: Option<Value>,
-    #[serde(default)]
     pub(crate) config_options: Option<Value>,
     /// The unstable `models` (`availableModels`, `currentModelId`) that agents such as Claude
     /// Code 0.16 send instead of a `configOptions` entry of category `model`.
-    #[serde(default)]
     pub(crate) models: Option<Value>,
 }
 
@@ -159,7 +145,6 @@ pub(crate) struct Mode {
     pub(crate) id: String,
     #[serde(default)]
     pub(crate) name: String,
-    #[serde(default)]
     pub(crate) description: Option<String>,
 }
 
@@ -208,7 +193,6 @@ pub(crate) struct AvailableCommand {
 pub(crate) struct SessionList {
     #[serde(default)]
     pub(crate) sessions: Vec<SessionInfo>,
-    #[serde(default)]
     pub(crate) next_cursor: Option<String>,
 }
 
@@ -217,11 +201,8 @@ pub(crate) struct SessionList {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SessionInfo {
     pub(crate) session_id: String,
-    #[serde(default)]
     pub(crate) cwd: Option<String>,
-    #[serde(default)]
     pub(crate) title: Option<String>,
-    #[serde(default)]
     pub(crate) updated_at: Option<String>,
 }
 
@@ -442,13 +423,10 @@ pub(crate) enum ContentBlock {
 pub(crate) struct ToolCall {
     pub(crate) tool_call_id: String,
     pub(crate) title: String,
-    #[serde(default)]
     pub(crate) kind: Option<String>,
-    #[serde(default)]
     pub(crate) status: Option<String>,
     #[serde(default, deserialize_with = "tool_call_content")]
     pub(crate) content: Option<Vec<ToolCallContent>>,
-    #[serde(default)]
     pub(crate) raw_input: Option<Value>,
 }
 
@@ -458,15 +436,11 @@ pub(crate) struct ToolCall {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ToolCallUpdate {
     pub(crate) tool_call_id: String,
-    #[serde(default)]
     pub(crate) title: Option<String>,
-    #[serde(default)]
     pub(crate) kind: Option<String>,
-    #[serde(default)]
     pub(crate) status: Option<String>,
     #[serde(default, deserialize_with = "tool_call_content")]
     pub(crate) content: Option<Vec<ToolCallContent>>,
-    #[serde(default)]
     pub(crate) raw_input: Option<Value>,
 }
 
@@ -490,9 +464,7 @@ pub(crate) enum ToolCallContent {
 pub(crate) struct PlanEntry {
     #[serde(default)]
     pub(crate) content: String,
-    #[serde(default)]
     pub(crate) priority: Option<String>,
-    #[serde(default)]
     pub(crate) status: Option<String>,
 }
 
@@ -522,9 +494,7 @@ pub(crate) struct PermissionOption {
 pub(crate) struct ReadTextFileParams {
     pub(crate) session_id: String,
     pub(crate) path: String,
-    #[serde(default)]
     pub(crate) line: Option<u64>,
-    #[serde(default)]
     pub(crate) limit: Option<u64>,
 }
 
@@ -543,13 +513,9 @@ pub(crate) struct WriteTextFileParams {
 pub(crate) struct CreateTerminalParams {
     pub(crate) session_id: String,
     pub(crate) command: String,
-    #[serde(default)]
     pub(crate) args: Option<Vec<String>>,
-    #[serde(default)]
     pub(crate) env: Option<Vec<EnvVariable>>,
-    #[serde(default)]
     pub(crate) cwd: Option<String>,
-    #[serde(default)]
     pub(crate) output_byte_limit: Option<u64>,
 }
 
