@@ -405,13 +405,7 @@ impl Chat {
             return Err("nothing to restart".to_owned());
         };
         self.turn.asks.clear();
-        self.connection.close_output();
-        if self.agent.try_status().is_some() {
-            self.agent.end_group().await;
-        } else {
-            self.agent.stop().await;
-        }
-        self.connection.fail_pending();
+        self.stop_agent().await;
         self.terminals.shutdown().await;
         let started = self.launcher.restart()?;
         let Started { agent, connection, client, events } = started;
@@ -441,16 +435,22 @@ impl Chat {
         self.turn.forms.clear();
         self.close_session().await;
         self.terminals.shutdown().await;
+        self.stop_agent().await;
+        self.tidy_agent_log();
+        status
+    }
+
+    /// The agent's stdin closed, then the agent stopped (SIGTERM, then SIGKILL), or, when it has
+    /// exited or crashed, what it left in its group ended all the same; the requests still waiting
+    /// for its answers fail.
+    async fn stop_agent(&mut self) {
         self.connection.close_output();
         if self.agent.try_status().is_some() {
-            // It exited or crashed: what it left in its group is ended all the same.
             self.agent.end_group().await;
         } else {
             self.agent.stop().await;
         }
         self.connection.fail_pending();
-        self.tidy_agent_log();
-        status
     }
 
     /// At the end: the temporary agent log is removed when the agent wrote nothing to it, and

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::messages::{AvailableCommand, ConfigOption, ConfigValue, ModeState};
+use crate::messages::{AvailableCommand, Choice, ConfigOption, ConfigValue, ModeState};
 
 /// The front end's own slash commands: name, input hint, description (`/help` lists them first).
 pub(crate) const OWN_COMMANDS: [(&str, &str, &str); 11] = [
@@ -135,15 +135,7 @@ impl Offers {
             self.mode_option().map(|option| &option.value)
         {
             let mut lines = vec![format!("[mode] current: {current}")];
-            for choice in choices {
-                let mark = if &choice.value == current { "*" } else { " " };
-                let description = choice
-                    .description
-                    .as_deref()
-                    .map(|text| format!(": {text}"))
-                    .unwrap_or_default();
-                lines.push(format!("{mark} {} ({}){description}", choice.value, choice.name));
-            }
+            lines.extend(choices.iter().map(|choice| choice_line(choice, current)));
             return lines;
         }
         let Some(modes) = &self.modes else {
@@ -431,20 +423,19 @@ fn value_text(value: &ConfigValue) -> String {
     }
 }
 
+/// One choice of a select: `* VALUE (NAME): DESCRIPTION`, marked when it is `current`.
+fn choice_line(choice: &Choice, current: &str) -> String {
+    let mark = if choice.value == current { "*" } else { " " };
+    let description =
+        choice.description.as_deref().map(|text| format!(": {text}")).unwrap_or_default();
+    format!("{mark} {} ({}){description}", choice.value, choice.name)
+}
+
 fn choice_lines(option: &ConfigOption) -> Vec<String> {
     match &option.value {
-        ConfigValue::Select { current, choices } => choices
-            .iter()
-            .map(|choice| {
-                let mark = if &choice.value == current { "*" } else { " " };
-                let description = choice
-                    .description
-                    .as_deref()
-                    .map(|text| format!(": {text}"))
-                    .unwrap_or_default();
-                format!("  {mark} {} ({}){description}", choice.value, choice.name)
-            })
-            .collect(),
+        ConfigValue::Select { current, choices } => {
+            choices.iter().map(|choice| format!("  {}", choice_line(choice, current))).collect()
+        }
         ConfigValue::Boolean(_) => vec!["    true or false".to_owned()],
         ConfigValue::Unknown(_) => Vec::new(),
     }

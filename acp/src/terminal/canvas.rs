@@ -48,6 +48,21 @@ pub(crate) const REQUIRED_OPERATIONS: [&str; 2] = ["terminal_run", "terminal_wai
 /// The longest single `terminal_wait`, in milliseconds (the protocol's bound).
 #[expect(clippy::cast_precision_loss, reason = "30 000 is exact in an f64")]
 pub(crate) const WAIT_SLICE_MS: f64 = MAX_WAIT_MS as f64;
+
+/// The `terminal_wait` for the exit of the command of node `node_id`, with the wait's `since` and
+/// `timeoutMs`.
+fn exit_wait(node_id: String, since: Option<f64>, timeout_ms: f64) -> TerminalWaitArgs {
+    TerminalWaitArgs {
+        node_id,
+        until: WaitUntil::Exit,
+        text: None,
+        any_of: None,
+        regex: None,
+        since,
+        quiet_ms: None,
+        timeout_ms: Some(timeout_ms),
+    }
+}
 /// How often a watched wait reports its progress (each a `terminal_wait` turn of this length).
 pub(crate) const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// The largest `maxChars` of `terminal_read`, in UTF-16 units.
@@ -185,16 +200,7 @@ impl CanvasTerminals {
         }
         loop {
             let entry = self.entry(terminal_id)?;
-            let args = TerminalWaitArgs {
-                node_id: entry.node_id,
-                until: WaitUntil::Exit,
-                text: None,
-                any_of: None,
-                regex: None,
-                since: None,
-                quiet_ms: None,
-                timeout_ms: Some(WAIT_SLICE_MS),
-            };
+            let args = exit_wait(entry.node_id, None, WAIT_SLICE_MS);
             let answer: TerminalWaitResult = read(self.call("terminal_wait", &args).await?)?;
             let state = State::of(answer.running, answer.exit_code, answer.signal);
             if !state.running {
@@ -215,16 +221,7 @@ impl CanvasTerminals {
         loop {
             let entry = self.entry(terminal_id)?;
             #[expect(clippy::cast_precision_loss, reason = "600 000 is exact in an f64")]
-            let args = TerminalWaitArgs {
-                node_id: entry.node_id,
-                until: WaitUntil::Exit,
-                text: None,
-                any_of: None,
-                regex: None,
-                since: Some(0.0),
-                quiet_ms: None,
-                timeout_ms: Some(MAX_CLIENT_WAIT_MS as f64),
-            };
+            let args = exit_wait(entry.node_id, Some(0.0), MAX_CLIENT_WAIT_MS as f64);
             let args = serde_json::to_value(&args).map_err(|error| {
                 RpcError::internal(format!("cannot encode terminal_wait: {error}"))
             })?;
