@@ -9,6 +9,7 @@ mod commands;
 mod forms;
 mod handshake;
 mod sessions;
+mod stderr_log;
 mod turn;
 
 use std::collections::VecDeque;
@@ -33,6 +34,7 @@ use crate::style::{Span, Style};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
 use handshake::Session;
+use stderr_log::StderrLog;
 use termsprawl_protocol::ExitStatus;
 use turn::{CANCEL_TIMEOUT, Turn};
 
@@ -87,15 +89,8 @@ pub(crate) struct Chat {
     /// The agent is being started again: a session it can neither resume nor load is replaced
     /// by a new one.
     restarting: bool,
-    /// The file the agent's stderr goes to, named after a failure.
-    agent_log: Option<PathBuf>,
-    /// Whether `agent_log` is the temporary file of this run (removed at the end when empty).
-    agent_log_temporary: bool,
-    /// The report of the failure being shown named the agent's log already (with its last
-    /// lines): the hint after it does not name it again.
-    log_named: bool,
-    /// A failure named the agent's log: the end does not name it again.
-    log_told: bool,
+    /// The agent's stderr log, and what the person was told of it.
+    log: StderrLog,
     /// The session the handshake set up with the agent.
     session: Session,
     /// The turn: its renderer and the asks waiting for the person.
@@ -150,10 +145,7 @@ impl Chat {
             disconnected: false,
             start: None,
             restarting: false,
-            agent_log,
-            agent_log_temporary: agent_log_kind == AgentLog::Temporary,
-            log_named: false,
-            log_told: false,
+            log: StderrLog::new(agent_log, &agent_log_kind),
             session: Session::new(server),
             turn: Turn::default(),
         }
@@ -212,21 +204,9 @@ impl Chat {
         }
     }
 
-    /// After a failure: where the agent's stderr went, if to a file (`spec/acp.md` §2.1), unless
-    /// the failure's report named it already (once per failure, §2.21).
+    /// After a failure: where the agent's stderr went (`StderrLog::hint`).
     fn log_hint(&mut self) {
-        if std::mem::take(&mut self.log_named) {
-            return;
-        }
-        // An empty temporary log has nothing to read, and is removed at the end.
-        let temporary = self.agent_log_temporary;
-        let worth =
-            |path: &&PathBuf| !temporary || std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
-        if let Some(path) = self.agent_log.as_ref().filter(worth) {
-            let line = format!("the agent's stderr is in {}", path.display());
-            self.ui.error(&line);
-            self.log_told = true;
-        }
+        self.log.hint(&mut self.ui);
     }
 
     /// The report of an agent whose output ended (`spec/acp.md` §2.21): how it exited (waiting
@@ -258,7 +238,7 @@ impl Chat {
         let tail = self.agent.stderr_tail();
         if tail.is_empty() {
             report.push_str("; it wrote nothing on stderr");
-            self.log_named = true;
+            self.log.named_in_report(false);
             return;
         }
         let _ = write!(report, "; the last lines of its stderr ({}):", path.display());
@@ -266,8 +246,7 @@ impl Chat {
             report.push_str("\n    ");
             report.push_str(&line);
         }
-        self.log_named = true;
-        self.log_told = true;
+        self.log.named_in_report(true);
     }
 
     fn event(&mut self, event: Event, cancelled: bool) -> Result<(), Fatal> {
@@ -436,7 +415,7 @@ impl Chat {
         self.close_session().await;
         self.terminals.shutdown().await;
         self.stop_agent().await;
-        self.tidy_agent_log();
+        self.log.tidy(&mut self.ui);
         status
     }
 
@@ -451,22 +430,6 @@ impl Chat {
             self.agent.stop().await;
         }
         self.connection.fail_pending();
-    }
-
-    /// At the end: the temporary agent log is removed when the agent wrote nothing to it, and
-    /// named when it did (`spec/acp.md` §2.1).
-    fn tidy_agent_log(&mut self) {
-        let Some(path) = self.agent_log.take().filter(|_| self.agent_log_temporary) else {
-            return;
-        };
-        match std::fs::metadata(&path) {
-            Ok(metadata) if metadata.len() == 0 => {
-                let _ = std::fs::remove_file(&path);
-            }
-            Ok(_) if self.log_told => {}
-            Ok(_) => self.ui.error(&format!("the agent's stderr is kept in {}", path.display())),
-            Err(_) => {}
-        }
     }
 }
 

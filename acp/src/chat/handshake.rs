@@ -594,7 +594,7 @@ impl Chat {
         );
         self.add_stderr_tail(&mut report);
         // Named here while the agent may still answer: a later failure names it again.
-        self.log_named = false;
+        self.log.forget_named();
         self.ui.error(&report);
         Ok(())
     }
