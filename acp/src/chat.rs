@@ -1,8 +1,14 @@
 //! The chat: the state one front end keeps while it talks to its agent, how it runs to an exit
 //! status, the report of an agent that ended (its exit status and the last lines of its stderr,
-//! `spec/acp.md` §2.21) and `/restart` (§2.22). Its jobs live in the submodules: `handshake` (`initialize`, `session/new` with the
-//! MCP bridge, authentication), `turn` (the prompt loop, Ctrl-C and cancellation) and `ask_queue`
-//! (the permission asks shown to the person one at a time).
+//! `spec/acp.md` §2.21) and `/restart` (§2.22).
+//!
+//! Its state is three parts, each seeing only its own: the `Session` the handshake set up
+//! (`handshake`), the `Turn` with its renderer and the asks and forms waiting for the person
+//! (`turn`, `ask_queue`, `forms`), and what stays the chat's: the person's input, the agent and
+//! its connection, and the agent's stderr log (`stderr_log`). Its jobs live in the submodules:
+//! `handshake` (`initialize`, `session/new` with the MCP bridge, authentication), `turn` (the
+//! prompt loop, Ctrl-C and cancellation), `commands` and `sessions` (the front end's own slash
+//! commands and the agent's sessions).
 
 mod ask_queue;
 mod commands;

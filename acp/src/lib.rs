@@ -25,9 +25,10 @@
 //! own task, so the reader only decodes and dispatches.
 //!
 //! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
-//! connection started), `chat.rs` and its submodules `handshake`, `turn` and `ask_queue` (the
-//! chat's jobs; `commands` and `sessions` the front end's own slash commands and the agent's
-//! sessions), `offers.rs` (the agent's modes, options and commands, and the local check of every
+//! connection started), `chat.rs` (the chat, its `Session` from the handshake and its `Turn`
+//! with the renderer and the asks) and its submodules `handshake`, `turn`, `ask_queue` and
+//! `forms` (the chat's jobs; `commands` and `sessions` the front end's own slash commands and the
+//! agent's sessions), `offers.rs` (the agent's modes, options and commands, and the local check of every
 //! choice before it is sent), `connection.rs` (the JSON-RPC connection: framing and correlation),
 //! `messages.rs` (the lenient message types) and `client.rs` (the agent's requests to us).
 
