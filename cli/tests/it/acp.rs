@@ -74,6 +74,19 @@ impl Place {
     /// `termsprawlctl [program] acp --cwd ROOT --trace TRACE --agent-log - [options] -- python
     /// agent`, with the place's `TMUX_TMPDIR`, no inherited session and stdin from `/dev/null`.
     pub(crate) fn command(&self, peer: &Peer, program: &[&str], options: &[&str]) -> Command {
+        let options = [&["--agent-log", "-"][..], options].concat();
+        self.front_end(program, &options, &[peer.python.as_os_str(), peer.agent.as_os_str()])
+    }
+
+    /// `termsprawlctl [program] acp --cwd ROOT --trace TRACE [options] -- AGENT...`, with the
+    /// place's `TMUX_TMPDIR`, no inherited session, `TMUX` or `NO_COLOR`, stdin from `/dev/null`
+    /// and stdout and stderr piped: every scenario's front end.
+    pub(crate) fn front_end(
+        &self,
+        program: &[&str],
+        options: &[&str],
+        agent: &[&OsStr],
+    ) -> Command {
         let mut command = Command::new(BIN);
         command
             .args(program)
@@ -82,11 +95,9 @@ impl Place {
             .arg(self.root())
             .arg("--trace")
             .arg(self.trace())
-            .args(["--agent-log", "-"])
             .args(options)
             .arg("--")
-            .arg(&peer.python)
-            .arg(&peer.agent)
+            .args(agent)
             .current_dir(self.path())
             .env("TMUX_TMPDIR", self.tmux_tmpdir())
             .env_remove("TERMSPRAWL_SESSION_FILE")

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::acp::{Finished, Peer, Place, eventually, finish, peer, repo, run};
-use crate::support::{BIN, Fixture};
+use crate::support::Fixture;
 
 /// The scripted agent.
 pub(crate) fn raw_agent() -> PathBuf {
@@ -26,29 +26,13 @@ pub(crate) fn raw(
     program: &[&str],
     options: &[&str],
 ) -> Command {
-    let mut command = Command::new(BIN);
+    let agent = raw_agent();
+    let mut command =
+        place.front_end(program, options, &[peer.python.as_os_str(), agent.as_os_str()]);
     command
-        .args(program)
-        .arg("acp")
-        .arg("--cwd")
-        .arg(place.root())
-        .arg("--trace")
-        .arg(place.trace())
-        .args(options)
-        .arg("--")
-        .arg(&peer.python)
-        .arg(raw_agent())
-        .current_dir(place.path())
-        .env("TMUX_TMPDIR", place.tmux_tmpdir())
         .env("ACP_RAW_SCENARIO", scenario)
         .env("ACP_RAW_STATE", place.path())
-        .env_remove("TERMSPRAWL_SESSION_FILE")
-        .env_remove("ACP_RAW_TEST_KEY")
-        .env_remove("TMUX")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env_remove("ACP_RAW_TEST_KEY");
     command
 }
 

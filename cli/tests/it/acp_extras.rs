@@ -298,7 +298,6 @@ fn at_mentions_complete_with_tab_and_are_sent_per_the_prompt_capabilities() {
 /// `session/load`, whose replayed history is shown and closed before the next turn.
 #[test]
 fn fast_agent_gets_an_embedded_mention_and_its_loaded_history_is_shown() {
-    let python = termsprawl_test_support::peers::python("fast-agent");
     let dir = tempfile::TempDir::new().unwrap();
     let dir = std::fs::canonicalize(dir.path()).unwrap();
     let (project, home) = (dir.join("project"), dir.join("home"));
@@ -315,10 +314,7 @@ fn fast_agent_gets_an_embedded_mention_and_its_loaded_history_is_shown() {
             .arg(dir.join(trace))
             .args(options)
             .arg("--")
-            .arg(&python)
-            .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
-            .arg("--home")
-            .arg(&home)
+            .args(crate::acp_fast_agent::fast_agent(&home, &[]))
             .current_dir(&project)
             .env("TMUX_TMPDIR", &dir)
             .env_remove("TERMSPRAWL_SESSION_FILE")

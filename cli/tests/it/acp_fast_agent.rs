@@ -24,6 +24,21 @@ fn fast_agent_python() -> PathBuf {
     termsprawl_test_support::peers::python("fast-agent")
 }
 
+/// fast-agent's command line as an ACP agent (the `passthrough` model, `home` as its home), with
+/// `extra` options before `--home`.
+pub(crate) fn fast_agent(home: &Path, extra: &[&str]) -> Vec<String> {
+    let mut argv = vec![fast_agent_python().to_string_lossy().into_owned()];
+    argv.extend(
+        ["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"]
+            .iter()
+            .chain(extra)
+            .map(|word| (*word).to_owned()),
+    );
+    argv.push("--home".to_owned());
+    argv.push(home.to_string_lossy().into_owned());
+    argv
+}
+
 /// Reads the transcript up to the end of the current turn.
 fn turn(stdout: &mut BufReader<ChildStdout>) -> String {
     let mut seen = String::new();
@@ -42,7 +57,6 @@ fn turn(stdout: &mut BufReader<ChildStdout>) -> String {
 /// command into it and reads it back, every call through the injected bridge.
 #[test]
 fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
-    let python = fast_agent_python();
     let dir = TempDir::new().unwrap();
     let dir_path = std::fs::canonicalize(dir.path()).unwrap();
     let (data, project, home) =
@@ -66,10 +80,7 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
         .arg("--agent-log")
         .arg(&log)
         .arg("--")
-        .arg(&python)
-        .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
-        .arg("--home")
-        .arg(&home)
+        .args(fast_agent(&home, &[]))
         .current_dir(&project)
         .env("TMUX_TMPDIR", &dir_path)
         .env_remove("TERMSPRAWL_SESSION_FILE")
@@ -146,7 +157,7 @@ fn fast_agent_calls_termsprawl_tools_through_the_injected_bridge() {
         .collect();
     assert_eq!(prompts.last(), Some(&Value::from("/model")));
 
-    list_and_resume(&python, &project, &home, &session_id);
+    list_and_resume(&project, &home, &session_id);
 }
 
 /// Issue 25: fast-agent's commands (announced after session/new) are listed by /help after ours,
@@ -190,7 +201,7 @@ fn help_and_mode(
 }
 
 /// Issue 25: the session is listed by `session/list`, and continued with `session/resume`.
-fn list_and_resume(python: &Path, project: &Path, home: &Path, session_id: &str) {
+fn list_and_resume(project: &Path, home: &Path, session_id: &str) {
     let again = |options: &[&str]| {
         let output = Command::new(BIN)
             .arg("acp")
@@ -198,10 +209,7 @@ fn list_and_resume(python: &Path, project: &Path, home: &Path, session_id: &str)
             .arg(project)
             .args(options)
             .arg("--")
-            .arg(python)
-            .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
-            .arg("--home")
-            .arg(home)
+            .args(fast_agent(home, &[]))
             .current_dir(project)
             .env("TMUX_TMPDIR", project)
             .env_remove("TERMSPRAWL_SESSION_FILE")
@@ -235,21 +243,8 @@ fn sent(trace: &Path, method: &str) -> Value {
 /// `available_commands_update`) and its one mode id, through a real pseudo-terminal.
 #[test]
 fn tab_completes_fast_agents_commands_and_mode_at_the_prompt() {
-    let python = fast_agent_python();
     let home = TempDir::new().unwrap();
-    let agent: Vec<String> = [
-        python.to_string_lossy().as_ref(),
-        "-m",
-        "fast_agent.cli",
-        "--no-update-check",
-        "acp",
-        "--model",
-        "passthrough",
-        "--home",
-        home.path().to_string_lossy().as_ref(),
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let agent = fast_agent(home.path(), &[]);
     let node = crate::acp_interactive::Node::start_other(&agent, &["--no-mcp"], &[]);
     node.wait_prompt("[agent] >");
     // Its commands come just after the session starts: Tab completes `/hi` once they are there.
@@ -276,21 +271,8 @@ fn tab_completes_fast_agents_commands_and_mode_at_the_prompt() {
 /// the two lines the write removes (never a new file), and the change once.
 #[test]
 fn fast_agents_overwrite_shows_the_lines_it_removes_before_allowing() {
-    let python = fast_agent_python();
     let home = TempDir::new().unwrap();
-    let agent: Vec<String> = [
-        python.to_string_lossy().as_ref(),
-        "-m",
-        "fast_agent.cli",
-        "--no-update-check",
-        "acp",
-        "--model",
-        "passthrough",
-        "--home",
-        home.path().to_string_lossy().as_ref(),
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let agent = fast_agent(home.path(), &[]);
     let node = crate::acp_interactive::Node::start_other(&agent, &["--no-mcp"], &[]);
     node.wait_prompt("[agent] >");
     let notes = node.place.root().join("notes.md");
@@ -334,7 +316,6 @@ fn fast_agents_overwrite_shows_the_lines_it_removes_before_allowing() {
 /// time limit of their own.
 #[test]
 fn fast_agent_runs_a_60_s_command_in_one_tool_call() {
-    let python = fast_agent_python();
     let dir = TempDir::new().unwrap();
     let dir_path = std::fs::canonicalize(dir.path()).unwrap();
     let (data, project, home) =
@@ -362,10 +343,7 @@ fn fast_agent_runs_a_60_s_command_in_one_tool_call() {
         .arg("--prompt")
         .arg(format!("***CALL_TOOL termsprawl__terminal_run {run}"))
         .arg("--")
-        .arg(&python)
-        .args(["-m", "fast_agent.cli", "--no-update-check", "acp", "--model", "passthrough"])
-        .arg("--home")
-        .arg(&home)
+        .args(fast_agent(&home, &[]))
         .current_dir(&project)
         .env("TMUX_TMPDIR", &dir_path)
         .env_remove("TERMSPRAWL_SESSION_FILE")
@@ -407,7 +385,6 @@ fn fast_agent_runs_a_60_s_command_in_one_tool_call() {
 /// on one line, rewritten in place.
 #[test]
 fn fast_agents_shell_command_shows_its_progress_in_place() {
-    let python = fast_agent_python();
     let dir = TempDir::new().unwrap();
     let dir_path = std::fs::canonicalize(dir.path()).unwrap();
     let (data, project, home) =
@@ -417,20 +394,7 @@ fn fast_agents_shell_command_shows_its_progress_in_place() {
     }
     let server = Headless::start(&data, &project, |_| {});
     let session = server.session("fast-agent");
-    let agent: Vec<String> = [
-        python.to_string_lossy().as_ref(),
-        "-m",
-        "fast_agent.cli",
-        "--no-update-check",
-        "acp",
-        "--model",
-        "passthrough",
-        "--shell",
-        "--home",
-        home.to_string_lossy().as_ref(),
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let agent = fast_agent(&home, &["--shell"]);
     let node = crate::acp_interactive::Node::start_canvas_other(
         Some(&agent),
         &project,
