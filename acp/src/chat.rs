@@ -32,10 +32,10 @@ use crate::agent::{self, Agent};
 use crate::client::{Client, Event};
 use crate::connection::{Connection, RpcError};
 use crate::input::{Input, InputReader, LineEditor, Signals};
+use crate::launch::{self, Launcher, Started};
 use crate::messages::SessionUpdate;
 use crate::options::{AgentLog, Options};
 use crate::render::Piece;
-use crate::startup::{self, Launcher, Started};
 use crate::style::{Span, Style};
 use crate::terminal::{Backend, ToolServer};
 use crate::ui::Ui;
@@ -228,7 +228,7 @@ impl Chat {
             Some(status) => {
                 format!("the agent exited with {}{when}", agent::describe(Some(status)))
             }
-            None if reason == startup::CLOSED_OUTPUT => {
+            None if reason == launch::CLOSED_OUTPUT => {
                 format!("the agent closed its output{when} (it still runs; stopping it)")
             }
             None => format!("{reason}{when}; stopping the agent"),

@@ -24,8 +24,8 @@
 //! this mirrors the MCP bridge, which owns its loop the same way. Every inbound request runs in its
 //! own task, so the reader only decodes and dispatches.
 //!
-//! Where to start reading: [`run`] in this file, then `startup.rs` (the agent spawned and the
-//! connection started), `chat.rs` (the chat, its `Session` from the handshake and its `Turn`
+//! Where to start reading: [`run`] in this file, then `startup.rs` (the checks and the first start),
+//! `launch.rs` (the agent spawned and the connection started, again on `/restart`), `chat.rs` (the chat, its `Session` from the handshake and its `Turn`
 //! with the renderer and the asks) and its submodules `handshake`, `turn`, `ask_queue` and
 //! `forms` (the chat's jobs; `commands` and `sessions` the front end's own slash commands and the
 //! agent's sessions), `offers.rs` (the agent's modes, options and commands, and the local check of every
@@ -42,6 +42,7 @@ mod extras;
 mod fs;
 mod highlight;
 mod input;
+mod launch;
 mod markdown;
 mod mentions;
 mod messages;

@@ -547,7 +547,7 @@ impl Chat {
                     if answer.is_err() && self.connection.is_closed() {
                         // The agent is gone: how it exited and what it said say why.
                         let when = format!(" before answering {method}");
-                        return Err(self.agent_gone(crate::startup::CLOSED_OUTPUT, &when).await);
+                        return Err(self.agent_gone(crate::launch::CLOSED_OUTPUT, &when).await);
                     }
                     return Ok(answer);
                 }
