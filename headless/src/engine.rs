@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::error::{ToolError, messages};
 use crate::launch;
 use crate::layout::Layout;
-use crate::notices::Notices;
+use crate::notices::{self, Notices};
 use crate::queue::Queues;
 use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
@@ -81,6 +81,27 @@ impl StartedAgent {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl notices::Host for Engine {
+    fn notices(&self) -> &Notices {
+        &self.notices
+    }
+
+    fn terminals(&self) -> &Terminals {
+        &self.terminals
+    }
+
+    fn notice_idle_limit(&self) -> std::time::Duration {
+        self.config.notice_idle_limit
+    }
+
+    fn is_agent_node(&self, project_id: &str, node_id: &str) -> bool {
+        self.with_project(project_id, |project| {
+            project.node(node_id).is_some_and(|node| node.kind == NodeKind::Agent)
+        })
+        .unwrap_or(false)
+    }
 }
 
 impl Engine {

@@ -38,6 +38,7 @@ mod config;
 pub mod control;
 mod engine;
 mod error;
+mod files;
 mod foreground;
 pub mod launch;
 mod layout;

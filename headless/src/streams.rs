@@ -39,8 +39,8 @@ use termsprawl_protocol::results::SearchMatch;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
+use crate::files::{Files, node_of, recorded_exit_of};
 use crate::matcher::Matcher;
-use crate::terminals::files::{Files, node_of, recorded_exit_of};
 
 /// How long a run wrapper waits, after its exit mark, for the server to read it (and how long the
 /// server looks for it) before it ends anyway.

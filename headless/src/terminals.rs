@@ -19,7 +19,7 @@
 //! tells it which nodes exist ([`Terminals::forget`] when one is removed). Operations reach tmux
 //! and the streams only through it.
 
-pub(crate) mod files;
+use crate::files;
 mod readers;
 mod record;
 
