@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
 use termsprawl_external_term::session_name;
@@ -23,6 +23,7 @@ use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
 use crate::terminals::Terminals;
 use crate::tmux::{Sessions, Tmux};
+use termsprawl_transport::sync::lock;
 
 /// The canvas and the tasks, behind one lock that is never held across an `await`.
 #[derive(Debug)]
@@ -77,10 +78,6 @@ impl StartedAgent {
             "environment": environment,
         })
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl notices::Host for Engine {

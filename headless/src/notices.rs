@@ -24,7 +24,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,7 @@ use tokio::task::JoinSet;
 use crate::foreground::{self, Processes};
 use crate::terminals::{Ask, PaneState, Terminals};
 use termsprawl_protocol::results::{RUN_NOTICE_READ, RUN_NOTICE_START, signal_name};
+use termsprawl_transport::sync::lock;
 
 /// How long the caller's node must have printed nothing before a notice is typed into it.
 pub(crate) const OUTPUT_QUIET: Duration = Duration::from_secs(1);
@@ -113,10 +114,6 @@ pub(crate) struct Notices {
     receiver: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
     /// Notified whenever an [`Answering`] ends.
     released: Notify,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Notices {

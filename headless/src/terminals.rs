@@ -25,7 +25,7 @@ mod record;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use termsprawl_external_term::pane::is_dead_notice;
@@ -41,6 +41,7 @@ pub(crate) use crate::streams::{Look, Stream};
 pub(crate) use crate::tmux::{Screen, TmuxError};
 use record::EndLook;
 pub(crate) use termsprawl_external_term::pane::PaneState;
+use termsprawl_transport::sync::lock;
 
 /// The program of a run node: `sh -c COMMAND` under a small `sh` that, once the command has
 /// exited, prints the exit mark (`streams::EXIT_MARK`: everything the command printed is in the
@@ -125,10 +126,6 @@ pub(crate) struct Terminals {
     /// [`Terminals::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
     ends: Mutex<HashMap<String, EndLook>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The state of a pane that is gone: dead, nothing known yet.
