@@ -63,7 +63,7 @@ pub(crate) const RUN_WRAPPER: &str = r#"sh -c "$1"; s=$?; printf '\030\033]6973;
 pub(crate) const EXIT_MARK_LIMIT: Duration = crate::streams::DRAIN_LIMIT;
 
 /// Lines of scrollback `terminal_read` includes, and a retired run node's record keeps.
-pub const HISTORY_LINES: u32 = 200;
+pub(crate) const HISTORY_LINES: u32 = 200;
 
 /// How often [`Terminals::state`] looks at most, and how far apart, while tmux's answer is not
 /// settled: a pane marked dead a moment before tmux reaped its program and knows its status, or
@@ -697,7 +697,7 @@ pub(crate) fn tmux_error(error: TmuxError) -> ToolError {
 }
 
 /// The last `limit` UTF-16 units of `text`, never splitting a character.
-pub fn tail(text: &str, limit: usize) -> String {
+pub(crate) fn tail(text: &str, limit: usize) -> String {
     termsprawl_protocol::results::utf16_tail(text, limit).to_owned()
 }
 
