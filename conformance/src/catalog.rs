@@ -23,18 +23,13 @@
 //! Every probe builds its body from what was read before it ([`Served::members_with`]), so the
 //! validation rules probe exactly the server's catalog.
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
 use termsprawl_protocol::{Operation, ParamKind, ValidationError};
 
 use crate::ctx::{Ctx, Who};
+use crate::served::{Served, string};
 
 /// The unknown member that ends every probe.
 pub(crate) const GUARD: &str = "zzz_conformance";
-
-/// A node id no server has.
-pub(crate) const ABSENT: &str = "conformance-absent-node";
 
 /// The enum values a protocol version added to a member that existed before it, with the version:
 /// a server whose catalog lacks one of them is of an earlier version, not wrong.
@@ -44,86 +39,6 @@ pub(crate) const LATER_VALUES: &[(&str, &str, &str, &str)] = &[
     ("terminal_wait", "until", "change", "1.4.0"),
     ("terminal_wait", "until", "input", "1.5.0"),
 ];
-
-/// What the server's catalog holds for one operation.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Served {
-    /// The arguments it requires, in the order its validator reports them.
-    pub(crate) required: Vec<String>,
-    /// Whether `required` was read from the server (false: its answers did not show it, and the
-    /// table's required arguments stand in).
-    pub(crate) read: bool,
-    /// The table's members it lacks, each with the probe that shows it.
-    pub(crate) absent: BTreeMap<String, String>,
-    /// Per enum member it has: the table's values it accepts, in table order.
-    pub(crate) values: BTreeMap<String, Vec<String>>,
-    /// Per enum member: the values of [`LATER_VALUES`] it refuses.
-    pub(crate) lacks_values: BTreeMap<String, Vec<String>>,
-}
-
-impl Served {
-    /// Whether the catalog has the member `name`.
-    pub(crate) fn has(&self, name: &str) -> bool {
-        !self.absent.contains_key(name)
-    }
-
-    /// Whether the catalog has the enum member `name` with `value`.
-    pub(crate) fn has_value(&self, name: &str, value: &str) -> bool {
-        self.has(name)
-            && self.values.get(name).is_some_and(|values| values.iter().any(|v| v == value))
-    }
-
-    /// The required arguments with passing values, `name` set to `value` (or left out when
-    /// `None`, or placed where the server requires it), in the server's order; `name` comes last
-    /// when the server does not require it.
-    pub(crate) fn members_with(
-        &self,
-        operation: &Operation,
-        name: &str,
-        value: Option<&str>,
-    ) -> Vec<(String, String)> {
-        let mut members = Vec::new();
-        for required in &self.required {
-            if required == name {
-                if let Some(value) = value {
-                    members.push((name.to_owned(), value.to_owned()));
-                }
-            } else {
-                members.push((required.clone(), self.filler(operation, required)));
-            }
-        }
-        if !self.required.iter().any(|required| required == name)
-            && let Some(value) = value
-        {
-            members.push((name.to_owned(), value.to_owned()));
-        }
-        members
-    }
-
-    /// A value of `name` that passes step 5: by the table's kind, the first enum value the
-    /// server accepts, a string for a member the table does not know.
-    pub(crate) fn filler(&self, operation: &Operation, name: &str) -> String {
-        match operation.param(name).map(termsprawl_protocol::Param::kind) {
-            Some(ParamKind::Number) => "1".to_owned(),
-            Some(ParamKind::Boolean) => "true".to_owned(),
-            Some(ParamKind::StringArray) => format!("[{}]", string(ABSENT)),
-            Some(ParamKind::Enum(values)) => {
-                let first = self
-                    .values
-                    .get(name)
-                    .and_then(|accepted| accepted.first())
-                    .or_else(|| values.first());
-                string(first.map_or("", String::as_str))
-            }
-            Some(ParamKind::String) | None => string(ABSENT),
-        }
-    }
-}
-
-/// A JSON string literal.
-pub(crate) fn string(text: &str) -> String {
-    Value::from(text).to_string()
-}
 
 /// `{"k":v,…}` from members whose values are JSON text, in the order given (repeats allowed).
 pub(crate) fn object(members: &[(String, String)]) -> String {

@@ -11,10 +11,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use termsprawl_protocol::{Operation, ParamKind, SessionToken, operations};
 
-use crate::catalog::Served;
 use crate::levels::{Level, level_of};
 use crate::raw::{self, Header, Probe, Response};
 use crate::report::{Outcome, Report, Verdict};
+use crate::served::Served;
 /// The wait for one ordinary probe.
 const PROBE_LIMIT: Duration = Duration::from_secs(20);
 

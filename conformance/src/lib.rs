@@ -42,6 +42,7 @@ mod operation_rules;
 mod raw;
 pub mod report;
 mod run;
+mod served;
 pub mod shapes;
 mod validation;
 mod waits;

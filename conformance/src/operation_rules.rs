@@ -14,8 +14,9 @@
 use serde_json::{Value, json};
 use termsprawl_protocol::{Operation, ValidationError};
 
-use crate::catalog::{ABSENT, GUARD, Served};
+use crate::catalog::GUARD;
 use crate::ctx::{Ctx, Expect, Who};
+use crate::served::{ABSENT, Served};
 
 const SECTION: &str = "protocol.md §5 step 6";
 

@@ -12,8 +12,9 @@ use termsprawl_protocol::{
     MAX_ARRAY_ITEMS, MAX_ITEM_UTF16, MAX_STRING_UTF16, Operation, Param, ParamKind, ValidationError,
 };
 
-use crate::catalog::{GUARD, object, request, string, with_guard};
+use crate::catalog::{GUARD, object, request, with_guard};
 use crate::ctx::{Ctx, Expect, Who};
+use crate::served::string;
 
 const STEPS: &str = "protocol.md §5";
 

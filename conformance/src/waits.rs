@@ -124,11 +124,12 @@ pub(crate) fn skip_all(ctx: &mut Ctx, why: &str) {
     later::skip_all(ctx, why);
 }
 
+/// The section and rule of `id`, from this group's table or the later members' ([`later::RULES`]).
 fn rule(id: &str) -> (&'static str, &'static str) {
     RULES
         .iter()
         .find(|(known, _, _)| *known == id)
-        .map_or(("", ""), |(_, section, rule)| (*section, *rule))
+        .map_or_else(|| later::rule(id), |(_, section, rule)| (*section, *rule))
 }
 
 /// What the group has seen: cursors per node, in the order answered, and the nodes it made.
@@ -187,11 +188,13 @@ async fn shaped(
     }
 }
 
+/// Records the verdict of `id` (of either table).
 fn verdict(ctx: &mut Ctx, id: &str, problem: Option<String>) {
     let (section, rule) = rule(id);
     ctx.verdict(id, section, rule, problem);
 }
 
+/// Records `id` (of either table) as skipped, saying why.
 fn skip(ctx: &mut Ctx, id: &str, why: &str) {
     let (section, rule) = rule(id);
     ctx.skip(id, section, rule, why);

@@ -10,7 +10,6 @@ pub mod machine;
 pub mod server;
 
 use std::process::{Child, ExitStatus};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -56,10 +55,7 @@ pub fn answer<T: serde::de::DeserializeOwned>(
     }
 }
 
-/// A poisoned lock still guards consistent data here (a panicking thread fails the run anyway).
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub use termsprawl_transport::sync::lock;
 
 #[cfg(test)]
 mod tests;

@@ -17,11 +17,11 @@ use termsprawl_protocol::args::ArtifactView;
 use crate::error::{Error, ToolError, messages};
 
 /// Minimum width and height of a node; browser nodes (which only the app has) need 320×240.
-pub const MIN_SIZE: (f64, f64) = (240.0, 140.0);
+pub(crate) const MIN_SIZE: (f64, f64) = (240.0, 140.0);
 /// Minimum size of a browser node.
-pub const MIN_BROWSER_SIZE: (f64, f64) = (320.0, 240.0);
+pub(crate) const MIN_BROWSER_SIZE: (f64, f64) = (320.0, 240.0);
 /// Maximum width and height of a node.
-pub const MAX_SIZE: (f64, f64) = (8000.0, 8000.0);
+pub(crate) const MAX_SIZE: (f64, f64) = (8000.0, 8000.0);
 
 /// Space between nodes placed automatically, and around the children of a new group.
 const GAP: f64 = 40.0;
@@ -33,7 +33,7 @@ const COLUMNS: u32 = 4;
 /// The kind of a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum NodeKind {
+pub(crate) enum NodeKind {
     /// A plain shell terminal (`terminal_open`).
     Terminal,
     /// A terminal running an agent, with a tool session (`agent_launch`, `launch`).
@@ -50,7 +50,7 @@ pub enum NodeKind {
 
 impl NodeKind {
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             NodeKind::Terminal => "terminal",
             NodeKind::Agent => "agent",
@@ -62,7 +62,7 @@ impl NodeKind {
     }
 
     /// Whether the node is backed by a tmux session.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, NodeKind::Terminal | NodeKind::Agent)
     }
 
@@ -83,59 +83,59 @@ impl NodeKind {
 /// What an agent node remembers about its agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AgentInfo {
+pub(crate) struct AgentInfo {
     /// The agent's name (`claude`, or the `--agent` of `launch`).
-    pub name: String,
+    pub(crate) name: String,
     /// The status the session was provisioned with; used when it is provisioned again.
-    pub status: IntegrationStatus,
+    pub(crate) status: IntegrationStatus,
 }
 
 /// One node. Positions are relative to the parent group, or to the canvas for a top-level node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Node {
+pub(crate) struct Node {
     /// The node id (`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$`).
-    pub id: String,
+    pub(crate) id: String,
     /// The kind.
-    pub kind: NodeKind,
+    pub(crate) kind: NodeKind,
     /// The title.
-    pub title: String,
+    pub(crate) title: String,
     /// Left edge.
-    pub x: f64,
+    pub(crate) x: f64,
     /// Top edge.
-    pub y: f64,
+    pub(crate) y: f64,
     /// Width.
-    pub width: f64,
+    pub(crate) width: f64,
     /// Height.
-    pub height: f64,
+    pub(crate) height: f64,
     /// The group it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<String>,
+    pub(crate) parent_id: Option<String>,
     /// A sticky note's text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     /// An artifact's absolute path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
     /// An artifact's view.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub view: Option<ArtifactView>,
+    pub(crate) view: Option<ArtifactView>,
     /// An agent node's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<AgentInfo>,
+    pub(crate) agent: Option<AgentInfo>,
     /// A run node's command (`terminal_run`): its program is `sh -c COMMAND`, and its pane stays
     /// after the command exits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
+    pub(crate) command: Option<String>,
     /// When a terminal node's program started, in milliseconds since 1970 (`terminal_list`'s
     /// `startedAt`, protocol 1.5.0); absent for other kinds and in canvases written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<u64>,
+    pub(crate) started_at: Option<u64>,
 }
 
 impl Node {
     /// A node of `kind` with its default size, at the origin.
-    pub fn new(id: String, kind: NodeKind, title: String) -> Node {
+    pub(crate) fn new(id: String, kind: NodeKind, title: String) -> Node {
         let (width, height) = kind.default_size();
         Node {
             id,
@@ -156,7 +156,7 @@ impl Node {
     }
 
     /// The node as `canvas_list` shows it; `running` tells whether a terminal's tmux session runs.
-    pub fn to_value(&self, selected: bool, running: bool) -> Value {
+    pub(crate) fn to_value(&self, selected: bool, running: bool) -> Value {
         let mut object = Map::new();
         object.insert("nodeId".to_owned(), Value::from(self.id.as_str()));
         object.insert("kind".to_owned(), Value::from(self.kind.as_str()));
@@ -198,35 +198,35 @@ impl Node {
 
 /// A directed agent link: `from` may send requests to `to` ("Allow agent requests" enabled).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Link {
+pub(crate) struct Link {
     /// The sender.
-    pub from: String,
+    pub(crate) from: String,
     /// The recipient.
-    pub to: String,
+    pub(crate) to: String,
 }
 
 /// A project: a folder, its nodes (in creation order), the selection and the agent links.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Project {
+pub(crate) struct Project {
     /// The project id.
-    pub id: String,
+    pub(crate) id: String,
     /// The project folder, absolute and canonical.
-    pub folder: PathBuf,
+    pub(crate) folder: PathBuf,
     /// The nodes.
     #[serde(default)]
-    pub nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
     /// The selected node ids.
     #[serde(default)]
-    pub selection: Vec<String>,
+    pub(crate) selection: Vec<String>,
     /// The enabled agent links.
     #[serde(default)]
-    pub links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
 }
 
 impl Project {
     /// The node `id`.
-    pub fn node(&self, id: &str) -> Option<&Node> {
+    pub(crate) fn node(&self, id: &str) -> Option<&Node> {
         self.nodes.iter().find(|node| node.id == id)
     }
 
@@ -235,12 +235,12 @@ impl Project {
     }
 
     /// The node `id`, or `Node not found in the visible project`.
-    pub fn existing(&self, id: &str) -> Result<&Node, ToolError> {
+    pub(crate) fn existing(&self, id: &str) -> Result<&Node, ToolError> {
         self.node(id).ok_or_else(|| messages::NODE_NOT_FOUND.into())
     }
 
     /// Adds `node` at the first free slot of a grid of top-level positions; returns its id.
-    pub fn add(&mut self, mut node: Node) -> String {
+    pub(crate) fn add(&mut self, mut node: Node) -> String {
         let (width, height) = (node.width, node.height);
         let free = |x: f64, y: f64| {
             !self
@@ -266,7 +266,7 @@ impl Project {
     }
 
     /// `canvas_select`: every id must exist; duplicates are kept once, in order.
-    pub fn select(&mut self, ids: &[String]) -> Result<Vec<String>, ToolError> {
+    pub(crate) fn select(&mut self, ids: &[String]) -> Result<Vec<String>, ToolError> {
         if ids.iter().any(|id| self.node(id).is_none()) {
             return Err(messages::SELECTION_UNKNOWN.into());
         }
@@ -276,7 +276,7 @@ impl Project {
     }
 
     /// `canvas_move`.
-    pub fn move_node(&mut self, id: &str, x: f64, y: f64) -> Result<(), ToolError> {
+    pub(crate) fn move_node(&mut self, id: &str, x: f64, y: f64) -> Result<(), ToolError> {
         let node = self.node_mut(id).ok_or(ToolError::new(messages::NODE_NOT_FOUND))?;
         node.x = x;
         node.y = y;
@@ -284,7 +284,7 @@ impl Project {
     }
 
     /// `canvas_resize`: between the kind's minimum and 8000×8000.
-    pub fn resize(&mut self, id: &str, width: f64, height: f64) -> Result<(), ToolError> {
+    pub(crate) fn resize(&mut self, id: &str, width: f64, height: f64) -> Result<(), ToolError> {
         let node = self.node_mut(id).ok_or(ToolError::new(messages::NODE_NOT_FOUND))?;
         let (min_width, min_height) = node.kind.min_size();
         let fits = min_width <= width
@@ -301,7 +301,7 @@ impl Project {
 
     /// `canvas_group`: wraps top-level non-group nodes in a new group sized around them; their
     /// positions become relative to the group. Returns the children's ids, each once.
-    pub fn group(
+    pub(crate) fn group(
         &mut self,
         group_id: &str,
         ids: &[String],
@@ -340,7 +340,7 @@ impl Project {
 
     /// Removes a node with its selection entry and links; the children of a removed group
     /// become top-level again at their absolute positions.
-    pub fn remove(&mut self, id: &str) -> Option<Node> {
+    pub(crate) fn remove(&mut self, id: &str) -> Option<Node> {
         let index = self.nodes.iter().position(|node| node.id == id)?;
         let node = self.nodes.remove(index);
         for child in &mut self.nodes {
@@ -356,7 +356,7 @@ impl Project {
     }
 
     /// Enables the link `from` → `to` between two agent nodes; `false` if it was already enabled.
-    pub fn link(&mut self, from: &str, to: &str) -> Result<bool, String> {
+    pub(crate) fn link(&mut self, from: &str, to: &str) -> Result<bool, String> {
         for id in [from, to] {
             match self.node(id) {
                 Some(node) if node.kind == NodeKind::Agent => {}
@@ -375,24 +375,24 @@ impl Project {
     }
 
     /// Disables the link `from` → `to`; `false` if there was none.
-    pub fn unlink(&mut self, from: &str, to: &str) -> bool {
+    pub(crate) fn unlink(&mut self, from: &str, to: &str) -> bool {
         let before = self.links.len();
         self.links.retain(|link| !(link.from == from && link.to == to));
         before != self.links.len()
     }
 
     /// Whether `from` may send requests to `to`.
-    pub fn is_linked(&self, from: &str, to: &str) -> bool {
+    pub(crate) fn is_linked(&self, from: &str, to: &str) -> bool {
         self.links.iter().any(|link| link.from == from && link.to == to)
     }
 
     /// The recipients `from` may send requests to, in link order.
-    pub fn enabled_peers(&self, from: &str) -> Vec<String> {
+    pub(crate) fn enabled_peers(&self, from: &str) -> Vec<String> {
         self.links.iter().filter(|link| link.from == from).map(|link| link.to.clone()).collect()
     }
 
     /// `canvas_list`: every node in order; `running` holds the tmux session names that run.
-    pub fn list_value(&self, running: &HashSet<String>) -> Value {
+    pub(crate) fn list_value(&self, running: &HashSet<String>) -> Value {
         Value::Array(
             self.nodes
                 .iter()
@@ -412,7 +412,7 @@ impl Project {
 pub struct Canvas {
     /// The projects, in creation order.
     #[serde(default)]
-    pub projects: Vec<Project>,
+    pub(crate) projects: Vec<Project>,
 }
 
 impl Canvas {
@@ -420,7 +420,7 @@ impl Canvas {
     /// and is left alone.
     ///
     /// Valid JSON of another shape is refused too (issue 29): the file must be an object whose
-    /// only member is `projects`, an array, as [`Canvas::save`] writes it; anything else (`[]`,
+    /// only member is `projects`, an array, as `Canvas::save` writes it; anything else (`[]`,
     /// `[[]]`, `{}`, another program's `{"schemaVersion":9,…}`) is not ours to overwrite.
     pub fn load(path: &Path) -> Result<Canvas, Error> {
         let invalid = |source| Error::Canvas { path: path.to_path_buf(), source };
@@ -438,7 +438,7 @@ impl Canvas {
     }
 
     /// `<path>.last-good`: a copy of the canvas file as it was last saved or loaded.
-    pub fn last_good_file(path: &Path) -> PathBuf {
+    pub(crate) fn last_good_file(path: &Path) -> PathBuf {
         let mut name = path.as_os_str().to_owned();
         name.push(".last-good");
         PathBuf::from(name)
@@ -447,7 +447,7 @@ impl Canvas {
     /// After a successful [`Canvas::load`] of an existing file: keeps a copy of it as
     /// [`Canvas::last_good_file`] (written atomically), the copy `serve --recover` starts from
     /// (another program may have written the file since the last save).
-    pub fn keep_last_good(path: &Path) -> io::Result<()> {
+    pub(crate) fn keep_last_good(path: &Path) -> io::Result<()> {
         match fs::read(path) {
             Ok(content) => {
                 termsprawl_transport::server::write_atomic(&Canvas::last_good_file(path), &content)
@@ -488,24 +488,24 @@ impl Canvas {
     /// Writes the canvas to `path` compactly and atomically, mode 0600, and the same bytes to
     /// [`Canvas::last_good_file`], together: both change or neither does, so a damaged canvas
     /// file is recovered with everything saved.
-    pub fn save(&self, path: &Path) -> io::Result<()> {
+    pub(crate) fn save(&self, path: &Path) -> io::Result<()> {
         let json = serde_json::to_vec(self).map_err(io::Error::other)?;
         let last_good = Canvas::last_good_file(path);
         termsprawl_transport::server::write_atomic_all(&[(path, &json), (&last_good, &json)])
     }
 
     /// The project `id`.
-    pub fn project(&self, id: &str) -> Option<&Project> {
+    pub(crate) fn project(&self, id: &str) -> Option<&Project> {
         self.projects.iter().find(|project| project.id == id)
     }
 
     /// The project `id`, mutable.
-    pub fn project_mut(&mut self, id: &str) -> Option<&mut Project> {
+    pub(crate) fn project_mut(&mut self, id: &str) -> Option<&mut Project> {
         self.projects.iter_mut().find(|project| project.id == id)
     }
 
     /// The project of `folder` (canonical), created with a new id when there is none.
-    pub fn ensure_project(&mut self, folder: &Path) -> &mut Project {
+    pub(crate) fn ensure_project(&mut self, folder: &Path) -> &mut Project {
         if let Some(index) = self.projects.iter().position(|project| project.folder == folder) {
             return &mut self.projects[index];
         }
@@ -521,12 +521,12 @@ impl Canvas {
     }
 
     /// The project a node belongs to.
-    pub fn project_of(&self, node_id: &str) -> Option<&Project> {
+    pub(crate) fn project_of(&self, node_id: &str) -> Option<&Project> {
         self.projects.iter().find(|project| project.node(node_id).is_some())
     }
 
     /// A node id not used in any project: `<kind>-<8 hex digits>`.
-    pub fn fresh_node_id(&self, kind: NodeKind) -> String {
+    pub(crate) fn fresh_node_id(&self, kind: NodeKind) -> String {
         loop {
             let id =
                 format!("{}-{}", kind.as_str(), &uuid::Uuid::new_v4().simple().to_string()[..8]);
@@ -556,7 +556,7 @@ impl Canvas {
 }
 
 /// A JSON number that reads like the app's: integral values without a fraction.
-pub fn number(value: f64) -> Value {
+pub(crate) fn number(value: f64) -> Value {
     const EXACT: f64 = 9_007_199_254_740_992.0;
     if value.fract() == 0.0 && value.abs() < EXACT {
         #[expect(clippy::cast_possible_truncation, reason = "an integral value below 2^53")]

@@ -6,15 +6,15 @@ use std::time::Duration;
 use termsprawl_external_term::SearchPath;
 
 /// How long a queued operation may wait for its turn (`spec/protocol.md` §6.4).
-pub const QUEUE_EXPIRY: Duration = Duration::from_secs(15);
+pub(crate) const QUEUE_EXPIRY: Duration = Duration::from_secs(15);
 /// How long an agent request may wait for its reply (`spec/protocol.md` §4.5).
-pub const TASK_EXPIRY: Duration = Duration::from_mins(15);
+pub(crate) const TASK_EXPIRY: Duration = Duration::from_mins(15);
 /// How often agent sessions are checked for a tmux session that ended.
-pub const LIVENESS_INTERVAL: Duration = Duration::from_secs(2);
+pub(crate) const LIVENESS_INTERVAL: Duration = Duration::from_secs(2);
 /// How long a run notice waits at most for its caller's node to be ready (an agent program, not
 /// a shell, reads its terminal) and idle: then it is typed anyway where an agent program reads,
 /// and dropped otherwise (`spec/protocol.md` §4.9).
-pub const NOTICE_IDLE_LIMIT: Duration = Duration::from_mins(2);
+pub(crate) const NOTICE_IDLE_LIMIT: Duration = Duration::from_mins(2);
 
 /// The configuration of a [`crate::Server`].
 #[derive(Debug, Clone)]
@@ -29,14 +29,14 @@ pub struct Config {
     pub ctl: Option<PathBuf>,
     /// The program of `terminal_open` shells; `None` lets tmux start its default shell.
     pub shell: Option<Vec<String>>,
-    /// How long a queued operation may wait ([`QUEUE_EXPIRY`]); tests shorten it.
+    /// How long a queued operation may wait (`QUEUE_EXPIRY`); tests shorten it.
     pub queue_expiry: Duration,
-    /// How long an agent request may wait for its reply ([`TASK_EXPIRY`]); tests shorten it.
+    /// How long an agent request may wait for its reply (`TASK_EXPIRY`); tests shorten it.
     pub task_expiry: Duration,
-    /// How often ended agent sessions are noticed ([`LIVENESS_INTERVAL`]).
+    /// How often ended agent sessions are noticed (`LIVENESS_INTERVAL`).
     pub liveness_interval: Duration,
     /// How long a run notice waits at most for its caller's node to be ready and idle
-    /// ([`NOTICE_IDLE_LIMIT`]); tests shorten it.
+    /// (`NOTICE_IDLE_LIMIT`); tests shorten it.
     pub notice_idle_limit: Duration,
     /// Where agent presets and tmux are looked for.
     pub search_path: SearchPath,

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value, json};
 use termsprawl_external_term::session_name;
@@ -17,12 +17,13 @@ use crate::config::Config;
 use crate::error::{ToolError, messages};
 use crate::launch;
 use crate::layout::Layout;
-use crate::notices::Notices;
+use crate::notices::{self, Notices};
 use crate::queue::Queues;
 use crate::streams::Streams;
 use crate::tasks::{self, Tasks};
 use crate::terminals::Terminals;
 use crate::tmux::{Sessions, Tmux};
+use termsprawl_transport::sync::lock;
 
 /// The canvas and the tasks, behind one lock that is never held across an `await`.
 #[derive(Debug)]
@@ -79,8 +80,25 @@ impl StartedAgent {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+impl notices::Host for Engine {
+    fn notices(&self) -> &Notices {
+        &self.notices
+    }
+
+    fn terminals(&self) -> &Terminals {
+        &self.terminals
+    }
+
+    fn notice_idle_limit(&self) -> std::time::Duration {
+        self.config.notice_idle_limit
+    }
+
+    fn is_agent_node(&self, project_id: &str, node_id: &str) -> bool {
+        self.with_project(project_id, |project| {
+            project.node(node_id).is_some_and(|node| node.kind == NodeKind::Agent)
+        })
+        .unwrap_or(false)
+    }
 }
 
 impl Engine {

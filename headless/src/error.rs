@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use termsprawl_transport::server::{ProvisionError, StartError};
+use termsprawl_transport::server::{FileError, ProvisionError, StartError};
 
 /// A failed operation: its message becomes the `error` member of the `ok:false` result verbatim.
 ///
@@ -43,16 +43,8 @@ pub enum Error {
     #[error(transparent)]
     Provision(#[from] ProvisionError),
     /// A file of the data directory could not be read or written.
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        /// `read`, `write`, `create`, `remove`, `bind`.
-        action: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] FileError),
     /// `canvas.json` exists but is not a canvas; it is never overwritten.
     #[error("{path} is not a valid canvas file: {source}")]
     Canvas {
@@ -81,8 +73,8 @@ impl Error {
         action: &'static str,
         path: impl Into<PathBuf>,
     ) -> impl FnOnce(io::Error) -> Error {
-        let path = path.into();
-        move |source| Error::Io { action, path, source }
+        let file_error = FileError::on(action, path);
+        move |source| Error::Io(file_error(source))
     }
 }
 

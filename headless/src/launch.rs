@@ -19,21 +19,21 @@ use crate::error::{ToolError, messages};
 use crate::layout::Layout;
 
 /// Reason of a `needs-setup` status whose instruction delivery is unverified (§6.8).
-pub const UNVERIFIED_REASON: &str = "Instruction delivery is unverified. Read the generated skills and configure this agent explicitly.";
+pub(crate) const UNVERIFIED_REASON: &str = "Instruction delivery is unverified. Read the generated skills and configure this agent explicitly.";
 /// Reason of an MCP adapter's status until the agent connects (§6.8).
-pub const WAITING_REASON: &str = "Waiting for the agent to connect to MCP";
+pub(crate) const WAITING_REASON: &str = "Waiting for the agent to connect to MCP";
 /// Reason of a `cli-fallback` status (§6.8).
-pub const CLI_REASON: &str =
+pub(crate) const CLI_REASON: &str =
     "Instructions supplied; shell tool access is subject to agent permissions";
 /// Reason of a status after `session_info` of an MCP adapter (§6.5).
-pub const CONNECTED_REASON: &str = "Authenticated tool connection established";
+pub(crate) const CONNECTED_REASON: &str = "Authenticated tool connection established";
 
 /// How long `--help` and `--version` of an agent may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The status of an agent started by `termsprawl-headless launch`: its instruction delivery is
 /// unverified (`<name>-unverified`, `needs-setup`).
-pub fn unverified_status(name: &str) -> IntegrationStatus {
+pub(crate) fn unverified_status(name: &str) -> IntegrationStatus {
     IntegrationStatus {
         state: IntegrationState::NeedsSetup,
         adapter: format!("{name}-unverified"),
@@ -43,13 +43,17 @@ pub fn unverified_status(name: &str) -> IntegrationStatus {
 }
 
 /// Whether an adapter switches to `connected` on `session_info` (§6.5).
-pub fn is_mcp_adapter(adapter: &str) -> bool {
+pub(crate) fn is_mcp_adapter(adapter: &str) -> bool {
     adapter == "claude-mcp" || adapter == "codex-mcp"
 }
 
 /// Writes `D/launch/<nodeId>/` (0700): `skills/termsprawl-<topic>/SKILL.md` for every topic,
 /// `termsprawl-system.md` and `mcp.json`, each 0600 and written atomically.
-pub fn write_launch_files(layout: &Layout, node_id: &str, session_file: &Path) -> io::Result<()> {
+pub(crate) fn write_launch_files(
+    layout: &Layout,
+    node_id: &str,
+    session_file: &Path,
+) -> io::Result<()> {
     let launch_dir = layout.launch_dir(node_id);
     let builder = {
         let mut builder = fs::DirBuilder::new();
@@ -78,7 +82,7 @@ fn write(path: &Path, content: &str) -> io::Result<()> {
 }
 
 /// A skill file: front matter, a blank line, the guide and a newline (§2.7).
-pub fn skill(topic: Topic) -> String {
+pub(crate) fn skill(topic: Topic) -> String {
     let name = topic.as_str();
     format!(
         "---\nname: termsprawl-{name}\ndescription: Use termsprawl {name} tools and workflows.\n---\n\n{}\n",
@@ -87,7 +91,7 @@ pub fn skill(topic: Topic) -> String {
 }
 
 /// `{"mcpServers":{"termsprawl":{"command":<launcher>,"args":["--session",<file>,"mcp"]}}}`.
-pub fn mcp_config(launcher: &Path, session_file: &Path) -> Value {
+pub(crate) fn mcp_config(launcher: &Path, session_file: &Path) -> Value {
     json!({"mcpServers": {"termsprawl": {
         "command": launcher.to_string_lossy(),
         "args": ["--session", session_file.to_string_lossy(), "mcp"],
@@ -95,7 +99,11 @@ pub fn mcp_config(launcher: &Path, session_file: &Path) -> Value {
 }
 
 /// The `TERMSPRAWL_*` variables of an agent (§3), in the table's order.
-pub fn environment(layout: &Layout, node_id: &str, project_id: &str) -> Vec<(String, String)> {
+pub(crate) fn environment(
+    layout: &Layout,
+    node_id: &str,
+    project_id: &str,
+) -> Vec<(String, String)> {
     let text = |path: PathBuf| path.to_string_lossy().into_owned();
     vec![
         ("TERMSPRAWL_SESSION_FILE".to_owned(), text(layout.session_file(node_id))),
@@ -121,7 +129,7 @@ pub fn find_ctl(explicit: Option<&Path>, search_path: &SearchPath) -> Option<Pat
 
 /// Writes `D/termsprawlctl` (0700): `#!/bin/sh` and one `exec` line running `ctl` with `"$@"`,
 /// or, when no `termsprawlctl` was found, a script that says so and exits 127.
-pub fn write_launcher(layout: &Layout, ctl: Option<&Path>) -> io::Result<()> {
+pub(crate) fn write_launcher(layout: &Layout, ctl: Option<&Path>) -> io::Result<()> {
     let script = match ctl {
         Some(ctl) => format!("#!/bin/sh\nexec {} \"$@\"\n", single_quoted(&ctl.to_string_lossy())),
         None => "#!/bin/sh\necho 'termsprawl-headless: termsprawlctl was not found when the server started; install it next to termsprawl-headless or on PATH, or pass serve --ctl' >&2\nexit 127\n".to_owned(),
@@ -133,18 +141,18 @@ pub fn write_launcher(layout: &Layout, ctl: Option<&Path>) -> io::Result<()> {
 
 /// What `agent_launch` starts: the command line and the status of its session.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PresetLaunch {
+pub(crate) struct PresetLaunch {
     /// The agent's name (the preset's id).
-    pub name: String,
+    pub(crate) name: String,
     /// The command line.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
     /// The status the session is provisioned with.
-    pub status: IntegrationStatus,
+    pub(crate) status: IntegrationStatus,
 }
 
 /// The launch adapter chosen from an agent's `--help` text (§6.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Adapter {
+pub(crate) enum Adapter {
     /// `claude-mcp`.
     ClaudeMcp,
     /// `codex-mcp`.
@@ -162,7 +170,7 @@ pub enum Adapter {
 }
 
 /// Chooses the adapter of executable `name` from its help text.
-pub fn adapter_for(name: &str, help: &str) -> Adapter {
+pub(crate) fn adapter_for(name: &str, help: &str) -> Adapter {
     let lower = help.to_ascii_lowercase();
     let positional =
         lower.contains("[prompt") || lower.contains("<prompt") || lower.contains("[query");
@@ -183,7 +191,7 @@ pub fn adapter_for(name: &str, help: &str) -> Adapter {
 }
 
 /// The adapter's name in a status (§6.8).
-pub fn adapter_name(adapter: Adapter, name: &str) -> String {
+pub(crate) fn adapter_name(adapter: Adapter, name: &str) -> String {
     match adapter {
         Adapter::ClaudeMcp => "claude-mcp".to_owned(),
         Adapter::CodexMcp => "codex-mcp".to_owned(),
@@ -198,7 +206,7 @@ pub fn adapter_name(adapter: Adapter, name: &str) -> String {
 }
 
 /// The one-line instruction that CLI adapters pass as the agent's first prompt.
-pub fn instruction(system_prompt_file: &Path) -> String {
+pub(crate) fn instruction(system_prompt_file: &Path) -> String {
     format!(
         "You run inside termsprawl. Read {} for how to use its tools, then call session_info.",
         system_prompt_file.display()
@@ -206,7 +214,7 @@ pub fn instruction(system_prompt_file: &Path) -> String {
 }
 
 /// The command line of an adapter (§2.7).
-pub fn adapter_argv(
+pub(crate) fn adapter_argv(
     adapter: Adapter,
     executable: &Path,
     layout: &Layout,
@@ -242,7 +250,7 @@ pub fn adapter_argv(
 }
 
 /// The executable name of a preset (custom has none of its own).
-pub fn preset_name(preset: AgentPreset) -> &'static str {
+pub(crate) fn preset_name(preset: AgentPreset) -> &'static str {
     match preset {
         AgentPreset::Claude => "claude",
         AgentPreset::Codex => "codex",
@@ -257,7 +265,7 @@ pub fn preset_name(preset: AgentPreset) -> &'static str {
 /// Resolves and probes a preset, and plans its launch for `node_id`. A preset whose executable
 /// is not found (or a custom preset that is not configured) fails with
 /// `Install or configure this agent before launching it`.
-pub async fn plan_preset(
+pub(crate) async fn plan_preset(
     preset: AgentPreset,
     layout: &Layout,
     node_id: &str,
@@ -308,13 +316,13 @@ pub async fn plan_preset(
 }
 
 /// `--version` output trimmed and cut to 160 characters; `unknown` when empty.
-pub fn version_of(output: &str) -> String {
+pub(crate) fn version_of(output: &str) -> String {
     let version: String = output.trim().chars().take(160).collect();
     if version.is_empty() { "unknown".to_owned() } else { version }
 }
 
 /// Whether a custom `instructionFlag` may be used: `^--[a-z][a-z-]*$`.
-pub fn is_instruction_flag(flag: &str) -> bool {
+pub(crate) fn is_instruction_flag(flag: &str) -> bool {
     let Some(rest) = flag.strip_prefix("--") else { return false };
     rest.starts_with(|c: char| c.is_ascii_lowercase())
         && rest.chars().all(|c| c.is_ascii_lowercase() || c == '-')
@@ -322,7 +330,7 @@ pub fn is_instruction_flag(flag: &str) -> bool {
 
 /// Reads `D/preferences.json`: a missing file is `{}`, one that does not parse (or is not an
 /// object) is `Invalid agent-tools/preferences.json`.
-pub fn read_preferences(path: &Path) -> Result<Value, ToolError> {
+pub(crate) fn read_preferences(path: &Path) -> Result<Value, ToolError> {
     match fs::read(path) {
         Ok(content) => match serde_json::from_slice::<Value>(&content) {
             Ok(value @ Value::Object(_)) => Ok(value),

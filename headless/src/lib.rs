@@ -6,7 +6,7 @@
 //! - a canvas model persisted in `D/canvas.json` ([`canvas`]): projects are folders, nodes have a
 //!   kind, title, position, size and parent group;
 //! - real tmux sessions `ts-<nodeId>` on the app's managed tmux server
-//!   (`-S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf`, [`tmux`]), so that
+//!   (`-S <userData>/tmux-sockets/termsprawl -f <userData>/tmux.conf`, `tmux`), so that
 //!   `terminal_external` and the app's own tools attach to the same sessions;
 //! - one owner of every terminal node below the canvas (`terminals`): opening shells and run
 //!   nodes, the one answer to "does its program run, how did it end", retirement with the final
@@ -38,6 +38,7 @@ mod config;
 pub mod control;
 mod engine;
 mod error;
+mod files;
 mod foreground;
 pub mod launch;
 mod layout;
@@ -49,11 +50,9 @@ mod server;
 mod streams;
 pub mod tasks;
 mod terminals;
-pub mod tmux;
+mod tmux;
 
-pub use config::{Config, LIVENESS_INTERVAL, NOTICE_IDLE_LIMIT, QUEUE_EXPIRY, TASK_EXPIRY};
-pub use error::{Error, ToolError, messages};
+pub use config::Config;
+pub use error::{Error, messages};
 pub use layout::Layout;
-pub use ops::{DEFAULT_MAX_CHARS, MAX_CHARS, clamp_max_chars, delivery_text};
 pub use server::Server;
-pub use terminals::{HISTORY_LINES, tail};

@@ -24,7 +24,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -32,11 +32,10 @@ use serde_json::json;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinSet;
 
-use crate::canvas::NodeKind;
-use crate::engine::Engine;
 use crate::foreground::{self, Processes};
-use crate::terminals::{Ask, PaneState};
+use crate::terminals::{Ask, PaneState, Terminals};
 use termsprawl_protocol::results::{RUN_NOTICE_READ, RUN_NOTICE_START, signal_name};
+use termsprawl_transport::sync::lock;
 
 /// How long the caller's node must have printed nothing before a notice is typed into it.
 pub(crate) const OUTPUT_QUIET: Duration = Duration::from_secs(1);
@@ -115,10 +114,6 @@ pub(crate) struct Notices {
     receiver: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
     /// Notified whenever an [`Answering`] ends.
     released: Notify,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Notices {
@@ -284,11 +279,25 @@ impl Notices {
     }
 }
 
+/// What the notices need from the server, handed to [`run`] by its owner (the engine implements
+/// it): the notices never import the engine.
+pub(crate) trait Host: Send + Sync + 'static {
+    /// The run notices.
+    fn notices(&self) -> &Notices;
+    /// The terminal nodes: their files, states and input.
+    fn terminals(&self) -> &Terminals;
+    /// How long a notice waits at most for its caller's node to be ready and idle
+    /// (`Config::notice_idle_limit`).
+    fn notice_idle_limit(&self) -> Duration;
+    /// Whether `node_id` is an agent node of the project `project_id`.
+    fn is_agent_node(&self, project_id: &str, node_id: &str) -> bool;
+}
+
 /// The background task of the notices: watches every run node whose notice is due until the
 /// notice is delivered or unnecessary. Ends when the server closes (aborting it ends every
 /// watch).
-pub(crate) async fn run(engine: Arc<Engine>) {
-    let Some(mut receiver) = lock(&engine.notices().receiver).take() else { return };
+pub(crate) async fn run<H: Host>(host: Arc<H>) {
+    let Some(mut receiver) = lock(&host.notices().receiver).take() else { return };
     let mut watches = JoinSet::new();
     let mut watching: HashSet<String> = HashSet::new();
     loop {
@@ -296,7 +305,7 @@ pub(crate) async fn run(engine: Arc<Engine>) {
             node_id = receiver.recv() => {
                 let Some(node_id) = node_id else { return };
                 if watching.insert(node_id.clone()) {
-                    watches.spawn(watch(Arc::clone(&engine), node_id));
+                    watches.spawn(watch(Arc::clone(&host), node_id));
                 }
             }
             Some(done) = watches.join_next() => {
@@ -310,28 +319,28 @@ pub(crate) async fn run(engine: Arc<Engine>) {
 
 /// Waits, woken by every change of its files, until the command of `node_id` has ended, then
 /// delivers its notice. Answers `node_id`.
-async fn watch(engine: Arc<Engine>, node_id: String) -> String {
-    let stream = engine.terminals().stream(&node_id);
+async fn watch<H: Host>(host: Arc<H>, node_id: String) -> String {
+    let stream = host.terminals().stream(&node_id);
     let mut changes = stream.subscribe();
     let state = loop {
-        if engine.notices().due(&node_id).is_none() || stream.look().closed {
+        if host.notices().due(&node_id).is_none() || stream.look().closed {
             return node_id;
         }
-        if let Some(state) = ended(&engine, &node_id).await {
+        if let Some(state) = ended(&*host, &node_id).await {
             break state;
         }
         if changes.changed().await.is_err() {
             return node_id;
         }
     };
-    deliver(&engine, &node_id, state).await;
+    deliver(&*host, &node_id, state).await;
     node_id
 }
 
 /// How the command of `node_id` ended, once it has: its retired record, its wrapper's recorded
 /// status, else tmux's dead pane. tmux is asked only once the node's files show an end.
-async fn ended(engine: &Engine, node_id: &str) -> Option<PaneState> {
-    match engine.terminals().state(node_id, Ask::Recorded).await {
+async fn ended(host: &impl Host, node_id: &str) -> Option<PaneState> {
+    match host.terminals().state(node_id, Ask::Recorded).await {
         Ok(state) if state.dead => Some(state),
         _ => None,
     }
@@ -339,8 +348,8 @@ async fn ended(engine: &Engine, node_id: &str) -> Option<PaneState> {
 
 /// When the command of `node_id` ended as the server knows it: when its wrapper recorded the
 /// exit, else when tmux's hook saw the pane die, else now.
-fn ended_at(engine: &Engine, node_id: &str) -> SystemTime {
-    let files = engine.terminals().files();
+fn ended_at(host: &impl Host, node_id: &str) -> SystemTime {
+    let files = host.terminals().files();
     [files.status_file(node_id), files.died_file(node_id)]
         .iter()
         .find_map(|path| std::fs::metadata(path).and_then(|metadata| metadata.modified()).ok())
@@ -352,27 +361,27 @@ fn ended_at(engine: &Engine, node_id: &str) -> SystemTime {
 /// its line. At the limit, a node where an agent program reads gets the line anyway (an agent in
 /// the middle of a turn queues it); any other gets none: the notice is dropped, with a log line.
 /// A caller whose agent node is gone gets nothing.
-async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
-    let ended_at = ended_at(engine, node_id);
-    let Some(notice) = engine.notices().due(node_id) else { return };
-    let deadline = tokio::time::Instant::now() + engine.config().notice_idle_limit;
+async fn deliver(host: &impl Host, node_id: &str, state: PaneState) {
+    let ended_at = ended_at(host, node_id);
+    let Some(notice) = host.notices().due(node_id) else { return };
+    let deadline = tokio::time::Instant::now() + host.notice_idle_limit();
     loop {
-        if !caller_present(engine, &notice).await {
-            engine.notices().settle(node_id, NoticeState::Dropped);
+        if !caller_present(host, &notice).await {
+            host.notices().settle(node_id, NoticeState::Dropped);
             return;
         }
-        let reader = agent_reading(engine, &notice.caller).await;
-        let busy = busy_for(engine, &notice.caller).await;
+        let reader = agent_reading(host, &notice.caller).await;
+        let busy = busy_for(host, &notice.caller).await;
         let now = tokio::time::Instant::now();
         if reader.is_some() && (busy.is_zero() || now >= deadline) {
             break;
         }
         if now >= deadline {
-            if engine.notices().settle(node_id, NoticeState::Dropped).is_some() {
+            if host.notices().settle(node_id, NoticeState::Dropped).is_some() {
                 log(&format!(
                     "dropped the notice of {node_id}: no agent program read the terminal of {} within {} s (its foreground program was a shell, or busy)",
                     notice.caller,
-                    engine.config().notice_idle_limit.as_secs()
+                    host.notice_idle_limit().as_secs()
                 ));
             }
             return;
@@ -382,11 +391,11 @@ async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     }
     // An answer to the caller being made may report the end: then no notice.
     let notice = loop {
-        let released = engine.notices().released.notified();
-        if let Some(notice) = engine.notices().settle(node_id, NoticeState::Delivered) {
+        let released = host.notices().released.notified();
+        if let Some(notice) = host.notices().settle(node_id, NoticeState::Delivered) {
             break notice;
         }
-        if engine.notices().due(node_id).is_none() {
+        if host.notices().due(node_id).is_none() {
             return;
         }
         released.await;
@@ -394,28 +403,23 @@ async fn deliver(engine: &Engine, node_id: &str, state: PaneState) {
     let started_at = UNIX_EPOCH + Duration::from_millis(notice.started_at);
     let took = ended_at.duration_since(started_at).unwrap_or_default();
     let line = notice_line(node_id, &notice.command, &state, took, notice.since);
-    if let Err(error) = engine.terminals().submit_line(&notice.caller, &line).await {
+    if let Err(error) = host.terminals().submit_line(&notice.caller, &line).await {
         log(&format!("cannot deliver the notice of {node_id} to {}: {error}", notice.caller));
     }
 }
 
 /// Whether the notice's caller is still an agent node of its project whose tmux session runs.
-async fn caller_present(engine: &Engine, notice: &Notice) -> bool {
-    let is_agent = engine
-        .with_project(&notice.project_id, |project| {
-            project.node(&notice.caller).is_some_and(|node| node.kind == NodeKind::Agent)
-        })
-        .unwrap_or(false);
-    is_agent && engine.terminals().has_session(&notice.caller).await.unwrap_or(false)
+async fn caller_present(host: &impl Host, notice: &Notice) -> bool {
+    host.is_agent_node(&notice.project_id, &notice.caller)
+        && host.terminals().has_session(&notice.caller).await.unwrap_or(false)
 }
 
 /// The program that reads the caller's terminal now when it is not a shell
 /// ([`foreground::is_shell`]): the only kind of program a notice is typed into. A shell would
 /// run the line as a command.
-async fn agent_reading(engine: &Engine, caller: &str) -> Option<String> {
-    engine.terminals().know_pane(caller).await;
-    engine
-        .terminals()
+async fn agent_reading(host: &impl Host, caller: &str) -> Option<String> {
+    host.terminals().know_pane(caller).await;
+    host.terminals()
         .foreground_reader(caller, &mut Processes::default())
         .filter(|program| !foreground::is_shell(program))
 }
@@ -423,14 +427,14 @@ async fn agent_reading(engine: &Engine, caller: &str) -> Option<String> {
 /// How much longer the caller's node stays busy at least: zero once it is idle, that is once it
 /// printed nothing for [`OUTPUT_QUIET`] and no person's key reached it for [`KEY_QUIET_SECS`]
 /// (tmux's `client_activity` of the clients attached to it, ours left out).
-async fn busy_for(engine: &Engine, caller: &str) -> Duration {
+async fn busy_for(host: &impl Host, caller: &str) -> Duration {
     let now = SystemTime::now();
     // The stream file's modification time: when the pane last printed (its `cat` appends).
-    let printed = engine.terminals().printed_at(caller);
+    let printed = host.terminals().printed_at(caller);
     let output = printed.map_or(Duration::ZERO, |at| {
         now.duration_since(at).map_or(OUTPUT_QUIET, |quiet| OUTPUT_QUIET.saturating_sub(quiet))
     });
-    let keys = match engine.terminals().last_key_input(caller).await {
+    let keys = match host.terminals().last_key_input(caller).await {
         Ok(Some(at)) => {
             let quiet = (millis(now) / 1000).saturating_sub(at);
             Duration::from_secs(KEY_QUIET_SECS.saturating_sub(quiet))

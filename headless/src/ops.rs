@@ -32,10 +32,8 @@ use crate::error::{ToolError, messages};
 
 #[cfg(test)]
 use crate::terminals::{tail, trim_blank_end};
-pub use agents::delivery_text;
 #[cfg(test)]
 use canvas::artifact_path;
-pub use terminal::{DEFAULT_MAX_CHARS, MAX_CHARS, clamp_max_chars};
 
 /// A typed answer of `termsprawl_protocol::results` as the value the transport sends, its
 /// members in the type's order. These types have string keys only, so serialising them cannot

@@ -19,7 +19,7 @@ use tokio::sync::{OwnedMutexGuard, broadcast};
 pub struct QueueEvent {
     /// The project.
     pub project_id: String,
-    /// The operation, or `hold` for [`Queues::hold`].
+    /// The operation, or `hold` for `Queues::hold`.
     pub operation: String,
     /// The caller's node, empty for a hold.
     pub node_id: String,
@@ -40,7 +40,7 @@ pub enum QueuePhase {
 
 /// The queues of every project.
 #[derive(Debug)]
-pub struct Queues {
+pub(crate) struct Queues {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     events: broadcast::Sender<QueueEvent>,
 }
@@ -55,7 +55,7 @@ impl Queues {
     /// Waits for the turn of `operation` by `node_id` in `project_id`'s queue. tokio's mutex
     /// serves waiters first come, first served; [`QueuePhase::Queued`] is published once the
     /// place in the queue is taken.
-    pub async fn enter(&self, project_id: &str, operation: &str, node_id: &str) -> Turn {
+    pub(crate) async fn enter(&self, project_id: &str, operation: &str, node_id: &str) -> Turn {
         let lock = {
             let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
             Arc::clone(locks.entry(project_id.to_owned()).or_default())
@@ -85,12 +85,12 @@ impl Queues {
 
     /// Occupies `project_id`'s queue until the turn is dropped (a test hook: operations queued
     /// meanwhile wait, and expire if held past their expiry).
-    pub async fn hold(&self, project_id: &str) -> Turn {
+    pub(crate) async fn hold(&self, project_id: &str) -> Turn {
         self.enter(project_id, "hold", "").await
     }
 
     /// A receiver of every later [`QueueEvent`].
-    pub fn subscribe(&self) -> broadcast::Receiver<QueueEvent> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<QueueEvent> {
         self.events.subscribe()
     }
 }

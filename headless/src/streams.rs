@@ -31,7 +31,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use rustix::fs::inotify;
@@ -39,8 +39,9 @@ use termsprawl_protocol::results::SearchMatch;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
+use crate::files::{Files, node_of, recorded_exit_of};
 use crate::matcher::Matcher;
-use crate::terminals::files::{Files, node_of, recorded_exit_of};
+use termsprawl_transport::sync::lock;
 
 /// How long a run wrapper waits, after its exit mark, for the server to read it (and how long the
 /// server looks for it) before it ends anyway.
@@ -175,10 +176,6 @@ impl vte::Perform for Printer<'_> {
             *self.exit_marked = true;
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Streams {

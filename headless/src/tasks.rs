@@ -20,19 +20,19 @@ use serde_json::Value;
 use crate::error::{ToolError, messages};
 
 /// The longest message text, in UTF-16 units.
-pub const MAX_TEXT_UTF16: usize = 16_000;
+pub(crate) const MAX_TEXT_UTF16: usize = 16_000;
 
 /// Why a pending task failed when the server restarted.
 pub const RESTART_REASON: &str = "The tool service restarted before the recipient replied";
 /// Why a pending task failed when it expired.
-pub const EXPIRED_REASON: &str = "The request expired before the recipient replied";
+pub(crate) const EXPIRED_REASON: &str = "The request expired before the recipient replied";
 /// Why a pending task failed when a session ended.
-pub const REVOKED_REASON: &str = "The agent session ended before the recipient replied";
+pub(crate) const REVOKED_REASON: &str = "The agent session ended before the recipient replied";
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TaskState {
+pub(crate) enum TaskState {
     /// Delivered, waiting for the recipient's reply.
     Submitted,
     /// The recipient replied `completed`.
@@ -45,60 +45,64 @@ pub enum TaskState {
 /// One request. Serialised in this member order, both on disk and as the operations' value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Task {
+#[expect(
+    clippy::struct_field_names,
+    reason = "the members are the wire's (`taskId`), in its order"
+)]
+pub(crate) struct Task {
     /// The task id, a UUID v4.
-    pub task_id: String,
+    pub(crate) task_id: String,
     /// The project of both agents.
-    pub project_id: String,
+    pub(crate) project_id: String,
     /// The sender's `messageId`.
-    pub message_id: String,
+    pub(crate) message_id: String,
     /// The sender's node.
-    pub from_node_id: String,
+    pub(crate) from_node_id: String,
     /// The recipient's node.
-    pub to_node_id: String,
+    pub(crate) to_node_id: String,
     /// The state.
-    pub state: TaskState,
+    pub(crate) state: TaskState,
     /// The request text.
-    pub text: String,
+    pub(crate) text: String,
     /// The reply, or why the task failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<String>,
+    pub(crate) response: Option<String>,
     /// Milliseconds since the Unix epoch.
-    pub created_at: u64,
+    pub(crate) created_at: u64,
     /// Milliseconds since the Unix epoch.
-    pub updated_at: u64,
+    pub(crate) updated_at: u64,
     /// Milliseconds since the Unix epoch; a task still pending then fails.
-    pub expires_at: u64,
+    pub(crate) expires_at: u64,
 }
 
 impl Task {
     /// The task as the operations return it.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Whether the task waits for a reply.
-    pub fn is_pending(&self) -> bool {
+    pub(crate) fn is_pending(&self) -> bool {
         self.state == TaskState::Submitted
     }
 }
 
 /// Every task of the data directory.
 #[derive(Debug)]
-pub struct Tasks {
+pub(crate) struct Tasks {
     dir: PathBuf,
     tasks: Vec<Task>,
 }
 
 impl Tasks {
     /// No tasks yet, kept in `dir`.
-    pub fn empty(dir: &Path) -> Tasks {
+    pub(crate) fn empty(dir: &Path) -> Tasks {
         Tasks { dir: dir.to_path_buf(), tasks: Vec::new() }
     }
 
     /// Reads `dir` (created with mode 0700 if missing). Files that are not task records are
     /// skipped.
-    pub fn load(dir: &Path) -> io::Result<Tasks> {
+    pub(crate) fn load(dir: &Path) -> io::Result<Tasks> {
         fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         let mut tasks = Vec::new();
         for entry in fs::read_dir(dir)? {
@@ -125,22 +129,22 @@ impl Tasks {
     }
 
     /// The task `task_id`.
-    pub fn get(&self, task_id: &str) -> Option<&Task> {
+    pub(crate) fn get(&self, task_id: &str) -> Option<&Task> {
         self.tasks.iter().find(|task| task.task_id == task_id)
     }
 
     /// The sender's earlier task under `message_id`.
-    pub fn by_message_id(&self, from: &str, message_id: &str) -> Option<&Task> {
+    pub(crate) fn by_message_id(&self, from: &str, message_id: &str) -> Option<&Task> {
         self.tasks.iter().find(|task| task.from_node_id == from && task.message_id == message_id)
     }
 
     /// The recipient's pending task, if it is busy.
-    pub fn pending_for(&self, to: &str) -> Option<&Task> {
+    pub(crate) fn pending_for(&self, to: &str) -> Option<&Task> {
         self.tasks.iter().find(|task| task.to_node_id == to && task.is_pending())
     }
 
     /// Records a new task and writes it.
-    pub fn insert(&mut self, task: Task) -> io::Result<()> {
+    pub(crate) fn insert(&mut self, task: Task) -> io::Result<()> {
         self.save(&task)?;
         self.tasks.push(task);
         Ok(())
@@ -148,7 +152,7 @@ impl Tasks {
 
     /// Ends a pending task with `state` and `response`; returns it. `None` when the task does not
     /// exist or is no longer pending.
-    pub fn finish(
+    pub(crate) fn finish(
         &mut self,
         task_id: &str,
         state: TaskState,
@@ -169,7 +173,7 @@ impl Tasks {
     }
 
     /// Fails every pending task that `matches`, with `reason`; returns how many.
-    pub fn fail_pending(
+    pub(crate) fn fail_pending(
         &mut self,
         reason: &str,
         now: u64,
@@ -188,13 +192,13 @@ impl Tasks {
     }
 
     /// Fails every pending task whose expiry has passed.
-    pub fn expire(&mut self, now: u64) -> io::Result<usize> {
+    pub(crate) fn expire(&mut self, now: u64) -> io::Result<usize> {
         self.fail_pending(EXPIRED_REASON, now, |task| task.expires_at <= now)
     }
 }
 
 /// Checks a message or reply text against §4.5.
-pub fn check_text(text: &str) -> Result<(), ToolError> {
+pub(crate) fn check_text(text: &str) -> Result<(), ToolError> {
     if text.is_empty() {
         return Err(messages::MESSAGE_EMPTY.into());
     }
@@ -208,14 +212,14 @@ pub fn check_text(text: &str) -> Result<(), ToolError> {
 }
 
 /// Milliseconds since the Unix epoch.
-pub fn now_millis() -> u64 {
+pub(crate) fn now_millis() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `duration` in milliseconds, saturating.
-pub fn millis(duration: Duration) -> u64 {
+pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -19,13 +19,13 @@
 //! tells it which nodes exist ([`Terminals::forget`] when one is removed). Operations reach tmux
 //! and the streams only through it.
 
-pub(crate) mod files;
+use crate::files;
 mod readers;
 mod record;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use termsprawl_external_term::pane::is_dead_notice;
@@ -41,6 +41,7 @@ pub(crate) use crate::streams::{Look, Stream};
 pub(crate) use crate::tmux::{Screen, TmuxError};
 use record::EndLook;
 pub(crate) use termsprawl_external_term::pane::PaneState;
+use termsprawl_transport::sync::lock;
 
 /// The program of a run node: `sh -c COMMAND` under a small `sh` that, once the command has
 /// exited, prints the exit mark (`streams::EXIT_MARK`: everything the command printed is in the
@@ -62,7 +63,7 @@ pub(crate) const RUN_WRAPPER: &str = r#"sh -c "$1"; s=$?; printf '\030\033]6973;
 pub(crate) const EXIT_MARK_LIMIT: Duration = crate::streams::DRAIN_LIMIT;
 
 /// Lines of scrollback `terminal_read` includes, and a retired run node's record keeps.
-pub const HISTORY_LINES: u32 = 200;
+pub(crate) const HISTORY_LINES: u32 = 200;
 
 /// How often [`Terminals::state`] looks at most, and how far apart, while tmux's answer is not
 /// settled: a pane marked dead a moment before tmux reaped its program and knows its status, or
@@ -125,10 +126,6 @@ pub(crate) struct Terminals {
     /// [`Terminals::ended`]'s last look at each node: the change signal and whether an answer had
     /// seen it ended then, and what the files showed.
     ends: Mutex<HashMap<String, EndLook>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The state of a pane that is gone: dead, nothing known yet.
@@ -700,7 +697,7 @@ pub(crate) fn tmux_error(error: TmuxError) -> ToolError {
 }
 
 /// The last `limit` UTF-16 units of `text`, never splitting a character.
-pub fn tail(text: &str, limit: usize) -> String {
+pub(crate) fn tail(text: &str, limit: usize) -> String {
     termsprawl_protocol::results::utf16_tail(text, limit).to_owned()
 }
 

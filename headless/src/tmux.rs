@@ -32,7 +32,7 @@ use tokio::time::Instant;
 use crate::layout::Layout;
 
 /// The tmux configuration written when `<userData>/tmux.conf` is missing.
-pub const MINIMAL_CONFIG: &str = "\
+pub(crate) const MINIMAL_CONFIG: &str = "\
 # Written by termsprawl-headless because this file was missing; termsprawl's managed tmux server reads it.
 set -g history-limit 10000
 set -g escape-time 10
@@ -40,7 +40,7 @@ set -g escape-time 10
 
 /// How long tmux has to answer one command: past it the command fails, and a control client
 /// that did not answer is dropped (the next command starts another).
-pub const COMMAND_DEADLINE: Duration = Duration::from_secs(5);
+pub(crate) const COMMAND_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Width and height of a new node's window, in cells.
 const WINDOW_SIZE: (&str, &str) = ("160", "48");
@@ -918,7 +918,7 @@ fn pane(node_id: &str) -> OsString {
 }
 
 /// `exec 'w1' 'w2' …`: a shell line that runs `argv` exactly, whatever its words contain.
-pub fn exec_line(argv: &[String]) -> String {
+pub(crate) fn exec_line(argv: &[String]) -> String {
     let mut line = String::from("exec");
     for word in argv {
         line.push(' ');
@@ -929,7 +929,7 @@ pub fn exec_line(argv: &[String]) -> String {
 
 /// Whether an inherited variable carries an Anthropic or Claude credential, which the app strips
 /// from agent terminals (`spec/protocol.md` §3).
-pub fn is_api_key_variable(name: &str) -> bool {
+pub(crate) fn is_api_key_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     (upper.starts_with("ANTHROPIC_") || upper.starts_with("CLAUDE_"))
         && (upper.contains("KEY") || upper.contains("TOKEN"))

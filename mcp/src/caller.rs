@@ -9,13 +9,16 @@ use termsprawl_protocol::{ToolRequest, ToolResult};
 use termsprawl_transport::Client;
 use termsprawl_transport::long_wait::{self, ProgressSink, WaitOptions};
 
+/// The answer of a [`ToolCaller`], to come.
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
+
 /// Answers one tool call. Never fails: every problem is an `ok:false` result.
 ///
 /// The bridge calls it for `session_info` during `initialize` and for every `tools/call`, from
 /// concurrent tasks; a call whose request is cancelled is dropped before it finishes.
 pub trait ToolCaller: Send + Sync + 'static {
     /// Performs one call.
-    fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>>;
+    fn call(&self, request: ToolRequest) -> CallFuture<'_>;
 
     /// Performs one `tools/call`: a `terminal_wait` or `terminal_run` longer than a server's turn
     /// is chained up to `options`' longest wait, reporting to `progress`
@@ -23,10 +26,9 @@ pub trait ToolCaller: Send + Sync + 'static {
     fn call_waiting<'a>(
         &'a self,
         request: ToolRequest,
-        options: WaitOptions,
-        progress: Option<ProgressSink<'a>>,
-    ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>> {
-        let _ = (options, progress);
+        _options: WaitOptions,
+        _progress: Option<ProgressSink<'a>>,
+    ) -> CallFuture<'a> {
         self.call(request)
     }
 
@@ -64,7 +66,7 @@ impl SessionCaller {
 }
 
 impl ToolCaller for SessionCaller {
-    fn call(&self, request: ToolRequest) -> Pin<Box<dyn Future<Output = ToolResult> + Send + '_>> {
+    fn call(&self, request: ToolRequest) -> CallFuture<'_> {
         Box::pin(async move { self.client.call(&self.session_file, &request).await })
     }
 
@@ -73,7 +75,7 @@ impl ToolCaller for SessionCaller {
         request: ToolRequest,
         options: WaitOptions,
         progress: Option<ProgressSink<'a>>,
-    ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>> {
+    ) -> CallFuture<'a> {
         Box::pin(async move {
             long_wait::call_waiting(&self.client, &self.session_file, &request, &options, progress)
                 .await

@@ -35,7 +35,7 @@ mod serve;
 mod stdio;
 mod tools;
 
-pub use caller::{SessionCaller, ToolCaller};
+pub use caller::{CallFuture, SessionCaller, ToolCaller};
 pub use framing::MAX_LINE_BYTES;
 pub use jsonrpc::{ErrorCode, RequestId, Response};
 pub use resources::{GUIDE_MIME_TYPE, GUIDE_URI_PREFIX, guide_uri};

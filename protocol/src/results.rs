@@ -358,6 +358,22 @@ impl TerminalWaitResult {
     }
 }
 
+impl From<TerminalWaitResult> for TerminalRunResult {
+    /// The same terminal as `terminal_run` answers it: the wait's members without `reached` and
+    /// the condition's (`matched`, `matchCursor`, `inputBy`).
+    fn from(wait: TerminalWaitResult) -> TerminalRunResult {
+        TerminalRunResult {
+            node_id: wait.node_id,
+            running: wait.running,
+            exit_code: wait.exit_code,
+            signal: wait.signal,
+            output: wait.output,
+            truncated: wait.truncated,
+            cursor: wait.cursor,
+        }
+    }
+}
+
 /// `text`'s tail of at most [`MAX_OUTPUT_UTF16`] UTF-16 units (never splitting a character), and
 /// whether anything was cut.
 pub fn output_tail(text: String) -> (String, bool) {
@@ -817,5 +833,34 @@ mod tests {
         assert_eq!(utf16_tail("hello", 3), "llo");
         assert_eq!(utf16_tail("a😀", 2), "😀");
         assert_eq!(utf16_tail("a😀", 1), "");
+    }
+
+    #[test]
+    fn a_wait_answered_as_a_run_keeps_the_terminal_members_and_drops_the_condition() {
+        let mut answer = wait("done\n", 12, true);
+        answer.running = false;
+        answer.exit_code = Some(3);
+        answer.matched = Some(Some(0));
+        answer.match_cursor = Some(Some(7));
+        answer.input_by = Some(Some("sh".to_owned()));
+        let run = TerminalRunResult::from(answer);
+        assert_eq!(
+            run,
+            TerminalRunResult {
+                node_id: "terminal-1".to_owned(),
+                running: false,
+                exit_code: Some(3),
+                signal: None,
+                output: "done\n".to_owned(),
+                truncated: true,
+                cursor: 12,
+            }
+        );
+        let members: Vec<String> =
+            serde_json::to_value(&run).unwrap().as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            members,
+            ["nodeId", "running", "exitCode", "signal", "output", "truncated", "cursor"]
+        );
     }
 }

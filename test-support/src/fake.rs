@@ -41,7 +41,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use termsprawl_protocol::{
@@ -53,6 +53,7 @@ use termsprawl_transport::server::{
     Caller, HandlerFuture, ProvisionError, ServerConfig, StartError, ToolHandler, ToolServer,
     handler_fn,
 };
+use termsprawl_transport::sync::lock;
 
 /// The node id of the default session.
 pub const NODE_ID: &str = "agent-1";
@@ -534,11 +535,6 @@ impl ToolHandler for ScriptHandler {
     fn handle(&self, caller: Caller, request: ToolRequest) -> HandlerFuture<'_> {
         Box::pin(self.0.run(caller, request))
     }
-}
-
-/// A poisoned lock still holds consistent data here (every critical section is one step).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

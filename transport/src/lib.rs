@@ -14,6 +14,8 @@
 //!   every crate and as the base of the headless server (the fake app built on it lives in
 //!   `termsprawl-test-support`).
 //!
+//! - **the one poison-ignoring lock** ([`sync::lock`]) every crate above it uses.
+//!
 //! It must never
 //! - send the session token anywhere but `http://127.0.0.1:<port>/call`;
 //! - retry a call (a chained wait sends `terminal_wait` again with the next cursor, never the
@@ -29,6 +31,7 @@ pub mod discovery;
 pub mod long_wait;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod sync;
 
 pub use client::{
     Client, DEFAULT_TIMEOUT, MAX_RESPONSE_BYTES, UNAVAILABLE_PREFIX, call, call_blocking,

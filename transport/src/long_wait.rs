@@ -327,12 +327,7 @@ impl<P: FnMut(&WaitProgress) + ?Sized> Chain<'_, '_, P> {
         let Some(wait) = success::<TerminalWaitResult>(&joined) else { return joined };
         ToolResult::ok(to_value(&TerminalRunResult {
             node_id: run.node_id,
-            running: wait.running,
-            exit_code: wait.exit_code,
-            signal: wait.signal,
-            output: wait.output,
-            truncated: wait.truncated,
-            cursor: wait.cursor,
+            ..TerminalRunResult::from(wait)
         }))
     }
 

@@ -158,6 +158,32 @@ impl ServerConfig {
     }
 }
 
+/// A file or folder of a data directory that could not be prepared, read or written: what was
+/// being done, where, and the operating system's error. The one I/O failure of the server half
+/// and of the servers built on it (headless's `Error::Io`).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {path}: {source}")]
+pub struct FileError {
+    /// What was being done: `create`, `read`, `write`, `remove`, `resolve`, `bind`.
+    pub action: &'static str,
+    /// The path.
+    pub path: PathBuf,
+    /// The operating system's error.
+    #[source]
+    pub source: io::Error,
+}
+
+impl FileError {
+    /// The error of `action` on `path`, for `map_err`: `.map_err(FileError::on("read", path))`.
+    pub fn on(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> FileError {
+        let path = path.into();
+        move |source| FileError { action, path, source }
+    }
+}
+
 /// Why [`ToolServer::start`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -176,16 +202,8 @@ pub enum StartError {
         pid: Option<u32>,
     },
     /// A file or directory of `D` could not be prepared.
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        /// What was being done: `create`, `read`, `write`, `remove`.
-        action: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] FileError),
     /// The loopback listener could not be opened.
     #[error("cannot listen on 127.0.0.1: {0}")]
     Listen(#[source] io::Error),
@@ -257,11 +275,8 @@ impl ToolServer {
         handler: Arc<dyn ToolHandler>,
         config: ServerConfig,
     ) -> Result<ToolServer, StartError> {
-        let data_dir = crate::discovery::absolute(data_dir).map_err(|source| StartError::Io {
-            action: "resolve",
-            path: data_dir.to_path_buf(),
-            source,
-        })?;
+        let data_dir =
+            crate::discovery::absolute(data_dir).map_err(FileError::on("resolve", data_dir))?;
         files::prepare_data_dir(&data_dir)?;
         let instance_id = uuid::Uuid::new_v4().to_string();
         let lock_path = data_dir.join(LOCK_FILE);
@@ -412,11 +427,8 @@ impl ToolServer {
 fn write_endpoint(data_dir: &Path, url: &str, instance_id: &str) -> Result<(), StartError> {
     let endpoint = ToolEndpoint { url: url.to_owned(), instance_id: instance_id.to_owned() };
     let endpoint_path = data_dir.join(crate::discovery::ENDPOINT_FILE);
-    files::write_json(&endpoint_path, &endpoint).map_err(|source| StartError::Io {
-        action: "write",
-        path: endpoint_path,
-        source,
-    })
+    let written = files::write_json(&endpoint_path, &endpoint);
+    Ok(written.map_err(FileError::on("write", endpoint_path))?)
 }
 
 impl Drop for ToolServer {

@@ -414,6 +414,131 @@ fn names_crate_module(text: &str, module: &str) -> bool {
     as_path || in_group
 }
 
+/// The import circles [`module_circles`] still tolerates, each with the reason: remove the line
+/// when the circle is broken.
+pub const KNOWN_CIRCLES: &[&str] = &[
+    // acp's `Chat` is being split along its jobs (issue 36, part 4) by its own change, which
+    // gives `startup` and `chat` their direction.
+    "acp/src: import circle between modules: chat -> startup; startup -> chat",
+];
+
+/// The import circles between the top-level modules of each crate, one line per circle:
+/// `<crate>/src: a -> b -> a`. `files` are the Rust files as (path from the repository root,
+/// text). A file `<crate>/src/<module>.rs` or under `<crate>/src/<module>/` belongs to `<module>`
+/// (the crate root, `bin/` and tests are left out: `tests.rs`, files under a `tests` folder, and
+/// a file's text from its first `#[cfg(test)]` on); it imports every other top-level module it
+/// names as `crate::<module>` outside comments, in a path or a `use` group. A circle is a set of
+/// modules each of which reaches every other through these imports.
+pub fn module_circles(files: &[(PathBuf, String)]) -> Vec<String> {
+    let mut crates: BTreeMap<String, BTreeMap<String, Vec<&str>>> = BTreeMap::new();
+    for (path, text) in files {
+        let parts: Vec<String> =
+            path.iter().map(|part| part.to_string_lossy().into_owned()).collect();
+        let Some(src) = parts.iter().position(|part| part == "src") else { continue };
+        let Some(first) = parts.get(src + 1) else { continue };
+        let module = first.strip_suffix(".rs").unwrap_or(first);
+        let is_test = parts[src + 1..].iter().any(|part| part == "tests" || part == "tests.rs");
+        if is_test || matches!(module, "lib" | "main" | "bin") {
+            continue;
+        }
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let dir = parts[..=src].join("/");
+        crates.entry(dir).or_default().entry(module.to_owned()).or_default().push(code);
+    }
+    let mut circles = Vec::new();
+    for (dir, modules) in &crates {
+        let edges: BTreeMap<&str, BTreeSet<&str>> = modules
+            .iter()
+            .map(|(module, texts)| {
+                let named =
+                    texts.iter().flat_map(|text| crate_names(text)).collect::<BTreeSet<_>>();
+                let imports = modules
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|other| other != module && named.contains(*other))
+                    .collect();
+                (module.as_str(), imports)
+            })
+            .collect();
+        let reach = |from: &str| {
+            let mut seen = BTreeSet::new();
+            let mut todo = vec![from];
+            while let Some(module) = todo.pop() {
+                for next in edges.get(module).into_iter().flatten() {
+                    if seen.insert(*next) {
+                        todo.push(next);
+                    }
+                }
+            }
+            seen
+        };
+        let reaches: BTreeMap<&str, BTreeSet<&str>> =
+            edges.keys().map(|module| (*module, reach(module))).collect();
+        let mut done = BTreeSet::new();
+        for (module, reached) in &reaches {
+            if done.contains(module) || !reached.contains(module) {
+                continue;
+            }
+            let circle: Vec<&str> = reached
+                .iter()
+                .copied()
+                .filter(|other| reaches.get(other).is_some_and(|back| back.contains(module)))
+                .collect();
+            done.extend(circle.iter().copied());
+            let shown: Vec<String> = circle
+                .iter()
+                .map(|from| {
+                    let to: Vec<&str> =
+                        edges[from].iter().copied().filter(|to| circle.contains(to)).collect();
+                    format!("{from} -> {}", to.join(", "))
+                })
+                .collect();
+            circles.push(format!("{dir}: import circle between modules: {}", shown.join("; ")));
+        }
+    }
+    circles
+}
+
+/// The names that follow `crate::` in `text` outside `//` comments: `crate::tmux::Tmux` names
+/// `tmux`, `use crate::{engine::Engine, tmux};` names `engine` and `tmux`. `$crate::` (a macro's)
+/// is left out.
+fn crate_names(text: &str) -> BTreeSet<String> {
+    let code: String =
+        text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect();
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    let name_at = |rest: &str| -> String {
+        rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
+    };
+    let mut names = BTreeSet::new();
+    for (at, found) in compact.match_indices("crate::") {
+        if compact[..at].ends_with('$') {
+            continue;
+        }
+        let rest = &compact[at + found.len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            names.insert(name_at(rest));
+            continue;
+        };
+        let mut depth = 0_usize;
+        let mut item_start = true;
+        for (index, c) in group.char_indices() {
+            if depth == 0 && item_start {
+                names.insert(name_at(&group[index..]));
+            }
+            item_start = false;
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => item_start = true,
+                _ => {}
+            }
+        }
+    }
+    names.remove("");
+    names
+}
+
 /// Where the project's specification lives: a citation `spec/protocol.md §6.2` in code or docs
 /// means `docs/spec/protocol.md`, section 6.2 (`docs/spec/README.md`).
 pub const SPEC_DIR: &str = "docs/spec";

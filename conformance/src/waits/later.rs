@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use termsprawl_protocol::results::member::{CURSOR, EXIT_CODE, OUTPUT, RUNNING};
 
-use super::{State, shaped};
+use super::{State, shaped, skip, verdict};
 use crate::ctx::{Ctx, Who};
 
 const V14: &str = "protocol-changelog.md 1.4.0";
@@ -95,21 +95,12 @@ pub(crate) const RULES: &[(&str, &str, &str, About)] = &[
     ),
 ];
 
-fn rule(id: &str) -> (&'static str, &'static str) {
+/// The section and rule of `id` in this table (empty when it has none).
+pub(super) fn rule(id: &str) -> (&'static str, &'static str) {
     RULES
         .iter()
         .find(|(known, ..)| *known == id)
         .map_or(("", ""), |(_, section, rule, _)| (*section, *rule))
-}
-
-fn verdict(ctx: &mut Ctx, id: &str, problem: Option<String>) {
-    let (section, rule) = rule(id);
-    ctx.verdict(id, section, rule, problem);
-}
-
-fn skip(ctx: &mut Ctx, id: &str, why: &str) {
-    let (section, rule) = rule(id);
-    ctx.skip(id, section, rule, why);
 }
 
 /// Skips every rule of the group with `why`.

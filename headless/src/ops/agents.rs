@@ -198,7 +198,7 @@ pub(super) fn context_read() -> Value {
 }
 
 /// What `agent_send` types into the recipient's prompt (followed by Enter).
-pub fn delivery_text(task: &Task) -> String {
+pub(crate) fn delivery_text(task: &Task) -> String {
     format!(
         "[termsprawl request from agent {} | task {}] {} [Answer with agent_reply, taskId {}]",
         task.from_node_id, task.task_id, task.text, task.task_id

@@ -32,9 +32,9 @@ use crate::ops::wait::{Wait, cursor_of};
 use crate::terminals::{Ask, PaneState, Screen, tail, tmux_error};
 
 /// The default of `terminal_read`'s `maxChars`.
-pub const DEFAULT_MAX_CHARS: f64 = 16_000.0;
+pub(crate) const DEFAULT_MAX_CHARS: f64 = 16_000.0;
 /// The largest `terminal_read` answer, in UTF-16 units.
-pub const MAX_CHARS: f64 = 100_000.0;
+pub(crate) const MAX_CHARS: f64 = 100_000.0;
 
 pub(super) async fn open(
     engine: &Engine,
@@ -333,7 +333,7 @@ fn default_title(command: &str) -> String {
 }
 
 /// `min(max(maxChars, 1), 100000)`, fractions cut off (§4.5).
-pub fn clamp_max_chars(max_chars: Option<f64>) -> usize {
+pub(crate) fn clamp_max_chars(max_chars: Option<f64>) -> usize {
     let value = max_chars.unwrap_or(DEFAULT_MAX_CHARS);
     let value = if value.is_nan() { DEFAULT_MAX_CHARS } else { value.clamp(1.0, MAX_CHARS) };
     #[expect(

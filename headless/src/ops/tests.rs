@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use super::{artifact_path, clamp_max_chars, tail, trim_blank_end};
+use super::terminal::clamp_max_chars;
+use super::{artifact_path, tail, trim_blank_end};
 use crate::error::messages;
 
 #[test]

@@ -348,32 +348,25 @@ impl Wait {
         let truncated = dropped || output.len() < text.len();
         let ProgramState { running, exit_code, signal } =
             ProgramState::new(state.dead, state.exit_code, state.signal);
+        // matched and matchCursor answer a text condition only.
+        let text = matches!(self.condition, Condition::Text(_));
+        let wait = TerminalWaitResult {
+            node_id: self.node_id.clone(),
+            reached,
+            running,
+            exit_code,
+            signal,
+            output,
+            truncated,
+            cursor,
+            matched: text.then_some(self.found.map(|(index, _)| index)),
+            match_cursor: text.then_some(self.found.map(|(_, at)| at)),
+            input_by: matches!(self.condition, Condition::Input).then(|| self.input_by.clone()),
+        };
         let answer = if self.reached_member {
-            // matched and matchCursor answer a text condition only.
-            let text = matches!(self.condition, Condition::Text(_));
-            serde_json::to_value(TerminalWaitResult {
-                node_id: self.node_id.clone(),
-                reached,
-                running,
-                exit_code,
-                signal,
-                output,
-                truncated,
-                cursor,
-                matched: text.then_some(self.found.map(|(index, _)| index)),
-                match_cursor: text.then_some(self.found.map(|(_, at)| at)),
-                input_by: matches!(self.condition, Condition::Input).then(|| self.input_by.clone()),
-            })
+            serde_json::to_value(wait)
         } else {
-            serde_json::to_value(TerminalRunResult {
-                node_id: self.node_id.clone(),
-                running,
-                exit_code,
-                signal,
-                output,
-                truncated,
-                cursor,
-            })
+            serde_json::to_value(TerminalRunResult::from(wait))
         };
         let value = answer.map_err(|error| ToolError::new(error.to_string()))?;
         Ok((value, cursor))

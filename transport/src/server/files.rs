@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use termsprawl_protocol::{IntegrationStatus, SessionToken, ToolIdentity, ToolSession};
 
-use super::{SESSIONS_DIR, StartError};
+use super::{FileError, SESSIONS_DIR, StartError};
 use crate::discovery::ENDPOINT_FILE;
 
 /// A new session token: 32 random bytes from the operating system as 64 lowercase hex digits.
@@ -34,15 +34,12 @@ pub(super) fn session_file(data_dir: &Path, node_id: &str) -> PathBuf {
 
 /// `mkdir -p D` then chmod 0700; `mkdir -p D/sessions` with mode 0700 (`spec/protocol.md` §2.2).
 pub(super) fn prepare_data_dir(data_dir: &Path) -> Result<(), StartError> {
-    let io_error = |action, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StartError::Io { action, path, source }
-    };
-    fs::create_dir_all(data_dir).map_err(io_error("create", data_dir))?;
+    fs::create_dir_all(data_dir).map_err(FileError::on("create", data_dir))?;
     fs::set_permissions(data_dir, fs::Permissions::from_mode(0o700))
-        .map_err(io_error("chmod", data_dir))?;
+        .map_err(FileError::on("chmod", data_dir))?;
     let sessions = data_dir.join(SESSIONS_DIR);
-    create_private_dir(&sessions).map_err(io_error("create", &sessions))
+    create_private_dir(&sessions).map_err(FileError::on("create", &sessions))?;
+    Ok(())
 }
 
 fn create_private_dir(path: &Path) -> io::Result<()> {

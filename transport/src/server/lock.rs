@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::StartError;
+use super::{FileError, StartError};
 
 /// Who holds an existing lock file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +43,6 @@ pub(super) fn is_alive(pid: i32) -> bool {
 
 /// Takes the lock for this process and `instance_id`, removing a stale one first.
 pub(super) fn acquire(path: &Path, instance_id: &str) -> Result<(), StartError> {
-    let io_error =
-        |action| move |source| StartError::Io { action, path: path.to_path_buf(), source };
     match fs::read(path) {
         Ok(content) => match holder(&content) {
             Holder::InvalidPid => return Err(StartError::InvalidLock { path: path.to_path_buf() }),
@@ -56,13 +54,13 @@ pub(super) fn acquire(path: &Path, instance_id: &str) -> Result<(), StartError> 
             }
             Holder::Pid(_) | Holder::Garbage => match fs::remove_file(path) {
                 Err(error) if error.kind() != io::ErrorKind::NotFound => {
-                    return Err(io_error("remove")(error));
+                    return Err(FileError::on("remove", path)(error).into());
                 }
                 _ => {}
             },
         },
         Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-        Err(error) => return Err(io_error("read")(error)),
+        Err(error) => return Err(FileError::on("read", path)(error).into()),
     }
     let content = json!({"pid": std::process::id(), "instanceId": instance_id}).to_string();
     let created = fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
@@ -72,14 +70,14 @@ pub(super) fn acquire(path: &Path, instance_id: &str) -> Result<(), StartError> 
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
             return Err(StartError::AlreadyRunning { path: path.to_path_buf(), pid: None });
         }
-        Err(error) => return Err(io_error("create")(error)),
+        Err(error) => return Err(FileError::on("create", path)(error).into()),
     };
     let written = file
         .write_all(content.as_bytes())
         .and_then(|()| fs::set_permissions(path, fs::Permissions::from_mode(0o600)));
     if let Err(error) = written {
         let _ = fs::remove_file(path);
-        return Err(io_error("write")(error));
+        return Err(FileError::on("write", path)(error).into());
     }
     Ok(())
 }

@@ -2,8 +2,9 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
 use subtle::ConstantTimeEq;
 use termsprawl_protocol::{IntegrationStatus, SessionToken, ToolIdentity};
 
@@ -188,9 +189,4 @@ impl fmt::Debug for Caller {
             .field("instance_id", &self.instance_id)
             .finish_non_exhaustive()
     }
-}
-
-/// A poisoned lock still holds consistent data here (every critical section is one assignment).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -8,7 +8,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use termsprawl_protocol::{IntegrationState, ToolRequest, ToolResult};
-use termsprawl_transport::server::{Caller, ProvisionError, StartError, ToolServer, handler_fn};
+use termsprawl_transport::server::{
+    Caller, FileError, ProvisionError, StartError, ToolServer, handler_fn,
+};
 
 use crate::support::{check_failure, fixture, identity, scripted_handler, status};
 
@@ -498,5 +500,22 @@ async fn after_close_calls_fail_without_retry() {
     assert_eq!(
         reason,
         format!("cannot connect to 127.0.0.1:{port}: Connection refused (os error 111)")
+    );
+}
+
+#[tokio::test]
+async fn a_data_directory_that_cannot_be_created_names_the_action_and_the_path() {
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("a-file");
+    fs::write(&file, "not a folder").unwrap();
+    let data_dir = file.join("data");
+    let error = ToolServer::start(&data_dir, scripted_handler()).await.unwrap_err();
+    let StartError::Io(FileError { action, path, .. }) = &error else {
+        panic!("not an I/O failure: {error:?}");
+    };
+    assert_eq!((*action, path.as_path()), ("create", data_dir.as_path()));
+    assert_eq!(
+        error.to_string(),
+        format!("cannot create {}: Not a directory (os error 20)", data_dir.display())
     );
 }

@@ -660,3 +660,46 @@ fn a_planted_forbidden_import_fails_the_module_rules() {
     let engine = Path::new("headless/src/engine.rs");
     assert!(module_import_violations(engine, "use crate::tmux::Tmux;", MODULE_RULES).is_empty());
 }
+
+#[test]
+fn no_crate_has_an_import_circle_between_its_modules() {
+    let root = project_root();
+    let files: Vec<(std::path::PathBuf, String)> = files_with_extensions(&root, &["rs"])
+        .unwrap()
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(root.join(&path)).unwrap();
+            (path, text)
+        })
+        .collect();
+    let circles: Vec<String> = super::module_circles(&files)
+        .into_iter()
+        .filter(|circle| !super::KNOWN_CIRCLES.contains(&circle.as_str()))
+        .collect();
+    assert!(circles.is_empty(), "\n{}\n", circles.join("\n"));
+}
+
+#[test]
+fn a_planted_import_circle_is_found() {
+    use super::module_circles;
+    let file = |path: &str, text: &str| (Path::new(path).to_path_buf(), text.to_owned());
+    let below = [
+        file("one/src/lib.rs", "//! Root.\nmod a;\nmod b;\nmod c;\nuse crate::a::A;\n"),
+        file("one/src/a.rs", "//! A.\nuse crate::{b::{B, self}, c};\n"),
+        file("one/src/b.rs", "//! B.\nuse crate::c::C;\n"),
+        file("one/src/c.rs", "//! C.\n// crate::a in a comment\n/// [`crate::a`]\npub struct C;\n"),
+        file("one/src/c/tests.rs", "//! Tests.\nuse crate::a::A;\n"),
+        file("one/src/b/inner.rs", "//! Inner.\n#[cfg(test)]\nmod t { use crate::a; }\n"),
+        file("two/src/a.rs", "//! A.\nmacro_rules! m { () => { $crate::b::B } }\n"),
+        file("two/src/b.rs", "//! B.\nuse crate::a;\n"),
+    ];
+    assert_eq!(module_circles(&below), Vec::<String>::new());
+    let mut planted = below.to_vec();
+    planted.push(file("one/src/c/deep.rs", "//! Deep.\nfn f() { crate::a::g(); }\n"));
+    assert_eq!(
+        module_circles(&planted),
+        ["one/src: import circle between modules: a -> b, c; b -> c; c -> a"]
+    );
+    planted.push(file("two/src/a.rs", "//! A.\nuse crate::{\n    b,\n};\n"));
+    assert_eq!(module_circles(&planted).len(), 2, "{:?}", module_circles(&planted));
+}
