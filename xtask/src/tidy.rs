@@ -414,14 +414,6 @@ fn names_crate_module(text: &str, module: &str) -> bool {
     as_path || in_group
 }
 
-/// The import circles [`module_circles`] still tolerates, each with the reason: remove the line
-/// when the circle is broken.
-pub const KNOWN_CIRCLES: &[&str] = &[
-    // acp's `Chat` is being split along its jobs (issue 36, part 4) by its own change, which
-    // gives `startup` and `chat` their direction.
-    "acp/src: import circle between modules: chat -> startup; startup -> chat",
-];
-
 /// The import circles between the top-level modules of each crate, one line per circle:
 /// `<crate>/src: a -> b -> a`. `files` are the Rust files as (path from the repository root,
 /// text). A file `<crate>/src/<module>.rs` or under `<crate>/src/<module>/` belongs to `<module>`
