@@ -25,6 +25,7 @@ mod fuzz_regressions;
 mod headless;
 mod host_errors;
 mod hosts_doc;
+mod layout;
 mod long_wait;
 mod mcp_inspector;
 mod mcp_interop;

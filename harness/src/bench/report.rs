@@ -771,7 +771,7 @@ The claim is that a `termsprawlctl` call costs little more than the physical flo
 start a process, read two small files, make one loopback HTTP round trip.
 `cargo xtask bench` measures that claim on the machine it runs on, as ratios taken in one run.
 
-- `termsprawlctl` is built with `cargo build --release --locked -p termsprawl-cli` (honouring `CARGO`), linked statically and position-dependent as the workspace's `.cargo/config.toml` says, optimised as its release profile says (as it ships).
+- `termsprawlctl` is built with `cargo build --release --locked -p termsprawl-cli` (honouring `CARGO`), linked statically and position-dependent as the workspace's `.cargo/config.toml` says, optimised as its release profile says and its code laid out by `cli/hot-text.ld`, as it ships (the functions a call runs come first: the kernel maps code 64 KiB around each page fault, so peak RSS follows the count of 64 KiB windows a call touches).
 - The tool server is the transport crate's `ToolServer` in a release-built `bench-support serve` process, answering `guide_read` with the protocol crate's guide.
 - The floor program (`harness/src/bench/floor/program.rs`) is standard-library Rust compiled with `rustc -O`: it reads the session file and `endpoint.json`, sends one blocking HTTP/1.1 POST with the bearer token and prints the body.
 - `curl`, when installed, sends the same POST; its headers and body come from two small files, so it too reads two files per call.
