@@ -117,22 +117,26 @@ pub(crate) enum Foreground {
 /// shared by the looks of one answer.
 #[derive(Debug, Default)]
 pub(crate) struct Processes {
-    /// Process group → its members, each with its `stat`.
-    groups: Option<HashMap<i32, Vec<(i32, Stat)>>>,
-    /// The last process id the kernel gave out ([`last_pid`]), read before the scan.
+    /// Process session → its processes, each with its `stat`.
+    sessions: Option<HashMap<i32, Vec<(i32, Stat)>>>,
+    /// The last process id the kernel gave out ([`last_pid`]), read before the scan: a look that
+    /// reads it moved afterwards (a process started since the scan) is not kept.
     forks: OnceCell<Option<u64>>,
 }
 
 impl Processes {
-    fn group(&mut self, pgrp: i32) -> &[(i32, Stat)] {
-        // Read before the scan: a process started after it changes what a later look reads.
-        self.forks();
-        let groups = self.groups.get_or_insert_with(scan);
-        groups.get(&pgrp).map_or(&[], Vec::as_slice)
+    /// The live processes of `session` as the scan saw them.
+    fn session(&mut self, session: i32) -> Vec<(i32, Stat)> {
+        // Read before the scan: a process started after it moves it.
+        self.forks.get_or_init(last_pid);
+        let sessions = self.sessions.get_or_insert_with(scan);
+        let members = sessions.get(&session).map_or(&[][..], Vec::as_slice);
+        members.iter().filter(|(_, stat)| !stat.ended()).cloned().collect()
     }
 
-    fn forks(&mut self) -> Option<u64> {
-        *self.forks.get_or_init(last_pid)
+    /// Whether no process has been started since the scan.
+    fn none_started(&self) -> bool {
+        self.forks.get().copied().flatten().is_some_and(|before| last_pid() == Some(before))
     }
 }
 
@@ -143,10 +147,17 @@ impl Processes {
 /// thread it examined sleeps in (and its descriptors, and the memory its call points at), and,
 /// when the group's members were scanned, on which processes the group holds. A thread changes
 /// none of its own only by running, and running moves its `schedstat` (the nanoseconds it ran
-/// and the times it was scheduled, [`Ran`]); a process joins the group by being started (which
-/// moves the machine's last process id, [`last_pid`]). So a verdict is kept with the `tpgid`,
-/// the `schedstat` of every thread examined and, for a scanned group, the last process id, each
-/// read before what it guards. The pane's `stat` and the threads' `schedstat` stay open
+/// and the times it was scheduled, [`Ran`]). A process joins the group only by a `fork` of a
+/// member or by a `setpgid` from a process of the same session (`setpgid` refuses a process or
+/// a group of another session), and leaves it only by running (`exit`, `setpgid`, `setsid`) or by
+/// its parent's `setpgid`, from the same session; each needs a thread of the session to run, and
+/// nothing from outside enters a session (a `fork` stays in its parent's, `setsid` makes a new
+/// one). So a scanned look also depends on every thread of every process of the pane's session
+/// ([`Trail::session`]). A verdict is kept with the `tpgid` and the `schedstat` of every thread
+/// examined and, for a scanned group, of every thread of the session, each read before what it
+/// guards; what the scan saw is read again after those (each process's group and thread count),
+/// and no process may have been started since the scan (the machine's last process id,
+/// [`last_pid`], reads the same). The pane's `stat` and the threads' `schedstat` stay open
 /// ([`Held`]): reading them again is one `pread` each, and a file held reads its own process
 /// only (once that process is gone it reads nothing, whoever gets its pid).
 #[derive(Debug)]
@@ -155,19 +166,17 @@ pub(crate) struct Seen {
     stat: Held,
     tpgid: i32,
     threads: Vec<(Held, Ran)>,
-    forks: Option<u64>,
     verdict: Foreground,
 }
 
 impl Seen {
     /// Whether nothing the verdict depended on has changed.
-    fn holds(&self, pane: Pane, processes: &mut Processes) -> bool {
+    fn holds(&self, pane: Pane) -> bool {
         let mut buffer = [0; 1024];
         let stat = self.stat.read(&mut buffer).and_then(Stat::parse);
         stat.is_some_and(|stat| {
             !stat.ended() && stat.start_time == pane.start_time && stat.tpgid == self.tpgid
         }) && self.pane == pane
-            && (self.forks.is_none() || self.forks == processes.forks())
             && self
                 .threads
                 .iter()
@@ -247,9 +256,11 @@ struct Trail {
     /// Whether the look is to be kept: only then are the threads' files held.
     keeping: bool,
     threads: Vec<(Held, Ran)>,
-    scanned: bool,
+    /// How many threads of each process `threads` holds.
+    counts: HashMap<i32, u64>,
     /// Something it depended on cannot be told again (an unreadable `schedstat`, the terminal's
-    /// modes, too many threads): the verdict is not kept.
+    /// modes, too many threads, a session that changed while it was looked at): the verdict is
+    /// not kept.
     unkept: bool,
 }
 
@@ -258,9 +269,14 @@ impl Trail {
         Trail { keeping: true, ..Trail::default() }
     }
 
+    /// Whether what the trail holds is still wanted.
+    fn wanted(&self) -> bool {
+        self.keeping && !self.unkept
+    }
+
     /// Thread `tid` of `pid` is about to be examined: its `schedstat`, read first.
     fn thread(&mut self, pid: i32, tid: i32) {
-        if !self.keeping || self.unkept {
+        if !self.wanted() {
             return;
         }
         if self.threads.len() >= MAX_KEPT_THREADS {
@@ -270,10 +286,59 @@ impl Trail {
         let mut buffer = [0; 128];
         let held = Held::open(&format!("/proc/{pid}/task/{tid}/schedstat"));
         match held.as_ref().and_then(|held| held.read(&mut buffer)).and_then(Ran::parse) {
-            Some(ran) => self.threads.extend(held.map(|held| (held, ran))),
+            Some(ran) => {
+                self.threads.extend(held.map(|held| (held, ran)));
+                *self.counts.entry(pid).or_default() += 1;
+            }
             None => self.unkept = true,
         }
     }
+
+    /// After a look that scanned the group's members: the `schedstat` of every thread of the
+    /// pane's session (`session`, as the scan saw it) not held already, then every process of it
+    /// read again, which must still be alive in the same group with the threads held, and no
+    /// process started since the scan ([`Seen`]).
+    fn session(&mut self, session: &[(i32, Stat)], processes: &Processes) {
+        for (pid, stat) in session {
+            if !self.wanted() {
+                return;
+            }
+            if self.counts.contains_key(pid) {
+                continue;
+            }
+            for tid in tasks(*pid, stat, self) {
+                self.thread(*pid, tid);
+            }
+        }
+        let unchanged = |(pid, seen): &(i32, Stat)| {
+            Stat::read(*pid).is_some_and(|now| {
+                !now.ended()
+                    && (now.pgrp, now.session, now.start_time)
+                        == (seen.pgrp, seen.session, seen.start_time)
+                    && self.counts.get(pid) == Some(&now.threads)
+            })
+        };
+        if self.wanted() && !(session.iter().all(unchanged) && processes.none_started()) {
+            self.unkept = true;
+        }
+    }
+}
+
+/// The thread ids of process `pid` (whose `stat` is `stat`): its own alone when it has one
+/// thread, else its `task` folder (at most [`MAX_EXAMINED`]; unreadable: none, and the look is
+/// not kept).
+fn tasks(pid: i32, stat: &Stat, trail: &mut Trail) -> Vec<i32> {
+    if stat.threads <= 1 {
+        return vec![pid];
+    }
+    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        trail.unkept = true;
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .take(MAX_EXAMINED)
+        .collect()
 }
 
 /// The last process id the kernel gave out, from `/proc/loadavg` (`0.50 0.20 0.10 1/234 5678`):
@@ -297,7 +362,7 @@ pub(crate) fn look_again(
     last: Option<Seen>,
     processes: &mut Processes,
 ) -> (Foreground, Option<Seen>) {
-    if let Some(last) = last.filter(|last| last.holds(pane, processes)) {
+    if let Some(last) = last.filter(|last| last.holds(pane)) {
         return (last.verdict.clone(), Some(last));
     }
     let mut trail = Trail::keeping();
@@ -306,16 +371,13 @@ pub(crate) fn look_again(
     let stat = Held::open(&format!("/proc/{}/stat", pane.pid));
     let tpgid = stat.as_ref().and_then(|stat| stat.read(&mut buffer)).and_then(Stat::parse);
     let verdict = look_by(pane, processes, Inspect::Syscall, &mut trail);
-    // Read before the group was scanned ([`Processes::group`]).
-    let forks = processes.forks.get().copied().flatten();
     let (Some(stat), Some(tpgid)) = (stat, tpgid.map(|stat| stat.tpgid)) else {
         return (verdict, None);
     };
-    if trail.unkept || verdict == Foreground::Gone || (trail.scanned && forks.is_none()) {
+    if trail.unkept || verdict == Foreground::Gone {
         return (verdict, None);
     }
-    let forks = if trail.scanned { forks } else { None };
-    let seen = Seen { pane, stat, tpgid, threads: trail.threads, forks, verdict: verdict.clone() };
+    let seen = Seen { pane, stat, tpgid, threads: trail.threads, verdict: verdict.clone() };
     (verdict, Some(seen))
 }
 
@@ -342,18 +404,22 @@ fn look_by(
             Examined::Other => {}
         }
     }
-    trail.scanned = true;
+    let session = processes.session(stat.session);
+    let members = session.iter().filter(|(_, member)| member.pgrp == stat.tpgid);
     let mut reader = None;
-    for (pid, member) in processes.group(stat.tpgid).iter().take(MAX_EXAMINED) {
+    for (pid, member) in members.take(MAX_EXAMINED) {
         if *pid == stat.tpgid || !terminal.holds(member, stat.tpgid) {
             continue;
         }
         match examine(*pid, member, terminal, trail) {
+            // Its running moves what it was kept with.
             Examined::Busy => return Foreground::NotReading,
             Examined::Reading if reader.is_none() => reader = Some(member.comm.clone()),
             Examined::Reading | Examined::Other => {}
         }
     }
+    // Who else could change the group's members.
+    trail.session(&session, processes);
     reader.map_or(Foreground::NotReading, Foreground::Reading)
 }
 
@@ -396,20 +462,8 @@ enum Examined {
 }
 
 fn examine(pid: i32, stat: &Stat, terminal: Terminal, trail: &mut Trail) -> Examined {
-    let tasks: Vec<i32> = if stat.threads <= 1 {
-        vec![pid]
-    } else {
-        let Ok(entries) = fs::read_dir(format!("/proc/{pid}/task")) else {
-            trail.unkept = true;
-            return Examined::Other;
-        };
-        entries
-            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-            .take(MAX_EXAMINED)
-            .collect()
-    };
     let mut reading = false;
-    for tid in tasks {
+    for tid in tasks(pid, stat, trail) {
         // Read before what it guards: a change after it moves it.
         trail.thread(pid, tid);
         let syscall = match terminal.inspect {
@@ -620,19 +674,19 @@ fn read_memory(pid: i32, address: u64, len: usize) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Every process's `stat`, by process group.
+/// Every process's `stat`, by session.
 fn scan() -> HashMap<i32, Vec<(i32, Stat)>> {
-    let mut groups: HashMap<i32, Vec<(i32, Stat)>> = HashMap::new();
-    let Ok(entries) = fs::read_dir("/proc") else { return groups };
+    let mut sessions: HashMap<i32, Vec<(i32, Stat)>> = HashMap::new();
+    let Ok(entries) = fs::read_dir("/proc") else { return sessions };
     for entry in entries.flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else {
             continue;
         };
         if let Some(stat) = Stat::read(pid) {
-            groups.entry(stat.pgrp).or_default().push((pid, stat));
+            sessions.entry(stat.session).or_default().push((pid, stat));
         }
     }
-    groups
+    sessions
 }
 
 /// The members of `/proc/<pid>/stat` a look needs.

@@ -28,8 +28,8 @@ pub const NEEDLE: &str = "FAILED test_needle";
 
 /// The rows as the table shows them.
 pub const TERMINAL_LIST: &str = "`terminal_list` `{}` (256 terminals)";
-/// See [`TERMINAL_LIST`]: measured while [`LIST_TERMINALS`] terminals are live, the shells idle
-/// at their prompts (issue 37).
+/// See [`TERMINAL_LIST`]: measured while [`LIST_TERMINALS`] terminals are live, once every shell
+/// is idle at its prompt ([`busy_shells`]; issue 37).
 pub const TERMINAL_LIST_LIVE: &str = "`terminal_list` `{}` (256 live terminals, 254 idle shells)";
 /// See [`TERMINAL_LIST`].
 pub const TERMINAL_SEARCH: &str =
@@ -91,6 +91,17 @@ pub fn check_live(entries: &[TerminalListEntry]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Of `shells` (node ids), those a `terminal_list` answer does not show idle at their prompts:
+/// absent, ended, or not waiting for input (a shell still running its start files, say).
+pub fn busy_shells<'a>(entries: &[TerminalListEntry], shells: &'a [String]) -> Vec<&'a str> {
+    let idle = |node_id: &str| {
+        entries
+            .iter()
+            .any(|entry| entry.node_id == node_id && entry.running && entry.waiting_for_input)
+    };
+    shells.iter().map(String::as_str).filter(|node_id| !idle(node_id)).collect()
+}
+
 /// How many short run nodes make up [`LIST_TERMINALS`] with the bulk nodes and `existing`
 /// terminals.
 pub fn short_nodes(existing: usize) -> anyhow::Result<usize> {
@@ -110,3 +121,6 @@ pub fn run_args(bulk: bool, index: usize) -> Value {
 pub fn ended(run: &TerminalRunResult) -> bool {
     !run.running && run.exit_code == Some(0)
 }
+
+#[cfg(test)]
+mod tests;

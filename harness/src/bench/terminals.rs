@@ -377,24 +377,48 @@ pub fn run(session: &Path, fifo: &Path, settings: &Settings) -> anyhow::Result<O
     })
 }
 
-/// How long the shells of the live row are given to reach their prompts before it is measured.
-const SHELLS_SETTLE: Duration = Duration::from_secs(2);
+/// How many shells of the live row are opened at once: the next are opened once these are idle
+/// at their prompts (a shell's start files may run programs for most of a second, pyenv's say;
+/// hundreds at once on a small machine would take minutes and time the opening out).
+const SHELLS_AT_ONCE: usize = 32;
+/// How long the shells of one such batch may take to reach their prompts.
+const SHELLS_SETTLE_LIMIT: Duration = Duration::from_mins(2);
+/// How often the live row asks whether its shells are idle meanwhile.
+const SHELLS_POLL: Duration = Duration::from_millis(200);
 
 /// The live row ([`survey::TERMINAL_LIST_LIVE`]): shells opened until [`survey::LIST_TERMINALS`]
-/// terminals are live (the agent's node and the running stamp node are two), [`SHELLS_SETTLE`]
-/// for their prompts, then `terminal_list` measured as the other survey rows
+/// terminals are live (the agent's node and the running stamp node are two),
+/// [`SHELLS_AT_ONCE`] at a time, each batch until every shell opened so far is idle at its
+/// prompt ([`survey::busy_shells`]), then `terminal_list` measured as the other survey rows
 /// (one unmeasured round first); the shells are closed again, so the survey that follows finds
 /// the server as before.
 async fn live_survey(calls: &Calls, settings: &Settings) -> anyhow::Result<Vec<u64>> {
     let shells = survey::LIST_TERMINALS.checked_sub(2).context("too few terminals")?;
     let mut opened = Vec::with_capacity(shells);
-    for index in 0..shells {
-        let args = json!({"title": format!("idle {index}")});
-        let shell: Value = calls.typed("terminal_open", &args).await?;
-        opened.push(shell["nodeId"].as_str().context("terminal_open gave no nodeId")?.to_owned());
+    while opened.len() < shells {
+        for index in opened.len()..shells.min(opened.len() + SHELLS_AT_ONCE) {
+            let args = json!({"title": format!("idle {index}")});
+            let shell: Value = calls.typed("terminal_open", &args).await?;
+            opened
+                .push(shell["nodeId"].as_str().context("terminal_open gave no nodeId")?.to_owned());
+        }
+        let deadline = tokio::time::Instant::now() + SHELLS_SETTLE_LIMIT;
+        loop {
+            let entries: Vec<TerminalListEntry> = calls.typed("terminal_list", &json!({})).await?;
+            let busy = survey::busy_shells(&entries, &opened);
+            if busy.is_empty() {
+                break;
+            }
+            ensure!(
+                tokio::time::Instant::now() < deadline,
+                "{} shells of the live terminal_list row did not reach their prompts within {} s: \
+                 {busy:?}",
+                busy.len(),
+                SHELLS_SETTLE_LIMIT.as_secs()
+            );
+            tokio::time::sleep(SHELLS_POLL).await;
+        }
     }
-    // The shells start their prompts meanwhile; the unmeasured round reads every one once.
-    tokio::time::sleep(SHELLS_SETTLE).await;
     let request = ToolRequest::new("terminal_list", &json!({}));
     let mut latencies = Vec::with_capacity(settings.reads);
     for round in 0..settings.warmup_reads.max(1) + settings.reads {

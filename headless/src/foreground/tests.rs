@@ -191,11 +191,7 @@ fn a_kept_look_holds_until_the_program_moves_and_a_late_reader_is_seen_at_once()
         assert!(Instant::now() < deadline, "the shell's look never held");
         let (verdict, seen) = look_again(shell, kept.take(), &mut Processes::default());
         let seen = seen.expect("a shell at its prompt is kept");
-        held = if verdict == reading("bash") && seen.holds(shell, &mut Processes::default()) {
-            held + 1
-        } else {
-            0
-        };
+        held = if verdict == reading("bash") && seen.holds(shell) { held + 1 } else { 0 };
         kept = Some(seen);
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -204,7 +200,7 @@ fn a_kept_look_holds_until_the_program_moves_and_a_late_reader_is_seen_at_once()
     assert!(sent.status.success());
     let seen = kept.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while seen.holds(shell, &mut Processes::default()) {
+    while seen.holds(shell) {
         assert!(Instant::now() < deadline, "a key did not move the shell");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -239,6 +235,117 @@ fn a_kept_look_holds_until_the_program_moves_and_a_late_reader_is_seen_at_once()
         // The looks of the silent phase were kept (the look is not thrown away each time).
         assert!(kept.is_some(), "{command}: the reading look is kept");
     }
+}
+
+/// Looks again at `pane` every 20 ms, carrying the kept look on, until it reads `expected`
+/// (10 s at most); answers the verdicts before it and whether a look was kept meanwhile.
+fn look_until(pane: Pane, expected: &Foreground, command: &str) -> (Vec<Foreground>, bool) {
+    let began = Instant::now();
+    let mut kept = None;
+    let mut verdicts = Vec::new();
+    let mut any_kept = false;
+    loop {
+        let (verdict, seen) = look_again(pane, kept.take(), &mut Processes::default());
+        if verdict == *expected {
+            return (verdicts, any_kept);
+        }
+        any_kept = any_kept || seen.is_some();
+        kept = seen;
+        verdicts.push(verdict);
+        assert!(began.elapsed() < Duration::from_secs(10), "{command}: {verdicts:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A scanned group that gains a member after a look is looked at again, though no member of it
+/// runs: the member was put there by another process of the pane's session, which ran. Each
+/// program first shows one verdict for a while (its looks kept), then the other.
+#[test]
+fn a_group_that_gains_a_member_after_a_kept_look_is_looked_at_again() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tmux = termsprawl_test_support::tmux::TmuxGuard::new(dir.path());
+    fs::create_dir_all(dir.path().join("tmux-sockets")).unwrap();
+    // The pane's program (python3, the session's leader) gives the terminal to a group whose one
+    // member sleeps; a forked child of it waits in `select` on the terminal in its own group,
+    // and is moved into the foreground group 1.5 s later (`setpgid`: no process is started,
+    // and neither the child nor the sleeper runs).
+    let moved = "import os, select, time\n\
+                 a = os.fork()\n\
+                 if a == 0:\n    os.setpgid(0, 0)\n    os.execvp('sleep', ['sleep', '30'])\n\
+                 os.setpgid(a, a)\n\
+                 b = os.fork()\n\
+                 if b == 0:\n    os.setpgid(0, 0)\n    select.select([0], [], [])\n    os._exit(0)\n\
+                 os.setpgid(b, b)\n\
+                 os.tcsetpgrp(0, a)\n\
+                 time.sleep(1.5)\n\
+                 os.setpgid(b, a)\n\
+                 time.sleep(30)\n";
+    // A program reading in one thread (under a shell that waits for it: the group is scanned)
+    // starts a busy loop in its group from another thread 1.5 s later.
+    let busy = "import subprocess, threading, time\n\
+                def later():\n    time.sleep(1.5)\n    \
+                subprocess.Popen(['python3', '-c', 'while True: pass'])\n\
+                threading.Thread(target=later, daemon=True).start()\n\
+                input()\n";
+    let script = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (moved, busy) = (script("moved.py", moved), script("busy.py", busy));
+    let cases = [
+        (format!("python3 {moved}"), Foreground::NotReading, reading("python3")),
+        (format!("sh -c 'python3 {busy}; true'"), reading("python3"), Foreground::NotReading),
+    ];
+    for (index, (command, before, after)) in cases.iter().enumerate() {
+        let pane = start_pane(&tmux, &format!("gain{index}"), command);
+        let began = Instant::now();
+        // The first verdict shows once the program has set up ...
+        let _ = look_until(pane, before, command);
+        // ... and the second only once the group gained its member.
+        let (verdicts, kept) = look_until(pane, after, command);
+        assert!(began.elapsed() >= Duration::from_millis(1400), "{command}: changed early");
+        assert!(verdicts.contains(before), "{command}: {verdicts:?}");
+        assert!(kept, "{command}: the looks before the change were kept");
+    }
+}
+
+/// A background job brought to the foreground with `fg`: the look after names it.
+#[test]
+fn a_job_brought_to_the_foreground_is_seen_reading() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tmux = termsprawl_test_support::tmux::TmuxGuard::new(dir.path());
+    fs::create_dir_all(dir.path().join("tmux-sockets")).unwrap();
+    let shell = start_pane(&tmux, "jobs", "bash --norc --noprofile");
+    look_until(shell, &reading("bash"), "bash");
+    // `cat` in the background stops at its first read (SIGTTIN); the shell reads its prompt.
+    let sent = tmux.tmux(&["send-keys", "-t", "jobs", "cat &", "Enter"]);
+    assert!(sent.status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stopped = || {
+        let session = scan().remove(&shell.pid()).unwrap_or_default();
+        session.iter().any(|(_, stat)| stat.comm == "cat" && stat.state == 'T')
+    };
+    while !stopped() {
+        assert!(Instant::now() < deadline, "cat never stopped");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    look_until(shell, &reading("bash"), "cat &");
+    let sent = tmux.tmux(&["send-keys", "-t", "jobs", "fg", "Enter"]);
+    assert!(sent.status.success());
+    look_until(shell, &reading("cat"), "fg");
+}
+
+/// Starts `command` in a new session `name` of `tmux`: its pane.
+fn start_pane(tmux: &termsprawl_test_support::tmux::TmuxGuard, name: &str, command: &str) -> Pane {
+    let made = tmux.tmux(&["new-session", "-d", "-s", name, "-x", "80", "-y", "24", command]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let shown = tmux.tmux(&["display-message", "-p", "-t", name, "#{pane_pid}"]);
+    Pane::of(String::from_utf8_lossy(&shown.stdout).trim().parse().unwrap()).unwrap()
+}
+
+fn reading(name: &str) -> Foreground {
+    Foreground::Reading(name.to_owned())
 }
 
 #[test]

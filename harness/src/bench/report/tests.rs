@@ -11,6 +11,7 @@ use crate::bench::chain::Chain;
 use crate::bench::crowd::{Crowd, Usage};
 use crate::bench::oneshot::RSS_RUNS;
 use crate::bench::stats::Summary;
+use crate::bench::survey;
 use crate::bench::terminals::{Read, Terminals};
 
 const MIB: u64 = 1024 * 1024;
@@ -115,9 +116,9 @@ fn terminals() -> Terminals {
             read("`guide_read` `{\"topic\":\"canvas\"}`", 250_000),
             read("`terminal_read` `{\"nodeId\":…}`", 400_000),
             read("`terminal_read` `{\"nodeId\":…,\"since\":0}`", 350_000),
-            read(crate::bench::survey::TERMINAL_LIST, 1_800_000),
-            read(crate::bench::survey::TERMINAL_LIST_LIVE, 2_100_000),
-            read(crate::bench::survey::TERMINAL_SEARCH, 3_700_000),
+            read(survey::TERMINAL_LIST, 1_800_000),
+            read(survey::TERMINAL_LIST_LIVE, 2_100_000),
+            read(survey::TERMINAL_SEARCH, 3_700_000),
         ],
     }
 }
@@ -196,6 +197,38 @@ fn the_bridge_goal_is_reported_and_checked() {
     at_limit.mcp[1].peak_rss = Some(super::GOAL_BRIDGE_RSS);
     at_limit.mcp[0].peak_rss = Some(9 * MIB);
     assert!(at_limit.check().is_empty(), "{:?}", at_limit.check());
+}
+
+#[test]
+fn the_live_list_goals_are_reported_and_checked() {
+    let with_live = |median: u64, p95: u64| {
+        let mut report = report();
+        let terminals = report.terminals.as_mut().unwrap();
+        let row = terminals.read_rows.iter_mut().find(|row| row.call == survey::TERMINAL_LIST_LIVE);
+        row.unwrap().latency = summary(median / 2, median, p95, p95);
+        report
+    };
+    // At the limits it passes.
+    let at_limit = with_live(5_000_000, 10_000_000);
+    assert!(at_limit.check().is_empty(), "{:?}", at_limit.check());
+    // Past either, that goal fails by name.
+    assert_eq!(
+        with_live(5_010_000, 10_000_000).check(),
+        ["goal terminal_list p50, 256 live terminals: 5.01 ms (limit ≤ 5 ms)"]
+    );
+    let slow = with_live(4_620_000, 122_000_000);
+    assert_eq!(
+        slow.check(),
+        ["goal terminal_list p95, 256 live terminals: 122 ms (limit ≤ 10 ms)"]
+    );
+    assert!(slow.tables().contains(
+        "| terminal_list p95, 256 live terminals | 122 ms | ≤ 10 ms | 122 ms | no | yes |"
+    ));
+    // Without the live row (an older outcome) there is no such goal.
+    let mut older = report();
+    let terminals = older.terminals.as_mut().unwrap();
+    terminals.read_rows.retain(|row| row.call != survey::TERMINAL_LIST_LIVE);
+    assert!(older.goals().iter().all(|goal| !goal.name.starts_with("terminal_list")));
 }
 
 #[test]
@@ -298,6 +331,8 @@ fn each_goal_of_issue_26_is_a_row_against_its_limit() {
             ("terminal_read since p50 / guide_read p50", "1.40x", Some(true)),
             ("terminal_wait reaction median", "1.10 ms", Some(true)),
             ("terminal_wait reaction p95", "2.40 ms", Some(true)),
+            ("terminal_list p50, 256 live terminals", "2.10 ms", Some(true)),
+            ("terminal_list p95, 256 live terminals", "4.20 ms", Some(true)),
             ("many agents: reaction p50, 256 waits pending", "8.00 ms", Some(true)),
             ("many agents: reaction p99, 256 waits pending", "30.0 ms", Some(true)),
             ("long waits: chained p50 over single p50, 64 bridges", "+0.20 ms", Some(true)),
@@ -329,6 +364,9 @@ fn the_check_holds_the_run_to_every_checked_goal() {
         row.latency = summary(9_000_000, 9_000_000, 9_000_000, 9_000_000);
     }
     terminals.reaction = summary(9_000_000, 9_000_000, 9_000_000, 9_000_000);
+    // The live survey row past its p95 limit too.
+    let live = terminals.read_rows.iter_mut().find(|row| row.call == survey::TERMINAL_LIST_LIVE);
+    live.unwrap().latency = summary(9_000_000, 9_000_000, 90_000_000, 90_000_000);
     bad.crowd.as_mut().unwrap().reaction =
         summary(900_000_000, 900_000_000, 900_000_000, 900_000_000);
     // A chained wait 5.01 ms slower than a single one is past the goal.
