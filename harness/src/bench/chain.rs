@@ -14,16 +14,21 @@
 //! Both rounds are measured under the same conditions, because their difference is the row's
 //! subject: every wait sent, the same `/proc` sampling of the server and every bridge done
 //! ([`QUIET`] before the marks, so that nothing the harness started runs while they are printed),
-//! then all marks printed in one sweep, and both answers carry the same stretch of output. That
-//! last condition is the one that mattered: a wait answers with all the output since its `since`
-//! (the contract: a chained wait answers as one wait would have), and the tickers print a line
-//! every 50 ms, so a chained wait's answer at 35 s carried about 6.3 kB against 0.3–0.5 kB for a
-//! single wait sent with the latest cursor, and the 64 answers, which reach the harness one after
-//! another through 64 bridges on a loaded machine, took longer to drain in proportion (measured on
-//! 2 cores, twice: a single wait sent with the older cursor was 2.5 and 5 ms slower at p50 than
-//! one sent with the latest, which accounts for most of the gap last reported, +8.7 ms). Sending the single waits with the chained waits' starting cursor
-//! compares a chain with the one wait it stands in for; the single answer carries the chained
-//! one's output and the few seconds of the chained round's answers and pauses more.
+//! then all marks printed in one sweep, and both answers carry the same stretch of output.
+//!
+//! Why the last condition: a wait answers with all the output since its `since` (the contract: a
+//! chained wait answers as one wait would have), and the tickers print a line every 50 ms, so a
+//! chained wait's answer at 35 s carries about 6.3 kB, where a single wait sent with the latest
+//! cursor carried 0.3–0.5 kB. The 64 answers of a round reach the harness one after another
+//! through 64 bridges, so the p50 is about half the time the round takes to drain, which grows
+//! with the answers' size: measured on 2 cores, a single wait sent with the older cursor (6.5 kB)
+//! was 5.0 and 2.5 ms slower at p50 than the same single wait with the latest cursor, in two runs;
+//! the earlier row compared unlike answers. The chained path itself does nothing per turn that a
+//! single wait does not: without a progress token the bridge sends the next turn as the previous
+//! answers and joins the outputs once, and the server's wait searches only new text. Sending the
+//! single waits from the chained waits' starting cursor compares a chain with the one wait it
+//! stands in for (the single answer carries slightly more: the chained round's own marks and
+//! [`SETTLE`]).
 //!
 //! The server's and every bridge's open file descriptors and resident set are read from `/proc`
 //! once every chained wait is pending ("start") and again after the turn boundary, [`QUIET`]
