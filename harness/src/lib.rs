@@ -39,26 +39,11 @@ pub mod soak;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Runs one command and turns its outcome into the process exit code: 0 on success, 1 when a
-/// check failed or an error occurred (the error is printed to stderr).
+/// Runs one command and turns its outcome into the process exit code
+/// (`termsprawl_test_support::exit_code`: 0 on success, 1 when a check failed or an error
+/// occurred, the error printed to stderr).
 pub fn run(harness: flags::Harness) -> ExitCode {
-    match harness.exec(&project_root()) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(error) => exit_code(Err(error)),
-    }
-}
-
-/// The exit code of a command that either worked (0) or failed with an error, which is printed
-/// to stderr (1).
-pub fn exit_code(outcome: anyhow::Result<()>) -> ExitCode {
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    termsprawl_test_support::exit_code(harness.exec(&project_root()))
 }
 
 /// The repository root (`termsprawl_test_support::workspace_root`, the one owner).

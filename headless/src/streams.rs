@@ -502,12 +502,27 @@ impl Stream {
     /// that text, taken in the same look: an agent that reads on from it misses nothing.
     pub(crate) fn after(&self, since: Option<u64>) -> (String, bool, u64) {
         self.refresh();
+        lock(&self.state).after(since)
+    }
+
+    /// [`Stream::after`], and [`Stream::search`] for `matcher` from `from` in the same text: the
+    /// answer of a text wait that has not matched. That answer reads the file again, so its text
+    /// may end past what the waiter's last search saw; searching it too means an answer never
+    /// holds a match it does not report (a chained wait's next turn starts near the answer's
+    /// cursor, `transport::long_wait`, and would never search it).
+    pub(crate) fn after_searched(
+        &self,
+        since: Option<u64>,
+        from: Option<u64>,
+        matcher: &Matcher,
+    ) -> ((String, bool, u64), Option<(u32, u64)>) {
+        self.refresh();
         let state = lock(&self.state);
-        let since = since.unwrap_or(state.text_start).min(state.cursor);
-        if since < state.text_start {
-            return (state.text.clone(), true, state.cursor);
-        }
-        (state.text[state.byte_of(since)..].to_owned(), false, state.cursor)
+        let from = from.unwrap_or(state.text_start);
+        let found = matcher
+            .find_at(&state.text, state.byte_of(from))
+            .map(|(index, byte)| (index, state.cursor_at(byte)));
+        (state.after(since), found)
     }
 
     /// Looks for `matcher`'s first match in the text after `from` as of the last read (`None`:
@@ -727,6 +742,15 @@ impl StreamState {
 
     /// The byte of `text` where the character at `cursor` starts (clamped to the retained
     /// text; its length at the end).
+    /// [`Stream::after`] of this state.
+    fn after(&self, since: Option<u64>) -> (String, bool, u64) {
+        let since = since.unwrap_or(self.text_start).min(self.cursor);
+        if since < self.text_start {
+            return (self.text.clone(), true, self.cursor);
+        }
+        (self.text[self.byte_of(since)..].to_owned(), false, self.cursor)
+    }
+
     fn byte_of(&self, cursor: u64) -> usize {
         let cursor = cursor.clamp(self.text_start, self.cursor);
         let entry = self.index.partition_point(|&(at, _)| at <= cursor);

@@ -10,7 +10,9 @@
 //! - [`tmux`]: the guard that ends a private data directory's managed tmux server;
 //! - [`xvfb`]: a private X server, and the lookup of the system programs end-to-end tests need;
 //! - [`peers`]: where the pinned third-party peers (Python SDKs, npm packages) that
-//!   `cargo xtask test` provisions are found.
+//!   `cargo xtask test` provisions are found;
+//! - [`exit_code`]: the exit code of the workspace's command-line tools (`cargo xtask`, the
+//!   harness and its helper) from their outcome.
 //!
 //! It must never be a normal dependency of a published crate, hide a missing program or peer (a
 //! test that lacks one fails and names the command that provides it), or leave a process running
@@ -27,8 +29,24 @@ pub mod tmux;
 pub mod xvfb;
 
 use std::ffi::OsStr;
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
+
+/// The exit code of a command-line tool (`cargo xtask`, the harness and its helper) from its
+/// outcome: 0 when it worked, 1 when a check failed (`Ok(false)`) or an error occurred, which is
+/// printed to stderr with its causes (`{:#}`).
+#[allow(clippy::print_stderr, reason = "a failed command says why on stderr")]
+pub fn exit_code<E: Display>(outcome: Result<bool, E>) -> ExitCode {
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// The root of this workspace (the folder holding `Cargo.lock`).
 pub fn workspace_root() -> PathBuf {

@@ -145,6 +145,29 @@ impl Serve {
     }
 }
 
+/// Runs `measure` against a `serve` on a temporary data directory (`prefix`, with the `extra`
+/// folders of [`Places::temporary`]), without an execution log; then stops the server with
+/// SIGTERM and kills its tmux server, also after a failure, which then carries the server's log.
+/// The bench's parts 4, 5 and 6 run this way.
+pub fn on_temporary_serve<T>(
+    binaries: &Binaries,
+    prefix: &str,
+    extra: &[&str],
+    measure: impl FnOnce(&Places, &Serve) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let (_temp, places) = Places::temporary(prefix, extra)?;
+    let serve = Serve::start(binaries, &places, 0, &[])?;
+    let measured = measure(&places, &serve);
+    let stopped = serve.stop(Stop::Term);
+    super::binaries::kill_tmux_server(&places.tmux_socket());
+    let measured = measured.map_err(|error| {
+        let log = fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
+        error.context(format!("the server said:\n{}", log.trim_end()))
+    })?;
+    stopped?;
+    Ok(measured)
+}
+
 /// A `serve` that must refuse to start (a damaged canvas): its exit status and stderr; an error
 /// when it does not exit within [`START_TIMEOUT`] (it is killed).
 pub fn refused_start(

@@ -4,13 +4,35 @@
 //! `tools/call terminal_wait` with `timeoutMs: 600000`, which the bridge chains in turns of the
 //! server's 30 s (`transport::long_wait`).
 //!
-//! First one single wait per agent (its mark printed [`SETTLE`] after the call, inside the first
-//! turn), then the chained waits: their marks are printed [`PAST_TURN`] after the calls, after the
-//! first turn boundary, so their reaction is the reaction at the end of a chain. The reaction of
-//! a wait is the harness's `CLOCK_MONOTONIC` when it reads the bridge's answer minus the stamp the
-//! ticker printed before the mark (the same in both rounds). The server's and every bridge's open
-//! file descriptors and resident set are read from `/proc` once every chained wait is pending
-//! ("start") and again after the turn boundary, just before the marks.
+//! First the chained waits: their marks are printed [`PAST_TURN`] after the calls, after the
+//! first turn boundary, so their reaction is the reaction at the end of a chain. Then one single
+//! wait per agent (`timeoutMs` [`SINGLE_TIMEOUT_MS`], one call to the server), whose `since` is the
+//! cursor the chained wait started from, its mark printed [`SETTLE`] after the call. The reaction
+//! of a wait is the harness's `CLOCK_MONOTONIC` when it reads the bridge's answer minus the stamp
+//! the ticker printed before the mark.
+//!
+//! Both rounds are measured under the same conditions, because their difference is the row's
+//! subject: every wait sent, the same `/proc` sampling of the server and every bridge done
+//! ([`QUIET`] before the marks, so that nothing the harness started runs while they are printed),
+//! then all marks printed in one sweep, and both answers carry the same stretch of output.
+//!
+//! Why the last condition: a wait answers with all the output since its `since` (the contract: a
+//! chained wait answers as one wait would have), and the tickers print a line every 50 ms, so a
+//! chained wait's answer at 35 s carries about 6.3 kB, where a single wait sent with the latest
+//! cursor carried 0.3–0.5 kB. The 64 answers of a round reach the harness one after another
+//! through 64 bridges, so the p50 is about half the time the round takes to drain, which grows
+//! with the answers' size: measured on 2 cores, a single wait sent with the older cursor (6.5 kB)
+//! was 5.0 and 2.5 ms slower at p50 than the same single wait with the latest cursor, in two runs;
+//! the earlier row compared unlike answers. The chained path itself does nothing per turn that a
+//! single wait does not: without a progress token the bridge sends the next turn as the previous
+//! answers and joins the outputs once, and the server's wait searches only new text. Sending the
+//! single waits from the chained waits' starting cursor compares a chain with the one wait it
+//! stands in for (the single answer carries slightly more: the chained round's own marks and
+//! [`SETTLE`]).
+//!
+//! The server's and every bridge's open file descriptors and resident set are read from `/proc`
+//! once every chained wait is pending ("start") and again after the turn boundary, [`QUIET`]
+//! before the marks; the single round samples the same way and keeps nothing.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -30,18 +52,23 @@ use super::crowd::{Usage, usage};
 use super::stats::Summary;
 use super::terminals::{QUIT, READY, mark, monotonic_ns, printed_at};
 use crate::base::binaries::Binaries;
-use crate::base::server::{self, Places, Serve, Stop};
+use crate::base::server::{self, Places};
 use crate::base::{answer, wait_child};
 
 /// Agents, each with its own bridge and ticker.
 pub const AGENTS: usize = 64;
 /// How long after the single waits are sent their marks are printed.
-pub const SETTLE: Duration = Duration::from_secs(1);
+pub const SETTLE: Duration = Duration::from_secs(2);
+/// How long after the calls are sent the usage is first sampled: every wait reaches the server
+/// within it, the bridge's first turn is then pending.
+const PENDING: Duration = Duration::from_secs(1);
+/// How long before the marks nothing the harness does runs (the last sampling of `/proc` ends).
+pub const QUIET: Duration = Duration::from_millis(500);
 /// How long after the chained waits are sent their marks are printed: past the first of the
 /// server's 30 s turns.
 pub const PAST_TURN: Duration = Duration::from_millis(MAX_WAIT_MS + 5_000);
 /// The `timeoutMs` of a single wait.
-const SINGLE_TIMEOUT_MS: u64 = 20_000;
+pub const SINGLE_TIMEOUT_MS: u64 = 20_000;
 /// How long any answer that is not the awaited one may take.
 const PATIENCE: Duration = Duration::from_mins(1);
 
@@ -74,17 +101,9 @@ pub struct Chain {
 /// The harness side: `serve` on a temporary data directory, the agents launched, the bridges
 /// and tickers started, both rounds measured; everything stopped again, also after a failure.
 pub fn measure(helper: &Path, binaries: &Binaries, settings: Settings) -> anyhow::Result<Chain> {
-    let (_temp, places) = Places::temporary("termsprawl-chain-", &["fifos"])?;
-    let serve = Serve::start(binaries, &places, 0, &[])?;
-    let measured = run(helper, binaries, &places, settings, serve.pid());
-    let stopped = serve.stop(Stop::Term);
-    crate::base::binaries::kill_tmux_server(&places.tmux_socket());
-    let measured = measured.map_err(|error| {
-        let log = std::fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
-        error.context(format!("the server said:\n{}", log.trim_end()))
-    })?;
-    stopped?;
-    Ok(measured)
+    server::on_temporary_serve(binaries, "termsprawl-chain-", &["fifos"], |places, serve| {
+        run(helper, binaries, places, settings, serve.pid())
+    })
 }
 
 fn run(
@@ -110,10 +129,17 @@ fn run(
         for agent in &mut agents {
             agent.start_ticker(helper, &places.root.join("fifos"), &answers)?;
         }
-        let single = round(&mut agents, &answers, "s", SINGLE_TIMEOUT_MS, SETTLE, |_| {})?;
+        let chain_start: Vec<u64> = agents.iter().map(|agent| agent.cursor).collect();
         let mut samples = Vec::new();
         let chained = round(&mut agents, &answers, "c", MAX_CLIENT_WAIT_MS, PAST_TURN, |agents| {
             samples.push(sample(server_pid, agents));
+        })?;
+        // The single waits answer the same stretch of output as the chained ones.
+        for (agent, since) in agents.iter_mut().zip(chain_start) {
+            agent.cursor = since;
+        }
+        let single = round(&mut agents, &answers, "s", SINGLE_TIMEOUT_MS, SETTLE, |agents| {
+            let _ = sample(server_pid, agents);
         })?;
         let [start, after] = <[_; 2]>::try_from(samples)
             .map_err(|_| anyhow::anyhow!("the usage was not sampled twice"))?;
@@ -149,9 +175,9 @@ fn sample(server_pid: u32, agents: &[Agent]) -> anyhow::Result<(Usage, Usage, Us
     Ok((server, all, largest))
 }
 
-/// One round: a `terminal_wait` for a new mark sent through every bridge, `then` called once all
-/// are pending, again after `delay`, the marks printed in one sweep, every answer checked; the
-/// reactions in nanoseconds.
+/// One round: a `terminal_wait` for a new mark (from each agent's cursor) sent through every
+/// bridge, `then` called once all are pending and again [`QUIET`] before `delay` has passed,
+/// the marks printed in one sweep at `delay`, every answer checked; the reactions in nanoseconds.
 fn round(
     agents: &mut [Agent],
     answers: &mpsc::Receiver<Answer>,
@@ -168,11 +194,12 @@ fn round(
         });
         agent.call("terminal_wait", &args)?;
     }
-    // Every wait reaches the server within a second; the bridge's first turn is then pending.
-    std::thread::sleep(Duration::from_secs(1).min(delay));
+    let quiet_from = delay.saturating_sub(QUIET);
+    std::thread::sleep(PENDING.min(quiet_from));
+    then(agents);
+    std::thread::sleep(quiet_from.saturating_sub(sent.elapsed()));
     then(agents);
     std::thread::sleep(delay.saturating_sub(sent.elapsed()));
-    then(agents);
     for agent in agents.iter_mut() {
         agent.print(&format!("{label}.{}", agent.index))?;
     }

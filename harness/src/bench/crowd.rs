@@ -39,7 +39,7 @@ use super::stats::Summary;
 use super::terminals::{QUIT, READY, mark, monotonic_ns, printed_at, stamp_line};
 use crate::base::answer;
 use crate::base::binaries::Binaries;
-use crate::base::server::{self, Places, Serve, Stop};
+use crate::base::server::{self, Places};
 
 /// Agent sessions on the one server.
 pub const AGENTS: usize = 64;
@@ -139,17 +139,9 @@ pub fn usage(pid: u32) -> Option<(Usage, u64)> {
 /// The xtask side: `serve` on a temporary data directory, [`AGENTS`] agents launched, then
 /// `helper crowd` against them while the server's usage is sampled; the figures of the report.
 pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyhow::Result<Crowd> {
-    let (_temp, places) = Places::temporary("termsprawl-crowd-", &["fifos"])?;
-    let serve = Serve::start(binaries, &places, 0, &[])?;
-    let measured = launch_and_run(helper, binaries, &places, settings, serve.pid());
-    let stopped = serve.stop(Stop::Term);
-    crate::base::binaries::kill_tmux_server(&places.tmux_socket());
-    let measured = measured.map_err(|error| {
-        let log = std::fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
-        error.context(format!("the server said:\n{}", log.trim_end()))
-    })?;
-    stopped?;
-    Ok(measured)
+    server::on_temporary_serve(binaries, "termsprawl-crowd-", &["fifos"], |places, serve| {
+        launch_and_run(helper, binaries, places, settings, serve.pid())
+    })
 }
 
 fn launch_and_run(

@@ -656,16 +656,24 @@ impl Report {
              {} agents on one `termsprawl-headless serve`, each with its own \
              `termsprawlctl mcp --max-wait-ms 600000` bridge and a run node printing a line every \
              {}.\n\
-             Each agent first makes one single `terminal_wait` (its mark printed {} later), then \
-             one `terminal_wait` with `timeoutMs: 600000`, which the bridge chains in turns of the \
-             server's 30 s; its mark is printed {} after the call, past the first turn boundary.\n\
+             Each agent first makes one `terminal_wait` with `timeoutMs: 600000`, which the bridge \
+             chains in turns of the server's 30 s; its mark is printed {} after the call, past the \
+             first turn boundary. Then one single `terminal_wait` (one call to the server) from the \
+             cursor the chained wait started at, its mark printed {} after the call.\n\
+             Both rounds are taken alike: all waits sent, the same `/proc` sampling ended {} \
+             before the marks, all marks printed in one sweep, and both answers carry the same \
+             output. A wait answers with all the output since its `since`, so a chained wait's \
+             answer holds everything printed during its turns; a single wait from the latest \
+             cursor would carry a twentieth of it, and the 64 answers drain through the bridges \
+             in proportion to their size, which is no cost of chaining.\n\
              The reaction is the stamp printed before the mark to the bridge's answer read by the \
              harness (goal: the chained p50 within 5 ms of the single p50).\n\n\
              | waits | min | p50 | p95 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: |\n",
             chain.agents,
             millis(nanos(super::crowd::TICK)),
-            millis(nanos(super::chain::SETTLE)),
             millis(nanos(chain.past_turn)),
+            millis(nanos(super::chain::SETTLE)),
+            millis(nanos(super::chain::QUIET)),
         );
         for (name, summary) in [("single", &chain.single), ("chained, past a turn", &chain.chained)]
         {

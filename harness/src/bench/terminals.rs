@@ -40,7 +40,7 @@ use super::stats::{Summary, nanos};
 use super::survey;
 use crate::base::answer;
 use crate::base::binaries::Binaries;
-use crate::base::server::{self, Places, Serve, Stop};
+use crate::base::server::{self, Places};
 use termsprawl_protocol::shell::single_quoted;
 
 /// How long after sending a wait the mark is printed: the wait must be pending by then, so that
@@ -236,17 +236,9 @@ pub fn figures(outcome: &Outcome) -> anyhow::Result<Terminals> {
 /// launched for its session, `helper terminals` against it; then the server is stopped with
 /// SIGTERM and its tmux server killed, also after a failure.
 pub fn measure(helper: &Path, binaries: &Binaries, settings: &Settings) -> anyhow::Result<Outcome> {
-    let (_temp, places) = Places::temporary("termsprawl-bench-", &[])?;
-    let serve = Serve::start(binaries, &places, 0, &[])?;
-    let outcome = launch_and_run(helper, binaries, &places, settings);
-    let stopped = serve.stop(Stop::Term);
-    crate::base::binaries::kill_tmux_server(&places.tmux_socket());
-    let outcome = outcome.map_err(|error| {
-        let log = std::fs::read_to_string(places.logs.join("serve-0.log")).unwrap_or_default();
-        error.context(format!("the server said:\n{}", log.trim_end()))
-    })?;
-    stopped?;
-    Ok(outcome)
+    server::on_temporary_serve(binaries, "termsprawl-bench-", &[], |places, _| {
+        launch_and_run(helper, binaries, places, settings)
+    })
 }
 
 fn launch_and_run(

@@ -337,13 +337,25 @@ impl Wait {
     }
 
     /// The answer, `terminal_wait`'s or `terminal_run`'s (without `reached`), with the output
-    /// after `since`, and its cursor.
+    /// after `since`, and its cursor. A text wait not reached searches the answer's text too
+    /// (printed since its last look): what the answer holds, it reports.
     fn value(
-        &self,
-        reached: bool,
+        &mut self,
+        mut reached: bool,
         state: PaneState,
     ) -> Result<(serde_json::Value, u64), ToolError> {
-        let (text, dropped, cursor) = self.stream.after(self.since);
+        let (text, dropped, cursor) = match &self.condition {
+            Condition::Text(matcher) if !reached => {
+                let from = self.searched.or(self.since);
+                let (after, found) = self.stream.after_searched(self.since, from, matcher);
+                if found.is_some() {
+                    self.found = found;
+                    reached = true;
+                }
+                after
+            }
+            _ => self.stream.after(self.since),
+        };
         let output = tail(&text, WAIT_OUTPUT_CHARS);
         let truncated = dropped || output.len() < text.len();
         let ProgramState { running, exit_code, signal } =

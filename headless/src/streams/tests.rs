@@ -153,6 +153,26 @@ fn a_search_goes_on_where_the_last_one_ended() {
     assert_eq!(find(&stream, Some(40), "three"), Err(54 - 4), "text before the cursor is skipped");
 }
 
+/// The answer of a text wait that has not matched reads the file again: its search covers that
+/// same text, so a match printed after the waiter's last look is reported, never skipped (a
+/// chained wait's next turn starts near the answer's cursor).
+#[test]
+fn an_answer_searches_the_text_it_holds() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let streams = Streams::new(dir.path().join("terminals")).unwrap();
+    append(&streams, "n9", b"tick 1\n");
+    let stream = streams.get("n9");
+    let mark = Matcher::literal("<mark>");
+    let from = stream.search(None, &mark).expect_err("not printed yet");
+    append(&streams, "n9", b"t=5 <mark>\ntick 2\n");
+    assert!(stream.search(Some(from), &mark).is_err(), "no look since: the waiter saw nothing");
+    let ((text, dropped, cursor), found) = stream.after_searched(Some(0), Some(from), &mark);
+    assert_eq!((text.as_str(), dropped, cursor), ("tick 1\nt=5 <mark>\ntick 2\n", false, 25));
+    assert_eq!(found, Some((0, 11)), "the answer's text holds the mark at cursor 11");
+    let (after, none) = stream.after_searched(Some(cursor), Some(cursor), &mark);
+    assert_eq!((after, none), ((String::new(), false, 25), None), "nothing new, nothing found");
+}
+
 /// The waiters woken by one change signal read the node's file once: a look at a signal some look
 /// has read at does not read again; a newer signal does.
 #[test]

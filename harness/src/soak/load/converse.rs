@@ -13,7 +13,7 @@ use super::{Agent, RESTART_REASON, Rng, Shared, until_answered};
 use crate::soak::faults::{self, Fault, delivery_failed_by};
 use crate::soak::ledger::{Outcome, Path as CallPath};
 
-use super::oneshot::{pause_after_unavailable, recorded_attempt};
+use super::oneshot::Attempts;
 
 /// Conversations between two linked agents, one at a time, alternating direction: `agent_send`
 /// (retried with the same `messageId` while unavailable, which the spec makes idempotent), then
@@ -42,7 +42,11 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
         "text": format!("soak message {n}"),
         "messageId": format!("soak-{n}"),
     });
-    let Some(answer) = until_answered(shared, rng, from, "agent_send", &send) else { return };
+    let Some(answer) =
+        until_answered(shared, rng, from, "agent_send", &send, Attempts::WhileUnavailable)
+    else {
+        return;
+    };
     let task = match answer {
         Outcome::Ok(task) => task,
         Outcome::ToolError(error) => {
@@ -78,7 +82,8 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     let text = format!("soak reply {n}");
     let reply = json!({"taskId": task_id, "text": text});
     loop {
-        let Some(outcome) = until_answered_once(shared, rng, to, "agent_reply", &reply) else {
+        let Some(outcome) = until_answered(shared, rng, to, "agent_reply", &reply, Attempts::Once)
+        else {
             return;
         };
         match outcome {
@@ -125,24 +130,6 @@ fn conversation(shared: &Shared, rng: &mut Rng, from: &Agent, to: &Agent) {
     }
 }
 
-/// One recorded attempt (a tool error left unrecorded); `None` when the run stopped.
-fn until_answered_once(
-    shared: &Shared,
-    rng: &mut Rng,
-    agent: &Agent,
-    operation: &'static str,
-    args: &Value,
-) -> Option<Outcome> {
-    if shared.stopping() {
-        return None;
-    }
-    let outcome = recorded_attempt(shared, rng, agent, operation, args);
-    if matches!(outcome, Outcome::Unavailable(_)) {
-        pause_after_unavailable(rng);
-    }
-    Some(outcome)
-}
-
 /// The task as `agent_task` shows it now (retried while unavailable).
 fn task_now(
     shared: &Shared,
@@ -152,7 +139,7 @@ fn task_now(
     began: Instant,
 ) -> Option<Value> {
     let args = json!({"taskId": task_id});
-    match until_answered(shared, rng, agent, "agent_task", &args)? {
+    match until_answered(shared, rng, agent, "agent_task", &args, Attempts::WhileUnavailable)? {
         Outcome::Ok(task) => Some(task),
         Outcome::ToolError(error) => {
             let expected = shared.explains(began, &error, agent.generation);

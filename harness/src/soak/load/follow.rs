@@ -13,7 +13,7 @@ use crate::soak::faults::Fault;
 use crate::soak::ledger::Outcome;
 
 use super::converse::record_tool_error;
-use super::oneshot::pause_after_unavailable;
+use super::oneshot::{Attempts, pause_after_unavailable};
 
 /// The program of a ticker: a run node that prints `tick-N` five times a second, forever.
 pub const TICKER: &str = "i=0; while :; do i=$((i+1)); echo tick-$i; sleep 0.2; done";
@@ -102,7 +102,14 @@ pub fn follow(shared: &Shared, seed: u64, index: usize) -> Followed {
         let n = shared.marker();
         let args = json!({"nodeId": node, "until": "text", "text": "\n", "since": since, "timeoutMs": number(&format!("5000.{n:09}"))});
         let sent = Instant::now();
-        let Some(outcome) = until_answered(shared, &mut rng, &agent, "terminal_wait", &args) else {
+        let Some(outcome) = until_answered(
+            shared,
+            &mut rng,
+            &agent,
+            "terminal_wait",
+            &args,
+            Attempts::WhileUnavailable,
+        ) else {
             break;
         };
         let value = match outcome {
@@ -168,7 +175,14 @@ fn old_ticker_kept(shared: &Shared, rng: &mut Rng, agent: &Agent, node: &str, se
     let n = shared.marker();
     let args = json!({"nodeId": node, "since": 0, "maxChars": number(&format!("100000.{n:09}"))});
     let sent = Instant::now();
-    let problem = match until_answered(shared, rng, agent, "terminal_read", &args) {
+    let problem = match until_answered(
+        shared,
+        rng,
+        agent,
+        "terminal_read",
+        &args,
+        Attempts::WhileUnavailable,
+    ) {
         None => return true,
         Some(Outcome::Ok(value)) => match serde_json::from_value::<TerminalReadResult>(value) {
             Err(error) => Some(format!("not a terminal_read answer: {error}")),

@@ -99,19 +99,39 @@ pub fn worker(shared: &Shared, seed: u64) {
     }
 }
 
+/// How often [`until_answered`] attempts a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempts {
+    /// Again while it ends unavailable (a call that is safe to repeat).
+    WhileUnavailable,
+    /// Once (a call that must not be repeated), unless the run is stopping; an unavailable
+    /// outcome is followed by the same pause, then returned.
+    Once,
+}
+
 /// A one-shot call recorded in the ledger, repeated while it ends unavailable (each attempt is
-/// one attempt of the same key); `None` when the run stopped first. A tool error is returned
-/// unrecorded: the caller decides whether the spec explains it.
+/// one attempt of the same key) or attempted once ([`Attempts`]); `None` when the run stopped
+/// first. A tool error is returned unrecorded: the caller decides whether the spec explains it.
 pub fn until_answered(
     shared: &Shared,
     rng: &mut Rng,
     agent: &Agent,
     operation: &'static str,
     args: &Value,
+    attempts: Attempts,
 ) -> Option<Outcome> {
+    if attempts == Attempts::Once && shared.stopping() {
+        return None;
+    }
     let generation = shared.generation();
     loop {
         let outcome = recorded_attempt(shared, rng, agent, operation, args);
+        if attempts == Attempts::Once {
+            if matches!(outcome, Outcome::Unavailable(_)) {
+                pause_after_unavailable(rng);
+            }
+            return Some(outcome);
+        }
         // After a tmux kill the agent is gone for good: its session file may be removed
         // (unavailable), so the caller starts over with the new agent.
         if !matches!(outcome, Outcome::Unavailable(_)) || shared.generation() != generation {
