@@ -256,7 +256,7 @@ macro_rules! table {
 
         /// One request of the table, typed: the operation and its parsed arguments.
         ///
-        /// Built by [`crate::validate`] from the body it checked, in the same pass. A server
+        /// Built by [`crate::validate()`] from the body it checked, in the same pass. A server
         /// matches it exhaustively, so an operation added to the table that a server does not
         /// handle is a compile error there, not a run-time "Unknown operation".
         #[derive(Debug, Clone, PartialEq)]
