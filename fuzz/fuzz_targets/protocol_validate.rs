@@ -28,9 +28,15 @@ fuzz_target!(|data: &[u8]| {
     };
     let expected = validation_error(&body);
     match validate(&body) {
-        Ok(request) => {
+        Ok(validated) => {
+            let request = validated.request;
             assert_eq!(expected, None, "validate accepted a body the spec refuses: {body}");
             assert_eq!(request.operation(), body["operation"].as_str());
+            assert_eq!(
+                Some(validated.call.name()),
+                request.operation(),
+                "the call is another operation"
+            );
             let sent = serde_json::to_string(&body["args"]).expect("args serialise");
             assert_eq!(request.args.get(), sent, "validate changed the arguments");
         }

@@ -6,7 +6,8 @@
 //! project's queue, then fails if it waited past its expiry or its session was revoked meanwhile,
 //! and otherwise runs.
 //!
-//! The request is turned into a typed [`Call`] once; [`run`] matches it exhaustively, so an
+//! The request arrives typed: its [`Call`] was read by `termsprawl_protocol::validate` from the
+//! body it checked, never parsed again here; [`run`] matches it exhaustively, so an
 //! operation of the table that this server does not handle is a compile error. The operations
 //! live by surface, one function each, as clients of the [`Engine`]: [`session`], [`canvas`],
 //! [`terminal`] and [`wait`], [`survey`] (`terminal_list`, `terminal_search`), [`agents`]; [`access`] is the one rule of who may read, drive, attach or close
@@ -23,7 +24,7 @@ mod wait;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use termsprawl_protocol::{Call, ToolRequest, ToolResult, guide};
+use termsprawl_protocol::{Call, ToolRequest, ToolResult, Validated, guide};
 use termsprawl_transport::server::{Caller, HandlerFuture, ToolHandler};
 use tokio::time::Instant;
 
@@ -67,10 +68,10 @@ impl Handler {
 }
 
 impl ToolHandler for Handler {
-    fn handle(&self, caller: Caller, request: ToolRequest) -> HandlerFuture<'_> {
+    fn handle(&self, caller: Caller, request: Validated) -> HandlerFuture<'_> {
         Box::pin(async move {
-            self.log_execution(&request);
-            match dispatch(&self.engine, &caller, &request).await {
+            self.log_execution(&request.request);
+            match dispatch(&self.engine, &caller, request.call).await {
                 Ok(value) => ToolResult::ok(value),
                 Err(error) => ToolResult::failure(error.message()),
             }
@@ -79,15 +80,10 @@ impl ToolHandler for Handler {
 }
 
 /// The handling order of the module doc, for one request.
-async fn dispatch(
-    engine: &Engine,
-    caller: &Caller,
-    request: &ToolRequest,
-) -> Result<Value, ToolError> {
+async fn dispatch(engine: &Engine, caller: &Caller, call: Call) -> Result<Value, ToolError> {
     if !engine.identity_is_valid(caller.identity()) {
         return Err(messages::NODE_NOT_IN_PROJECT.into());
     }
-    let call = Call::from_request(request).map_err(|error| ToolError::new(error.to_string()))?;
     match call {
         Call::SessionInfo(_) => return Ok(session::session_info(engine, caller)),
         Call::GuideRead(args) => return Ok(Value::from(guide(args.topic))),

@@ -51,8 +51,8 @@ pub use types::{
 };
 pub use validate::{
     DEFAULT_SEARCH_LIMIT, MAX_ARRAY_ITEMS, MAX_CURSOR, MAX_ITEM_UTF16, MAX_NUMBER_MAGNITUDE,
-    MAX_SEARCH_CONTEXT, MAX_SEARCH_LIMIT, MAX_STRING_UTF16, MAX_WAIT_TEXTS, ValidationError,
-    validate,
+    MAX_SEARCH_CONTEXT, MAX_SEARCH_LIMIT, MAX_STRING_UTF16, MAX_WAIT_TEXTS, Validated,
+    ValidationError, validate,
 };
 
 /// The version of the protocol this crate describes, in semver.

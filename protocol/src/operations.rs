@@ -7,7 +7,6 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::ToolRequest;
 use crate::args::{
     AgentLaunchArgs, AgentReplyArgs, AgentSendArgs, AgentTaskArgs, ArtifactOpenArgs,
     BrowserClickArgs, BrowserNavigateArgs, BrowserOpenArgs, BrowserTransferArgs, BrowserTypeArgs,
@@ -257,7 +256,7 @@ macro_rules! table {
 
         /// One request of the table, typed: the operation and its parsed arguments.
         ///
-        /// Built by [`Call::from_request`] from a request that passed [`crate::validate`]. A server
+        /// Built by [`crate::validate()`] from the body it checked, in the same pass. A server
         /// matches it exhaustively, so an operation added to the table that a server does not
         /// handle is a compile error there, not a run-time "Unknown operation".
         #[derive(Debug, Clone, PartialEq)]
@@ -276,11 +275,11 @@ macro_rules! table {
                 }
             }
 
-            /// Parses `args` (JSON text) as the arguments of the operation `name`; `None` when
-            /// the table has no such operation.
-            fn parse_named(name: &str, args: &str) -> Option<Result<Call, serde_json::Error>> {
+            /// Reads `args` (an already parsed JSON value) as the arguments of the operation
+            /// `name`; `None` when the table has no such operation.
+            fn read_named(name: &str, args: &Value) -> Option<Result<Call, serde_json::Error>> {
                 match name {
-                    $( $name => Some(serde_json::from_str::<$args>(args).map(Call::$variant)), )*
+                    $( $name => Some(<$args as serde::Deserialize>::deserialize(args).map(Call::$variant)), )*
                     _ => None,
                 }
             }
@@ -380,11 +379,10 @@ impl std::fmt::Display for CallError {
 impl std::error::Error for CallError {}
 
 impl Call {
-    /// The typed call of `request`: its operation and its arguments parsed into that operation's
-    /// argument struct.
-    pub fn from_request(request: &ToolRequest) -> Result<Call, CallError> {
-        let name = request.operation().ok_or(CallError::UnknownOperation)?;
-        Call::parse_named(name, request.args.get())
+    /// The typed call of the operation `name` with `args`, an arguments object already parsed:
+    /// its members read into that operation's argument struct, without encoding or parsing text.
+    pub fn from_value(name: &str, args: &Value) -> Result<Call, CallError> {
+        Call::read_named(name, args)
             .ok_or(CallError::UnknownOperation)?
             .map_err(|error| CallError::InvalidArguments(error.to_string()))
     }

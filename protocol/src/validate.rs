@@ -1,10 +1,12 @@
 //! The server's request validation (`spec/protocol.md` §5): checks in the contract's order, the first
 //! failure wins, with the contract's exact messages.
 //!
-//! After the checks of each member (step 5), the rules of protocol 1.4.0 that involve one
-//! operation's members together or a key's grammar ([`operation_rules`]): `terminal_input` needs
-//! `text` or `keys` (`Invalid text`) and every key in the grammar of [`crate::keys`]
-//! (`Invalid keys`); `terminal_read` with `view: "screen"` takes no `since` (`Invalid view`).
+//! After the checks of each member (step 5), the arguments are read once into the typed [`Call`]
+//! and the rules of protocol 1.4.0 that involve one operation's members together or a key's
+//! grammar run on it ([`Call::check`], which calls the `check` method of the argument type):
+//! `terminal_input` needs `text` or `keys` (`Invalid text`) and every key in the grammar of
+//! [`crate::keys`] (`Invalid keys`); `terminal_read` with `view: "screen"` takes no `since`
+//! (`Invalid view`).
 //! Protocol 1.5.0 adds: `terminal_wait`'s `anyOf` only with `until: "text"`, without `text`, with at
 //! most [`MAX_WAIT_TEXTS`] non-empty items (`Invalid anyOf`), and `regex` only with `until: "text"`
 //! (`Invalid regex`), and with `regex: true` `text` and every `anyOf` item in the pattern dialect of
@@ -16,10 +18,13 @@
 
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::args::{
+    ReadView, TerminalInputArgs, TerminalReadArgs, TerminalSearchArgs, TerminalWaitArgs, WaitUntil,
+};
 use crate::keys::is_valid_key;
-use crate::operations::{Param, ParamKind, operation};
+use crate::operations::{Call, CallError, Param, ParamKind, operation};
 use crate::pattern::check;
 use crate::types::ToolRequest;
 
@@ -66,6 +71,9 @@ pub enum ValidationError {
     /// `regex: true`; protocol 1.5.0) is outside the dialect of [`crate::pattern`]: the member's
     /// name and the reason (for `anyOf`, `item <index>: ` and the reason).
     InvalidPattern(String, String),
+    /// The members passed every check but do not read as the operation's argument struct: never,
+    /// as the struct and the checks come from one table; answered as a refusal, not a panic.
+    Unreadable(CallError),
 }
 
 impl fmt::Display for ValidationError {
@@ -78,17 +86,29 @@ impl fmt::Display for ValidationError {
             ValidationError::UnknownArgument(name) => write!(f, "Unknown argument: {name}"),
             ValidationError::InvalidArgument(name) => write!(f, "Invalid {name}"),
             ValidationError::InvalidPattern(name, reason) => write!(f, "Invalid {name}: {reason}"),
+            ValidationError::Unreadable(error) => error.fmt(f),
         }
     }
 }
 
 impl std::error::Error for ValidationError {}
 
+/// A request body that passed [`validate`], read once: the request with its `args` as JSON text
+/// (for the execution log and for handlers that want the raw request) and the same request typed.
+#[derive(Debug, Clone)]
+pub struct Validated {
+    /// The operation and its `args` unchanged (re-encoded compactly, member order kept).
+    pub request: ToolRequest,
+    /// The operation and its arguments, read from the parsed body (not from `request`'s text).
+    pub call: Call,
+}
+
 /// Validates a parsed request body against the operation table.
 ///
-/// On success the request is returned with `args` unchanged (re-encoded compactly, member order
-/// kept) and `operation` set.
-pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
+/// On success the request is returned twice over ([`Validated`]): with `args` unchanged
+/// (re-encoded compactly, member order kept) and `operation` set, and as the typed [`Call`] read
+/// from the same parsed `args`.
+pub fn validate(body: &Value) -> Result<Validated, ValidationError> {
     let object = match body {
         Value::Object(object) => Some(object),
         Value::Array(_) => None,
@@ -101,15 +121,17 @@ pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
     else {
         return Err(ValidationError::UnknownOperation);
     };
-    let Some(Value::Object(args)) = object.and_then(|object| object.get("args")) else {
+    let Some(args @ Value::Object(members)) = object.and_then(|object| object.get("args")) else {
         return Err(ValidationError::ExpectedArgsObject);
     };
-    if let Some(missing) =
-        operation.params().iter().find(|param| param.required() && !args.contains_key(param.name()))
+    if let Some(missing) = operation
+        .params()
+        .iter()
+        .find(|param| param.required() && !members.contains_key(param.name()))
     {
         return Err(ValidationError::MissingArgument(missing.name().to_owned()));
     }
-    for (name, value) in args {
+    for (name, value) in members {
         let Some(param) = operation.param(name) else {
             return Err(ValidationError::UnknownArgument(name.clone()));
         };
@@ -117,87 +139,119 @@ pub fn validate(body: &Value) -> Result<ToolRequest, ValidationError> {
             return Err(ValidationError::InvalidArgument(name.clone()));
         }
     }
-    operation_rules(operation.name(), args)?;
-    Ok(ToolRequest::new(operation.name(), &Value::Object(Map::clone(args))))
+    let call = Call::from_value(operation.name(), args).map_err(ValidationError::Unreadable)?;
+    call.check()?;
+    Ok(Validated { request: ToolRequest::new(operation.name(), args), call })
 }
 
-/// The rules of protocols 1.4.0 and 1.5.0 that step 5's per-member checks cannot express, run once every
-/// member passed them.
-fn operation_rules(operation: &str, args: &Map<String, Value>) -> Result<(), ValidationError> {
-    let invalid = |name: &str| Err(ValidationError::InvalidArgument(name.to_owned()));
-    match operation {
-        "terminal_input" => {
-            if let Some(Value::Array(keys)) = args.get("keys")
-                && !keys.iter().filter_map(Value::as_str).all(is_valid_key)
-            {
-                return invalid("keys");
-            }
-            if !args.contains_key("text") && !args.contains_key("keys") {
-                return invalid("text");
-            }
+impl Call {
+    /// The rules of protocols 1.4.0 and 1.5.0 that step 5's per-member checks cannot express
+    /// (see the module doc), run once every member passed them: those of this call's argument
+    /// type, if it has any.
+    pub fn check(&self) -> Result<(), ValidationError> {
+        match self {
+            Call::TerminalInput(args) => args.check(),
+            Call::TerminalRead(args) => args.check(),
+            Call::TerminalWait(args) => args.check(),
+            Call::TerminalSearch(args) => args.check(),
+            _ => Ok(()),
         }
-        "terminal_read"
-            if args.get("view").and_then(Value::as_str) == Some("screen")
-                && args.contains_key("since") =>
+    }
+}
+
+fn invalid(name: &str) -> Result<(), ValidationError> {
+    Err(ValidationError::InvalidArgument(name.to_owned()))
+}
+
+impl TerminalInputArgs {
+    /// Every key in the grammar of [`crate::keys`] (`Invalid keys`), and `text` or `keys`
+    /// (`Invalid text`).
+    pub fn check(&self) -> Result<(), ValidationError> {
+        if let Some(keys) = &self.keys
+            && !keys.iter().all(|key| is_valid_key(key))
         {
+            return invalid("keys");
+        }
+        if self.text.is_none() && self.keys.is_none() {
+            return invalid("text");
+        }
+        Ok(())
+    }
+}
+
+impl TerminalReadArgs {
+    /// No `since` with `view: "screen"` (`Invalid view`).
+    pub fn check(&self) -> Result<(), ValidationError> {
+        if self.view == Some(ReadView::Screen) && self.since.is_some() {
             return invalid("view");
         }
-        "terminal_wait" => {
-            let until_text = args.get("until").and_then(Value::as_str) == Some("text");
-            if let Some(Value::Array(texts)) = args.get("anyOf")
-                && (!until_text
-                    || args.contains_key("text")
-                    || texts.len() > MAX_WAIT_TEXTS
-                    || texts.iter().any(|text| text.as_str().is_none_or(str::is_empty)))
-            {
-                return invalid("anyOf");
-            }
-            if args.contains_key("regex") && !until_text {
-                return invalid("regex");
-            }
-            if args.get("regex") == Some(&Value::Bool(true)) {
-                if let Some(Err(reason)) = args.get("text").and_then(Value::as_str).map(check) {
-                    return Err(ValidationError::InvalidPattern("text".to_owned(), reason));
-                }
-                let texts = args.get("anyOf").and_then(Value::as_array).into_iter().flatten();
-                for (index, text) in texts.filter_map(Value::as_str).enumerate() {
-                    if let Err(reason) = check(text) {
-                        let reason = format!("item {index}: {reason}");
-                        return Err(ValidationError::InvalidPattern("anyOf".to_owned(), reason));
-                    }
-                }
-            }
-        }
-        "terminal_search" => {
-            let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
-            if pattern.is_empty() {
-                return invalid("pattern");
-            }
-            if args.get("regex") == Some(&Value::Bool(true))
-                && let Err(reason) = check(pattern)
-            {
-                return Err(ValidationError::InvalidPattern("pattern".to_owned(), reason));
-            }
-            if args.contains_key("since") && !args.contains_key("nodeId") {
-                return invalid("since");
-            }
-            if !whole_in(args.get("limit"), 1.0, MAX_SEARCH_LIMIT) {
-                return invalid("limit");
-            }
-            if !whole_in(args.get("context"), 0.0, MAX_SEARCH_CONTEXT) {
-                return invalid("context");
-            }
-        }
-        _ => {}
+        Ok(())
     }
-    Ok(())
+}
+
+impl TerminalWaitArgs {
+    /// `anyOf` only with `until: "text"`, without `text`, with at most [`MAX_WAIT_TEXTS`]
+    /// non-empty items (`Invalid anyOf`); `regex` only with `until: "text"` (`Invalid regex`);
+    /// with `regex: true`, `text` and every `anyOf` item in the pattern dialect
+    /// (`Invalid text: <reason>`, `Invalid anyOf: item <index>: <reason>`).
+    pub fn check(&self) -> Result<(), ValidationError> {
+        let until_text = self.until == WaitUntil::Text;
+        if let Some(texts) = &self.any_of
+            && (!until_text
+                || self.text.is_some()
+                || texts.len() > MAX_WAIT_TEXTS
+                || texts.iter().any(String::is_empty))
+        {
+            return invalid("anyOf");
+        }
+        if self.regex.is_some() && !until_text {
+            return invalid("regex");
+        }
+        if self.regex == Some(true) {
+            if let Some(Err(reason)) = self.text.as_deref().map(check) {
+                return Err(ValidationError::InvalidPattern("text".to_owned(), reason));
+            }
+            for (index, text) in self.any_of.iter().flatten().enumerate() {
+                if let Err(reason) = check(text) {
+                    let reason = format!("item {index}: {reason}");
+                    return Err(ValidationError::InvalidPattern("anyOf".to_owned(), reason));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TerminalSearchArgs {
+    /// `pattern` not empty (`Invalid pattern`), with `regex: true` in the pattern dialect
+    /// (`Invalid pattern: <reason>`); `since` only with `nodeId` (`Invalid since`); `limit` a
+    /// whole number in 1..=[`MAX_SEARCH_LIMIT`] (`Invalid limit`) and `context` one in
+    /// 0..=[`MAX_SEARCH_CONTEXT`] (`Invalid context`).
+    pub fn check(&self) -> Result<(), ValidationError> {
+        if self.pattern.is_empty() {
+            return invalid("pattern");
+        }
+        if self.regex == Some(true)
+            && let Err(reason) = check(&self.pattern)
+        {
+            return Err(ValidationError::InvalidPattern("pattern".to_owned(), reason));
+        }
+        if self.since.is_some() && self.node_id.is_none() {
+            return invalid("since");
+        }
+        if !whole_in(self.limit, 1.0, MAX_SEARCH_LIMIT) {
+            return invalid("limit");
+        }
+        if !whole_in(self.context, 0.0, MAX_SEARCH_CONTEXT) {
+            return invalid("context");
+        }
+        Ok(())
+    }
 }
 
 /// Whether an optional number member is absent or a whole number in `min..=max`.
-fn whole_in(value: Option<&Value>, min: f64, max: f64) -> bool {
-    value
-        .and_then(Value::as_f64)
-        .is_none_or(|number| number.fract() == 0.0 && (min..=max).contains(&number))
+fn whole_in(value: Option<f64>, min: f64, max: f64) -> bool {
+    value.is_none_or(|number| number.fract() == 0.0 && (min..=max).contains(&number))
 }
 
 fn value_fits(param: &Param, value: &Value) -> bool {

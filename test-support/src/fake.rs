@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use termsprawl_protocol::{
-    IntegrationState, IntegrationStatus, ToolIdentity, ToolRequest, ToolResult,
+    IntegrationState, IntegrationStatus, ToolIdentity, ToolRequest, ToolResult, Validated,
 };
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
@@ -504,7 +504,8 @@ struct Script {
 }
 
 impl Script {
-    async fn run(&self, caller: Caller, request: ToolRequest) -> ToolResult {
+    async fn run(&self, caller: Caller, validated: Validated) -> ToolResult {
+        let request = &validated.request;
         let received = Received {
             node_id: caller.node_id().to_owned(),
             operation: request.operation().unwrap_or_default().to_owned(),
@@ -514,7 +515,7 @@ impl Script {
             lock(&self.received).push(received.clone());
         }
         let hold = lock(&self.hold).clone();
-        if hold.is_some_and(|holds| holds(&request)) {
+        if hold.is_some_and(|holds| holds(request)) {
             let _ = self.held_tx.send(received.clone());
             self.gate.acquire().await.expect("the gate is never closed").forget();
         }
@@ -524,7 +525,7 @@ impl Script {
         let answer = lock(&self.answers).get(&received.operation).cloned();
         match answer {
             Some(answer) => answer,
-            None => self.fallback.handle(caller, request).await,
+            None => self.fallback.handle(caller, validated).await,
         }
     }
 }
@@ -532,7 +533,7 @@ impl Script {
 struct ScriptHandler(Arc<Script>);
 
 impl ToolHandler for ScriptHandler {
-    fn handle(&self, caller: Caller, request: ToolRequest) -> HandlerFuture<'_> {
+    fn handle(&self, caller: Caller, request: Validated) -> HandlerFuture<'_> {
         Box::pin(self.0.run(caller, request))
     }
 }

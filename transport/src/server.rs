@@ -54,7 +54,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use termsprawl_protocol::{
-    IntegrationStatus, ToolEndpoint, ToolIdentity, ToolRequest, ToolResult, is_valid_node_id,
+    IntegrationStatus, ToolEndpoint, ToolIdentity, ToolRequest, ToolResult, Validated,
+    is_valid_node_id,
 };
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -78,15 +79,17 @@ pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a
 
 /// What runs an authenticated, validated request.
 ///
-/// `request` has passed [`termsprawl_protocol::validate`]: its operation is in the table and its
-/// arguments fit the schema. Return a success for HTTP 200, a failure for HTTP 400.
+/// `request` is what [`termsprawl_protocol::validate`] handed back: its operation is in the table,
+/// its arguments fit the schema, and it carries both the typed [`termsprawl_protocol::Call`] and
+/// the request with its `args` text. Return a success for HTTP 200, a failure for HTTP 400.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs one request of `caller`.
-    fn handle(&self, caller: Caller, request: ToolRequest) -> HandlerFuture<'_>;
+    fn handle(&self, caller: Caller, request: Validated) -> HandlerFuture<'_>;
 }
 
 /// A [`ToolHandler`] from a closure returning a future, for tests and small servers:
-/// `handler_fn(|caller, request| async move { ToolResult::ok_empty() })`.
+/// `handler_fn(|caller, request| async move { ToolResult::ok_empty() })`. The closure receives the
+/// request with its `args` text ([`Validated::request`]).
 pub fn handler_fn<F, Fut>(handler: F) -> Arc<dyn ToolHandler>
 where
     F: Fn(Caller, ToolRequest) -> Fut + Send + Sync + 'static,
@@ -102,8 +105,8 @@ where
     F: Fn(Caller, ToolRequest) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ToolResult> + Send + 'static,
 {
-    fn handle(&self, caller: Caller, request: ToolRequest) -> HandlerFuture<'_> {
-        Box::pin((self.0)(caller, request))
+    fn handle(&self, caller: Caller, request: Validated) -> HandlerFuture<'_> {
+        Box::pin((self.0)(caller, request.request))
     }
 }
 

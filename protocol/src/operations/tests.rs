@@ -220,8 +220,7 @@ fn every_row_has_its_typed_call() {
             };
             args.insert(param.name().to_owned(), value);
         }
-        let request = crate::ToolRequest::new(operation.name(), &Value::Object(args));
-        let call = crate::Call::from_request(&request)
+        let call = crate::Call::from_value(operation.name(), &Value::Object(args))
             .unwrap_or_else(|error| panic!("{}: {error}", operation.name()));
         assert_eq!(call.name(), operation.name());
         assert_eq!(call.operation(), operation);
@@ -230,25 +229,16 @@ fn every_row_has_its_typed_call() {
 
 #[test]
 fn a_call_names_a_row_and_parses_its_arguments() {
-    use crate::{Call, CallError, ToolRequest};
-    let request = ToolRequest::new(
-        "terminal_wait",
-        &json!({"nodeId": "n1", "until": "text", "text": "ok", "since": 12}),
-    );
-    let Ok(Call::TerminalWait(args)) = Call::from_request(&request) else { panic!("not a wait") };
+    use crate::{Call, CallError};
+    let args = json!({"nodeId": "n1", "until": "text", "text": "ok", "since": 12});
+    let Ok(Call::TerminalWait(args)) = Call::from_value("terminal_wait", &args) else {
+        panic!("not a wait")
+    };
     assert_eq!(args.node_id, "n1");
     assert_eq!(args.until, crate::args::WaitUntil::Text);
     assert_eq!(args.since, Some(12.0));
-    assert_eq!(
-        Call::from_request(&ToolRequest::new("terminal_sumbit", &json!({}))),
-        Err(CallError::UnknownOperation)
-    );
-    assert_eq!(
-        Call::from_request(&ToolRequest::without_operation(&json!({}))),
-        Err(CallError::UnknownOperation)
-    );
-    let error =
-        Call::from_request(&ToolRequest::new("terminal_read", &json!({"nodeId": 3}))).unwrap_err();
+    assert_eq!(Call::from_value("terminal_sumbit", &json!({})), Err(CallError::UnknownOperation));
+    let error = Call::from_value("terminal_read", &json!({"nodeId": 3})).unwrap_err();
     assert!(error.to_string().starts_with("Invalid arguments: invalid type"), "{error}");
 }
 
