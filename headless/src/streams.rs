@@ -740,8 +740,6 @@ impl StreamState {
         }
     }
 
-    /// The byte of `text` where the character at `cursor` starts (clamped to the retained
-    /// text; its length at the end).
     /// [`Stream::after`] of this state.
     fn after(&self, since: Option<u64>) -> (String, bool, u64) {
         let since = since.unwrap_or(self.text_start).min(self.cursor);
@@ -751,6 +749,8 @@ impl StreamState {
         (self.text[self.byte_of(since)..].to_owned(), false, self.cursor)
     }
 
+    /// The byte of `text` where the character at `cursor` starts (clamped to the retained
+    /// text; its length at the end).
     fn byte_of(&self, cursor: u64) -> usize {
         let cursor = cursor.clamp(self.text_start, self.cursor);
         let entry = self.index.partition_point(|&(at, _)| at <= cursor);
