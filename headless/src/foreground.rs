@@ -5,7 +5,8 @@
 //! Everything here reads files of `/proc`: no process is spawned and tmux is not asked, so one
 //! look costs a few file reads. A look is kept with what it depended on ([`Seen`],
 //! [`look_again`]): looking again at an unchanged pane reads two files held open (its `stat` and
-//! its reader's `schedstat`), so a `terminal_list` of many quiet terminals examines nothing.
+//! its reader's `schedstat`), or one for a shell alone in its session ([`Alone`]), so a
+//! `terminal_list` of many quiet terminals examines nothing.
 //!
 //! A look starts from the pane's own process (its pid is known from tmux at the node's start,
 //! [`Pane`]): its `/proc/<pid>/stat` names the pane's terminal (`tty_nr`) and the terminal's
@@ -44,12 +45,13 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rustix::fs::{Mode, OFlags};
 use rustix::termios::LocalModes;
+use termsprawl_transport::sync::lock;
 
 /// How long a terminal must have printed nothing before its reading program counts as waiting
 /// for input: a program that prints steadily never does.
@@ -134,6 +136,11 @@ impl Processes {
         members.iter().filter(|(_, stat)| !stat.ended()).cloned().collect()
     }
 
+    /// Whether this answer has scanned `/proc` already.
+    fn scanned(&self) -> bool {
+        self.sessions.is_some()
+    }
+
     /// Whether no process has been started since the scan.
     fn none_started(&self) -> bool {
         self.forks.get().copied().flatten().is_some_and(|before| last_pid() == Some(before))
@@ -160,27 +167,105 @@ impl Processes {
 /// [`last_pid`], reads the same). The pane's `stat` and the threads' `schedstat` stay open
 /// ([`Held`]): reading them again is one `pread` each, and a file held reads its own process
 /// only (once that process is gone it reads nothing, whoever gets its pid).
+///
+/// A pane's process found alone in its session ([`Alone`]) spares even the `stat`: the
+/// terminal's foreground group is set only by a process of the session that has the terminal
+/// (`tcsetpgrp`), and a session that holds the pane's process alone gains another only by that
+/// process's `fork`. Either moves the `schedstat` of its threads, all of which are held then.
+/// (What is left: a privileged process stealing the terminal with `TIOCSCTTY`, which no shell
+/// or program of a pane does.)
 #[derive(Debug)]
 pub(crate) struct Seen {
     pane: Pane,
     stat: Held,
     tpgid: i32,
+    /// The pane's process session, and how many of its threads `threads` holds.
+    session: i32,
+    pane_threads: u64,
     threads: Vec<(Held, Ran)>,
     verdict: Foreground,
+    alone: Alone,
+}
+
+/// Whether the pane's process was alone in its session when the look was kept ([`Seen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Alone {
+    /// Alone, with every thread of it held, and no process started since the scan that saw it.
+    Yes,
+    /// Its session held other processes.
+    No,
+    /// Not told yet: told by the next answer that scans `/proc` anyway, or by one that may scan
+    /// only for this ([`ALONE_SCANS`]).
+    Unsure,
+}
+
+/// How often at most an answer scans `/proc` only to tell whether panes' processes are alone
+/// ([`Seen::tell_alone`]): a scan of a busy machine costs milliseconds (some 15 for 800
+/// processes), and on a machine that starts processes all the time each may leave them unsure.
+const ALONE_SCANS: Duration = Duration::from_secs(1);
+/// When the last such scan was made.
+static ALONE_SCANNED: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Whether an answer may scan `/proc` only to tell whether panes are alone now (then the next
+/// may not until [`ALONE_SCANS`] has passed).
+fn alone_scan_due() -> bool {
+    let mut last = lock(&ALONE_SCANNED);
+    let now = Instant::now();
+    let due = last.is_none_or(|last| now.duration_since(last) >= ALONE_SCANS);
+    if due {
+        *last = Some(now);
+    }
+    due
 }
 
 impl Seen {
     /// Whether nothing the verdict depended on has changed.
     fn holds(&self, pane: Pane) -> bool {
         let mut buffer = [0; 1024];
-        let stat = self.stat.read(&mut buffer).and_then(Stat::parse);
-        stat.is_some_and(|stat| {
-            !stat.ended() && stat.start_time == pane.start_time && stat.tpgid == self.tpgid
-        }) && self.pane == pane
+        (self.alone == Alone::Yes || self.group_holds(pane, &mut buffer))
+            && self.pane == pane
             && self
                 .threads
                 .iter()
                 .all(|(held, ran)| held.read(&mut buffer).and_then(Ran::parse) == Some(*ran))
+    }
+
+    /// Whether the pane's process still runs with its terminal's foreground group as seen.
+    fn group_holds(&self, pane: Pane, buffer: &mut [u8]) -> bool {
+        self.stat.read(buffer).and_then(Stat::parse).is_some_and(|stat| {
+            !stat.ended() && stat.start_time == pane.start_time && stat.tpgid == self.tpgid
+        })
+    }
+
+    /// Tells whether the pane's process is alone in its session ([`Alone`]) when that is not
+    /// known yet and the answer scans anyway or the retry is due. The scan must show it alone
+    /// with all its threads held; its `stat`, read after the scan, the same foreground group;
+    /// and no process may have been started from before the scan until after that read (a
+    /// process that left the session during the scan left no other behind, and any change it
+    /// made to the foreground group is seen by the `stat` read after it).
+    fn tell_alone(&mut self, processes: &mut Processes) {
+        if self.alone != Alone::Unsure || !(processes.scanned() || alone_scan_due()) {
+            return;
+        }
+        let members = processes.session(self.session);
+        let only = match members.as_slice() {
+            [(pid, stat)] => {
+                *pid == self.pane.pid
+                    && stat.start_time == self.pane.start_time
+                    && stat.threads == self.pane_threads
+            }
+            _ => false,
+        };
+        if !only {
+            self.alone = Alone::No;
+            return;
+        }
+        let mut buffer = [0; 1024];
+        self.alone = if self.group_holds(self.pane, &mut buffer) && processes.none_started() {
+            Alone::Yes
+        } else {
+            Alone::Unsure
+        };
     }
 }
 
@@ -355,29 +440,41 @@ pub(crate) fn look(pane: Pane, processes: &mut Processes) -> Foreground {
 
 /// [`look`], answered from `last` (the previous look at the same pane) when nothing it depended
 /// on has changed since ([`Seen`]): then only the pane's `stat` and the examined threads'
-/// `schedstat` are read again, from files held open (two `pread`s for a shell at its prompt).
+/// `schedstat` are read again, from files held open (one `pread` for a shell alone at its
+/// prompt, [`Alone`]).
 /// Answers the verdict and what to keep for the next look (`None` when it cannot be kept).
 pub(crate) fn look_again(
     pane: Pane,
     last: Option<Seen>,
     processes: &mut Processes,
 ) -> (Foreground, Option<Seen>) {
-    if let Some(last) = last.filter(|last| last.holds(pane)) {
+    if let Some(mut last) = last.filter(|last| last.holds(pane)) {
+        last.tell_alone(processes);
         return (last.verdict.clone(), Some(last));
     }
     let mut trail = Trail::keeping();
     // Read before the look: a change of the foreground group after it is seen next time.
     let mut buffer = [0; 1024];
     let stat = Held::open(&format!("/proc/{}/stat", pane.pid));
-    let tpgid = stat.as_ref().and_then(|stat| stat.read(&mut buffer)).and_then(Stat::parse);
+    let first = stat.as_ref().and_then(|stat| stat.read(&mut buffer)).and_then(Stat::parse);
     let verdict = look_by(pane, processes, Inspect::Syscall, &mut trail);
-    let (Some(stat), Some(tpgid)) = (stat, tpgid.map(|stat| stat.tpgid)) else {
+    let (Some(stat), Some(first)) = (stat, first) else {
         return (verdict, None);
     };
     if trail.unkept || verdict == Foreground::Gone {
         return (verdict, None);
     }
-    let seen = Seen { pane, stat, tpgid, threads: trail.threads, verdict: verdict.clone() };
+    let mut seen = Seen {
+        pane,
+        stat,
+        tpgid: first.tpgid,
+        session: first.session,
+        pane_threads: trail.counts.get(&pane.pid).copied().unwrap_or_default(),
+        threads: trail.threads,
+        verdict: verdict.clone(),
+        alone: Alone::Unsure,
+    };
+    seen.tell_alone(processes);
     (verdict, Some(seen))
 }
 

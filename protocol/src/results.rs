@@ -552,13 +552,36 @@ pub fn iso_utc(time: SystemTime) -> String {
     let days = i64::try_from(seconds / 86_400).unwrap_or(0);
     let second_of_day = seconds % 86_400;
     let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        second_of_day / 3600,
-        second_of_day / 60 % 60,
-        second_of_day % 60,
-        since_epoch.subsec_millis()
-    )
+    // Never negative: times before 1970 are 1970.
+    let year = u64::try_from(year).unwrap_or(1970);
+    if year > 9999 {
+        return format!(
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+            second_of_day / 3600,
+            second_of_day / 60 % 60,
+            second_of_day % 60,
+            since_epoch.subsec_millis()
+        );
+    }
+    // Written digit by digit: `terminal_list` writes three of these per terminal, and `format!`
+    // was a tenth of its time.
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let fields = [
+        (0, 4, year),
+        (5, 2, u64::from(month)),
+        (8, 2, u64::from(day)),
+        (11, 2, second_of_day / 3600),
+        (14, 2, second_of_day / 60 % 60),
+        (17, 2, second_of_day % 60),
+        (20, 3, u64::from(since_epoch.subsec_millis())),
+    ];
+    for (start, width, mut value) in fields {
+        for at in (start..start + width).rev() {
+            text[at] = b'0' + u8::try_from(value % 10).unwrap_or(0);
+            value /= 10;
+        }
+    }
+    text.iter().map(|&byte| char::from(byte)).collect()
 }
 
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -796,6 +819,15 @@ mod tests {
         assert_eq!(iso_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let leap = UNIX_EPOCH + std::time::Duration::from_millis(951_782_400_123);
         assert_eq!(iso_utc(leap), "2000-02-29T00:00:00.123Z");
+        let late = UNIX_EPOCH + std::time::Duration::from_millis(1_796_465_919_987);
+        assert_eq!(iso_utc(late), "2026-12-05T10:18:39.987Z");
+        let last = UNIX_EPOCH + std::time::Duration::from_millis(253_402_300_799_999);
+        assert_eq!(iso_utc(last), "9999-12-31T23:59:59.999Z");
+        // Past year 9999 the year takes the digits it needs.
+        assert_eq!(
+            iso_utc(last + std::time::Duration::from_millis(1)),
+            "10000-01-01T00:00:00.000Z"
+        );
     }
 
     #[test]

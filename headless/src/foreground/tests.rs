@@ -310,6 +310,58 @@ fn a_group_that_gains_a_member_after_a_kept_look_is_looked_at_again() {
     }
 }
 
+/// A pane's process alone in its session is kept on its threads alone ([`Alone::Yes`]); one
+/// with another process in its session is kept on its terminal's foreground group too, which
+/// that process may change while the pane's process sleeps.
+#[test]
+fn a_look_is_kept_without_the_group_only_while_the_pane_is_alone_in_its_session() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let tmux = termsprawl_test_support::tmux::TmuxGuard::new(dir.path());
+    fs::create_dir_all(dir.path().join("tmux-sockets")).unwrap();
+    let settled = |pane: Pane, expected: &Foreground, alone: Alone| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut kept = None;
+        loop {
+            let (verdict, seen) = look_again(pane, kept.take(), &mut Processes::default());
+            if let Some(seen) = seen.filter(|seen| verdict == *expected && seen.alone == alone) {
+                return seen;
+            }
+            assert!(Instant::now() < deadline, "{expected:?} never kept as {alone:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let shell = start_pane(&tmux, "alone", "bash --norc --noprofile");
+    let seen = settled(shell, &reading("bash"), Alone::Yes);
+    assert!(seen.holds(shell));
+    let sent = tmux.tmux(&["send-keys", "-t", "alone", "x"]);
+    assert!(sent.status.success());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while seen.holds(shell) {
+        assert!(Instant::now() < deadline, "a key did not move the lone shell");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    // The pane's program reads the terminal; a child of it in a group of its own takes the
+    // terminal's foreground 1.5 s later, while the program sleeps on in its read.
+    let takes = "import os, signal, time\n\
+                 child = os.fork()\n\
+                 if child == 0:\n    os.setpgid(0, 0)\n    \
+                 signal.signal(signal.SIGTTOU, signal.SIG_IGN)\n    time.sleep(1.5)\n    \
+                 os.tcsetpgrp(0, os.getpgrp())\n    time.sleep(30)\n    os._exit(0)\n\
+                 input()\n";
+    let script = dir.path().join("takes.py");
+    fs::write(&script, takes).unwrap();
+    let command = format!("python3 {}", script.display());
+    let pane = start_pane(&tmux, "company", &command);
+    let began = Instant::now();
+    let seen = settled(pane, &reading("python3"), Alone::No);
+    let (verdicts, kept) = look_until(pane, &Foreground::NotReading, &command);
+    assert!(began.elapsed() >= Duration::from_millis(1400), "the group changed early");
+    assert!(!seen.holds(pane), "the look with company held after the group changed");
+    assert!(verdicts.iter().all(|verdict| *verdict == reading("python3")), "{verdicts:?}");
+    assert!(kept, "the looks before the change were kept");
+}
+
 /// A background job brought to the foreground with `fg`: the look after names it.
 #[test]
 fn a_job_brought_to_the_foreground_is_seen_reading() {
