@@ -145,6 +145,26 @@ impl Processes {
     fn none_started(&self) -> bool {
         self.forks.get().copied().flatten().is_some_and(|before| last_pid() == Some(before))
     }
+
+    /// Whether no process started since the scan is in `session`: the kernel gives process ids
+    /// out in turn, so each id between the last before the scan and the last now is read, and
+    /// one that still runs (or is a zombie) must be of another session. Answers the last id
+    /// given out then; `None` when one is of `session`, or when it cannot be told (more than
+    /// [`MAX_STARTED`] were given out, or the ids wrapped around).
+    fn none_started_in(&self, session: i32) -> Option<u64> {
+        let before = self.forks.get().copied().flatten()?;
+        let now = last_pid()?;
+        if now < before || now - before > MAX_STARTED {
+            return None;
+        }
+        for pid in before + 1..=now {
+            let pid = i32::try_from(pid).ok()?;
+            if Stat::read(pid).is_some_and(|stat| stat.session == session) {
+                return None;
+            }
+        }
+        Some(now)
+    }
 }
 
 /// What one look at a pane depended on, and what it saw: a later look whose dependencies read
@@ -190,7 +210,8 @@ pub(crate) struct Seen {
 /// Whether the pane's process was alone in its session when the look was kept ([`Seen`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Alone {
-    /// Alone, with every thread of it held, and no process started since the scan that saw it.
+    /// Alone, with every thread of it held, and no process of its session started since the
+    /// scan that saw it.
     Yes,
     /// Its session held other processes.
     No,
@@ -203,6 +224,9 @@ enum Alone {
 /// ([`Seen::tell_alone`]): a scan of a busy machine costs milliseconds (some 15 for 800
 /// processes), and on a machine that starts processes all the time each may leave them unsure.
 const ALONE_SCANS: Duration = Duration::from_secs(1);
+/// The most processes started during such a scan that are read to tell that none of them is in
+/// the pane's session ([`Processes::none_started_in`]); with more, the scan is made again later.
+const MAX_STARTED: u64 = 64;
 /// When the last such scan was made.
 static ALONE_SCANNED: Mutex<Option<Instant>> = Mutex::new(None);
 
@@ -239,10 +263,13 @@ impl Seen {
 
     /// Tells whether the pane's process is alone in its session ([`Alone`]) when that is not
     /// known yet and the answer scans anyway or the retry is due. The scan must show it alone
-    /// with all its threads held; its `stat`, read after the scan, the same foreground group;
-    /// and no process may have been started from before the scan until after that read (a
-    /// process that left the session during the scan left no other behind, and any change it
-    /// made to the foreground group is seen by the `stat` read after it).
+    /// with all its threads held; no process started since the scan may be in its session
+    /// ([`Processes::none_started_in`]); its `stat`, read after those, the same foreground
+    /// group; and no process may have been started after that read. A process of the session
+    /// the scan missed ended during it, and any it started since was read (or ended too); any
+    /// change one of them made to the foreground group before it ended is seen by the `stat`
+    /// read after. A process the pane's own started since moved its `schedstat`, so the look no
+    /// longer holds anyway.
     fn tell_alone(&mut self, processes: &mut Processes) {
         if self.alone != Alone::Unsure || !(processes.scanned() || alone_scan_due()) {
             return;
@@ -261,10 +288,11 @@ impl Seen {
             return;
         }
         let mut buffer = [0; 1024];
-        self.alone = if self.group_holds(self.pane, &mut buffer) && processes.none_started() {
-            Alone::Yes
-        } else {
-            Alone::Unsure
+        self.alone = match processes.none_started_in(self.session) {
+            Some(last) if self.group_holds(self.pane, &mut buffer) && last_pid() == Some(last) => {
+                Alone::Yes
+            }
+            _ => Alone::Unsure,
         };
     }
 }

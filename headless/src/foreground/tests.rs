@@ -362,6 +362,26 @@ fn a_look_is_kept_without_the_group_only_while_the_pane_is_alone_in_its_session(
     assert!(kept, "the looks before the change were kept");
 }
 
+/// A process started in a session since the scan is found by the ids given out since; one of
+/// another session is not counted against it.
+#[test]
+fn a_process_started_in_the_session_since_the_scan_is_found() {
+    let own = fs::read_to_string("/proc/self/stat").ok().and_then(|text| Stat::parse(&text));
+    let own = own.expect("this process's stat").session;
+    let mut processes = Processes::default();
+    // The scan, with the last id given out before it.
+    let _ = processes.session(own);
+    let before = processes.forks.get().copied().flatten().expect("the last process id");
+    let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+    assert_eq!(processes.none_started_in(own), None, "the child started in this session");
+    // No session has this id: only more than 64 ids given out meanwhile stop the answer.
+    if let Some(last) = processes.none_started_in(i32::MAX) {
+        assert!(last > before && last >= u64::from(child.id()), "{before} {last}");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 /// A background job brought to the foreground with `fg`: the look after names it.
 #[test]
 fn a_job_brought_to_the_foreground_is_seen_reading() {
