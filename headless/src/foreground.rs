@@ -136,6 +136,11 @@ impl Processes {
         members.iter().filter(|(_, stat)| !stat.ended()).cloned().collect()
     }
 
+    /// How many processes the scan read (0 before it).
+    fn count(&self) -> usize {
+        self.sessions.as_ref().map_or(0, |sessions| sessions.values().map(Vec::len).sum())
+    }
+
     /// Whether this answer has scanned `/proc` already.
     fn scanned(&self) -> bool {
         self.sessions.is_some()
@@ -216,30 +221,52 @@ enum Alone {
     /// Its session held other processes.
     No,
     /// Not told yet: told by the next answer that scans `/proc` anyway, or by one that may scan
-    /// only for this ([`ALONE_SCANS`]).
+    /// only for this ([`AloneScans`]).
     Unsure,
 }
 
-/// How often at most an answer scans `/proc` only to tell whether panes' processes are alone
-/// ([`Seen::tell_alone`]): a scan of a busy machine costs milliseconds (some 15 for 800
-/// processes), and on a machine that starts processes all the time each may leave them unsure.
+/// When an answer may scan `/proc` only to tell whether panes' processes are alone
+/// ([`Seen::tell_alone`]). A scan costs a read of every process's `stat` (some 15 ms for 800
+/// processes on a small machine) and, on a machine that starts processes all the time, may leave
+/// them unsure; a look left unsure costs a read of its pane's `stat` at every answer. So a scan is
+/// due once the unsure looks have cost as many reads as the last scan did (then at most about
+/// as much goes to scans as to unsure looks), or a second after the last.
+#[derive(Debug)]
+struct AloneScans {
+    /// When the last one was made.
+    last: Option<Instant>,
+    /// The `stat`s it read.
+    cost: usize,
+    /// The `stat`s unsure looks read since.
+    owed: usize,
+}
+
+/// The longest time between two scans only to tell whether panes are alone, while any is unsure.
 const ALONE_SCANS: Duration = Duration::from_secs(1);
 /// The most processes started during such a scan that are read to tell that none of them is in
 /// the pane's session ([`Processes::none_started_in`]); with more, the scan is made again later.
 const MAX_STARTED: u64 = 64;
-/// When the last such scan was made.
-static ALONE_SCANNED: Mutex<Option<Instant>> = Mutex::new(None);
+static ALONE_SCANNED: Mutex<AloneScans> = Mutex::new(AloneScans { last: None, cost: 0, owed: 0 });
 
-/// Whether an answer may scan `/proc` only to tell whether panes are alone now (then the next
-/// may not until [`ALONE_SCANS`] has passed).
-fn alone_scan_due() -> bool {
-    let mut last = lock(&ALONE_SCANNED);
-    let now = Instant::now();
-    let due = last.is_none_or(|last| now.duration_since(last) >= ALONE_SCANS);
-    if due {
-        *last = Some(now);
+impl AloneScans {
+    /// Whether an unsure look may scan now; if not, its `stat` read is owed.
+    fn due() -> bool {
+        let mut scans = lock(&ALONE_SCANNED);
+        let now = Instant::now();
+        let due = scans.owed >= scans.cost
+            || scans.last.is_none_or(|last| now.duration_since(last) >= ALONE_SCANS);
+        if due {
+            *scans = AloneScans { last: Some(now), cost: scans.cost, owed: 0 };
+        } else {
+            scans.owed += 1;
+        }
+        due
     }
-    due
+
+    /// The scan just made read `cost` `stat`s.
+    fn cost(cost: usize) {
+        lock(&ALONE_SCANNED).cost = cost;
+    }
 }
 
 impl Seen {
@@ -271,10 +298,17 @@ impl Seen {
     /// read after. A process the pane's own started since moved its `schedstat`, so the look no
     /// longer holds anyway.
     fn tell_alone(&mut self, processes: &mut Processes) {
-        if self.alone != Alone::Unsure || !(processes.scanned() || alone_scan_due()) {
+        if self.alone != Alone::Unsure {
+            return;
+        }
+        let scanning = !processes.scanned();
+        if scanning && !AloneScans::due() {
             return;
         }
         let members = processes.session(self.session);
+        if scanning {
+            AloneScans::cost(processes.count());
+        }
         let only = match members.as_slice() {
             [(pid, stat)] => {
                 *pid == self.pane.pid
