@@ -251,14 +251,17 @@ static ALONE_SCANNED: Mutex<AloneScans> = Mutex::new(AloneScans { last: None, co
 impl AloneScans {
     /// Whether an unsure look may scan now; if not, its `stat` read is owed.
     fn due() -> bool {
-        let mut scans = lock(&ALONE_SCANNED);
-        let now = Instant::now();
-        let due = scans.owed >= scans.cost
-            || scans.last.is_none_or(|last| now.duration_since(last) >= ALONE_SCANS);
+        lock(&ALONE_SCANNED).take(Instant::now())
+    }
+
+    /// Whether a scan is due at `now` (then it counts as made); if not, one read is owed.
+    fn take(&mut self, now: Instant) -> bool {
+        let due = self.owed >= self.cost
+            || self.last.is_none_or(|last| now.duration_since(last) >= ALONE_SCANS);
         if due {
-            *scans = AloneScans { last: Some(now), cost: scans.cost, owed: 0 };
+            *self = AloneScans { last: Some(now), cost: self.cost, owed: 0 };
         } else {
-            scans.owed += 1;
+            self.owed += 1;
         }
         due
     }

@@ -382,6 +382,21 @@ fn a_process_started_in_the_session_since_the_scan_is_found() {
     child.wait().unwrap();
 }
 
+/// A scan only to tell panes alone is due at once, then once the unsure looks have owed as many
+/// reads as it made, or a second after it.
+#[test]
+fn a_scan_to_tell_panes_alone_is_due_once_its_cost_is_owed_or_a_second_has_passed() {
+    let start = Instant::now();
+    let mut scans = AloneScans { last: None, cost: 0, owed: 0 };
+    assert!(scans.take(start));
+    scans.cost = 3;
+    let taken: Vec<bool> = (0..4).map(|_| scans.take(start)).collect();
+    assert_eq!(taken, [false, false, false, true]);
+    assert!(!scans.take(start + Duration::from_millis(999)));
+    assert!(scans.take(start + ALONE_SCANS));
+    assert_eq!(scans.owed, 0);
+}
+
 /// A background job brought to the foreground with `fg`: the look after names it.
 #[test]
 fn a_job_brought_to_the_foreground_is_seen_reading() {
