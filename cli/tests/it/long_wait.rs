@@ -14,12 +14,13 @@ use serde_json::Value;
 use crate::headless::Headless;
 use crate::support::BIN;
 
-/// A started server with one agent's session and its execution log.
+/// A started server with one agent's session and its execution log. Fields drop in order: the
+/// server and its tmux server (killed while its socket still exists), then the directory.
 struct Setup {
-    _dir: tempfile::TempDir,
     headless: Headless,
     session: PathBuf,
     exec_log: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 fn setup() -> Setup {
@@ -33,7 +34,7 @@ fn setup() -> Setup {
         command.arg("--exec-log").arg(&log);
     });
     let session = headless.session("waiter");
-    Setup { _dir: dir, headless, session, exec_log }
+    Setup { headless, session, exec_log, _dir: dir }
 }
 
 fn ctl(session: &Path, args: &[&str]) -> Output {
